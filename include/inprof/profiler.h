@@ -1,0 +1,136 @@
+// inprof: an embeddable in-process sampling profiler.
+//
+// A program links inprof and drives it:
+//
+//   #include <inprof/profiler.h>
+//   inprof::Options opts;              // 1 ms interval, "inprof-<pid>.inprof" by default
+//   opts.output_path = "app.inprof";
+//   if (auto status = inprof::Profiler::start(opts); !status) {
+//     fprintf(stderr, "profiler: %s\n", status.message().c_str());
+//   }
+//   ...
+//   inprof::Profiler::stop();          // every sample taken is now in app.inprof
+//
+// or profiles a scope only (start-up, say):
+//
+//   { inprof::ProfileScope startup(opts); init(); }
+//
+// The dump holds raw addresses and the module list with build-ids; the `symbolicate` tool turns it
+// into Firefox Profiler JSON later, on any machine that has the debug files.
+//
+// Every function here is thread-safe. No exception crosses this API.
+#ifndef INPROF_PROFILER_H_
+#define INPROF_PROFILER_H_
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#if defined(_WIN32)
+#define INPROF_API
+#else
+#define INPROF_API __attribute__((visibility("default")))
+#endif
+
+namespace inprof {
+
+// The outcome of an operation: success, or a failure with a message written for a person.
+class [[nodiscard]] Status {
+ public:
+  enum class Code {
+    kOk,
+    kAlreadyRunning,   // start() while a session runs
+    kNotRunning,       // stop() with no session
+    kInvalidOption,    // an Options field is out of range
+    kSignalInUse,      // the program already handles the sampling signal
+    kOutputError,      // the dump cannot be opened or written
+    kPlatformError,    // the OS refused something the profiler needs
+  };
+
+  Status() = default;  // success
+  static Status error(Code code, std::string message) { return Status(code, std::move(message)); }
+
+  bool ok() const { return code_ == Code::kOk; }
+  explicit operator bool() const { return ok(); }
+  Code code() const { return code_; }
+  // Empty on success; otherwise says what went wrong and, where it can, what to do.
+  const std::string& message() const { return message_; }
+
+ private:
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+// How a profiling session runs. The defaults suit most programs.
+struct Options {
+  // Time between two samples of each thread; 100 µs to 1 s.
+  std::chrono::nanoseconds interval = std::chrono::milliseconds(1);
+
+  // Where the dump goes. Empty means "inprof-<pid>.inprof" in the working directory.
+  // The file is created with mode 0600; a symbolic link at that path is refused.
+  std::string output_path;
+
+  // Memory for samples between the sampler and the writer thread, in bytes (64 KiB to 1 GiB).
+  // Memory stays bounded whatever the run's length; if the writer falls behind, samples are
+  // dropped and counted in the dump, never corrupted.
+  std::size_t buffer_size = 8u << 20;
+
+  // How many bytes of each thread's stack are copied per sample (4 KiB to 1 MiB). A deeper stack is
+  // recorded up to this point and marked truncated.
+  std::size_t stack_copy_size = 64u << 10;
+
+  // Most frames recorded per sample (8 to 4096).
+  std::size_t max_frames = 512;
+
+  // The signal used to interrupt threads (Linux). 0 picks SIGPROF. start() refuses a signal the
+  // program already handles.
+  int sample_signal = 0;
+
+  // How long the sampler waits for a thread to answer before skipping it for this tick (a thread
+  // that blocks the signal never answers). 100 µs to 1 s.
+  std::chrono::nanoseconds thread_answer_timeout = std::chrono::milliseconds(20);
+};
+
+// The process-wide profiler. At most one session runs at a time.
+class INPROF_API Profiler {
+ public:
+  // Starts sampling every thread of the process. Fails (and changes nothing) if a session already
+  // runs, an option is out of range, the output cannot be created or the signal is taken.
+  static Status start(const Options& options = {});
+
+  // Stops sampling, writes every remaining record and closes the dump. Reports any write error
+  // that happened during the session. Safe to call from any thread.
+  static Status stop();
+
+  static bool is_running();
+
+  Profiler() = delete;
+};
+
+// Profiles the enclosing scope: starts in the constructor, stops (and writes) in the destructor.
+class INPROF_API ProfileScope {
+ public:
+  explicit ProfileScope(const Options& options = {});
+  ~ProfileScope();
+  ProfileScope(const ProfileScope&) = delete;
+  ProfileScope& operator=(const ProfileScope&) = delete;
+
+  // Whether the constructor's start() succeeded (and why not).
+  const Status& status() const { return status_; }
+
+ private:
+  Status status_;
+};
+
+// Names the calling thread in profiles. Takes precedence over the OS thread name and is kept for
+// later sessions too. Callable whether or not a session runs.
+INPROF_API void set_thread_name(std::string_view name);
+
+// The library's version, "major.minor.patch".
+INPROF_API const char* version();
+
+}  // namespace inprof
+
+#endif  // INPROF_PROFILER_H_

@@ -1,0 +1,49 @@
+// Reads a dump record by record, tolerating a file cut short or damaged in the middle: every
+// complete, intact chunk is delivered and what was skipped is reported.
+#ifndef INPROF_LIB_DUMP_DUMP_READER_H_
+#define INPROF_LIB_DUMP_DUMP_READER_H_
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dump/dump_records.h"
+
+namespace inprof::internal {
+
+// Receives records in file order. Default implementations ignore a record.
+class DumpVisitor {
+ public:
+  virtual ~DumpVisitor() = default;
+  virtual void on_process(const ProcessRecord&) {}
+  virtual void on_module_load(const ModuleRecord&) {}
+  virtual void on_module_unload(const ModuleUnloadRecord&) {}
+  virtual void on_thread_start(const ThreadRecord&) {}
+  virtual void on_thread_name(const ThreadRecord&) {}
+  virtual void on_thread_end(const ThreadEndRecord&) {}
+  virtual void on_sample(const SampleRecord&) {}
+  virtual void on_sample_repeat(const SampleRepeatRecord&) {}
+  virtual void on_stats(const StatsRecord&) {}
+  virtual void on_end(const EndRecord&) {}
+};
+
+struct DumpReadResult {
+  // False only when nothing could be read: not a dump, unreadable file, unsupported version.
+  bool ok = false;
+  std::string error;                  // why, when !ok
+  std::vector<std::string> warnings;  // damage that was skipped (the rest was delivered)
+  bool complete = false;              // the end record was seen: the session stopped cleanly
+  uint32_t version = 0;
+  uint64_t records = 0;
+  uint64_t chunks = 0;
+};
+
+// Reads a dump from memory.
+DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor);
+// Reads a dump from a file; only regular files are opened.
+DumpReadResult read_dump_file(const std::string& path, DumpVisitor& visitor);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_DUMP_DUMP_READER_H_

@@ -1,0 +1,160 @@
+// The records of an inprof dump and their encoding. The byte layout is documented in FORMAT.md
+// beside this file; change both together, and bump kDumpFormatVersion for any change an older
+// reader would misread.
+#ifndef INPROF_LIB_DUMP_DUMP_RECORDS_H_
+#define INPROF_LIB_DUMP_DUMP_RECORDS_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dump/byte_io.h"
+
+namespace inprof::internal {
+
+inline constexpr uint8_t kDumpMagic[8] = {0x89, 'I', 'N', 'P', 'R', 'O', 'F', '\n'};
+inline constexpr uint32_t kDumpFormatVersion = 1;
+inline constexpr size_t kDumpHeaderSize = 16;  // magic, u32 version, u32 flags (little-endian)
+
+// Limits a reader enforces, so a corrupt dump cannot ask for unbounded memory.
+inline constexpr size_t kMaxStringSize = 64 << 10;
+inline constexpr size_t kMaxBuildIdSize = 64;
+inline constexpr size_t kMaxFrames = 4096;
+inline constexpr size_t kMaxLeafCandidates = 16;
+
+enum class RecordType : uint8_t {
+  kProcess = 1,
+  kModuleLoad = 2,
+  kModuleUnload = 3,
+  kThreadStart = 4,
+  kThreadName = 5,
+  kThreadEnd = 6,
+  kSample = 7,
+  kSampleRepeat = 8,
+  kStats = 9,
+  kEnd = 10,
+};
+
+struct ProcessRecord {
+  uint64_t pid = 0;
+  uint64_t start_unix_ns = 0;  // wall clock at the session's start; every other time is relative
+  uint64_t interval_ns = 0;
+  std::string arch;  // "x86_64", "aarch64"
+  std::string os;    // "linux"
+  std::string executable;
+  std::vector<std::string> command_line;
+  std::string library_version;
+};
+
+enum ModuleFlags : uint32_t {
+  kModuleMainExecutable = 1 << 0,
+  kModuleVdso = 1 << 1,
+};
+
+struct ModuleRecord {
+  uint64_t id = 0;  // unique within the dump; unload records refer to it
+  uint64_t time_ns = 0;
+  uint64_t start = 0;  // lowest and one past the highest address of its loaded segments
+  uint64_t end = 0;
+  uint64_t load_bias = 0;  // runtime address minus ELF virtual address
+  uint64_t file_offset = 0;  // file offset of the segment mapped at `start`
+  uint32_t flags = 0;
+  std::string path;
+  std::vector<uint8_t> build_id;  // GNU build-id, empty if the module has none
+};
+
+struct ModuleUnloadRecord {
+  uint64_t id = 0;
+  uint64_t time_ns = 0;
+};
+
+enum ThreadFlags : uint32_t {
+  kThreadMain = 1 << 0,
+};
+
+struct ThreadRecord {  // kThreadStart and kThreadName
+  uint64_t tid = 0;
+  uint64_t time_ns = 0;
+  uint32_t flags = 0;
+  std::string name;
+};
+
+struct ThreadEndRecord {
+  uint64_t tid = 0;
+  uint64_t time_ns = 0;
+};
+
+enum SampleFlags : uint32_t {
+  kSampleTruncatedCopy = 1 << 0,   // the stack was deeper than the copy
+  kSampleDepthLimit = 1 << 1,      // max_frames was reached
+  kSampleNoStack = 1 << 2,         // registers only: the stack could not be located
+  kSampleFramePointerWalk = 1 << 3,  // frames come from a frame-pointer walk (leaf fix-up applies)
+};
+
+// A word from the top of the sampled stack that points into executable code: the return
+// address of a frameless leaf is one of these. symbolicate decides, from the leaf's CFI, whether
+// to insert it (see FORMAT.md, "leaf fix-up").
+struct LeafCandidate {
+  uint8_t slot = 0;  // word index above SP
+  uint64_t value = 0;
+};
+
+struct SampleRecord {
+  uint64_t tid = 0;
+  uint64_t time_ns = 0;
+  std::optional<uint64_t> cpu_delta_ns;  // thread CPU time since its previous sample
+  uint32_t flags = 0;
+  std::vector<uint64_t> frames;  // [0] = PC of the leaf, then return addresses, outermost last
+  std::vector<LeafCandidate> leaf_candidates;
+};
+
+struct SampleRepeatRecord {  // same stack as the thread's previous sample
+  uint64_t tid = 0;
+  uint64_t time_ns = 0;
+  std::optional<uint64_t> cpu_delta_ns;
+};
+
+struct StatsRecord {  // cumulative; the last one in a dump counts
+  uint64_t samples_recorded = 0;  // samples and repeats written to the buffer
+  uint64_t samples_dropped = 0;   // lost because the buffer was full
+  uint64_t threads_timed_out = 0;  // sampling attempts skipped: the thread did not answer
+  uint64_t ticks_late = 0;        // ticks the sampler could not keep (overrun)
+};
+
+struct EndRecord {
+  uint64_t time_ns = 0;
+};
+
+// Payload encoders. Each writes one record's payload (no type or size) into `w`.
+void encode(ByteWriter& w, const ProcessRecord& r);
+void encode(ByteWriter& w, const ModuleRecord& r);
+void encode(ByteWriter& w, const ModuleUnloadRecord& r);
+void encode(ByteWriter& w, const ThreadRecord& r);
+void encode(ByteWriter& w, const ThreadEndRecord& r);
+void encode(ByteWriter& w, const SampleRepeatRecord& r);
+void encode(ByteWriter& w, const StatsRecord& r);
+void encode(ByteWriter& w, const EndRecord& r);
+// The sample encoder takes spans so the sampler can encode without allocating.
+void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
+                   std::optional<uint64_t> cpu_delta_ns, uint32_t flags,
+                   std::span<const uint64_t> frames, std::span<const LeafCandidate> candidates);
+
+// Payload decoders: false if the payload is malformed or exceeds the limits above.
+bool decode(ByteReader& r, ProcessRecord& out);
+bool decode(ByteReader& r, ModuleRecord& out);
+bool decode(ByteReader& r, ModuleUnloadRecord& out);
+bool decode(ByteReader& r, ThreadRecord& out);
+bool decode(ByteReader& r, ThreadEndRecord& out);
+bool decode(ByteReader& r, SampleRecord& out);
+bool decode(ByteReader& r, SampleRepeatRecord& out);
+bool decode(ByteReader& r, StatsRecord& out);
+bool decode(ByteReader& r, EndRecord& out);
+
+// Appends a framed record (type, varint payload size, payload) to a chunk.
+void append_record(std::vector<uint8_t>& chunk, RecordType type, std::span<const uint8_t> payload);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_DUMP_DUMP_RECORDS_H_

@@ -1,0 +1,41 @@
+#include "frame_pointer_unwinder.h"
+
+namespace inprof::internal {
+
+UnwindOutput FramePointerUnwinder::unwind(const StackSnapshot& snapshot,
+                                          std::span<uint64_t> frames) {
+  UnwindOutput out;
+  out.frame_pointer_walk = true;
+  if (frames.empty()) {
+    out.result = UnwindResult::kDepthLimit;
+    return out;
+  }
+  frames[out.count++] = snapshot.pc();
+  if (!snapshot.stack_found) return out;
+
+  uint64_t fp = snapshot.fp();
+  uint64_t lowest = snapshot.sp();  // every frame record lies above SP, each above the last
+  while (true) {
+    if (fp == 0) break;  // the outermost frame clears FP
+    if (fp < lowest || (fp & 7) != 0) break;  // not a frame record: the chain ends here
+    uint64_t next_fp, return_address;
+    if (!snapshot.read_word(fp, &next_fp) || !snapshot.read_word(fp + 8, &return_address)) {
+      if (snapshot.stack_truncated && fp >= snapshot.stack_end() - 8) {
+        out.result = UnwindResult::kTruncated;
+      }
+      break;
+    }
+    if (return_address == 0) break;
+    if (out.count == frames.size()) {
+      out.result = UnwindResult::kDepthLimit;
+      break;
+    }
+    frames[out.count++] = return_address;
+    if (next_fp <= fp) break;  // records must move up the stack, or we would loop
+    lowest = fp + 16;
+    fp = next_fp;
+  }
+  return out;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,29 @@
+// Facts about this process and the clocks the profiler uses, per OS.
+#ifndef INPROF_LIB_PROCESS_INFO_H_
+#define INPROF_LIB_PROCESS_INFO_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace inprof::internal {
+
+uint64_t process_id();
+uint64_t current_thread_id();
+uint64_t main_thread_id();
+const char* os_name();
+std::string executable_path();
+std::vector<std::string> command_line();
+
+// The clock of every timestamp in a dump (CLOCK_MONOTONIC on Linux); async-signal-safe.
+uint64_t monotonic_ns();
+// Wall-clock time, to place the session on a calendar.
+uint64_t wall_clock_ns();
+
+// Prepares a thread of the profiler's own: gives it a name and keeps the process's signals away
+// from it (they belong to the program's threads).
+void setup_profiler_thread(const char* name);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_PROCESS_INFO_H_

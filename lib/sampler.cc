@@ -1,0 +1,236 @@
+#include "sampler.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "process_info.h"
+#include "thread_names.h"
+
+namespace inprof::internal {
+namespace {
+
+constexpr uint64_t kOsNamesRefreshNs = 250000000;  // threads rename themselves after start
+constexpr int kLeafCandidateSlots = 8;
+constexpr uint32_t kMaxBackoffTicks = 1024;
+// CPU a thread spends handling our signal and re-entering the system call it was blocked in.
+constexpr uint64_t kSignalAftermathNs = 30000;
+
+}  // namespace
+
+Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copier,
+                 std::unique_ptr<Unwinder> unwinder, std::unique_ptr<ThreadLister> threads,
+                 std::unique_ptr<ModuleLister> modules, RingBuffer& ring, MetadataQueue& metadata)
+    : config_(config),
+      copier_(std::move(copier)),
+      unwinder_(std::move(unwinder)),
+      thread_lister_(std::move(threads)),
+      module_lister_(std::move(modules)),
+      ring_(ring),
+      metadata_(metadata),
+      stack_buffer_(new uint8_t[config.stack_copy_size]),
+      frames_(config.max_frames),
+      encode_buffer_(64 + config.max_frames * 11 + kLeafCandidateSlots * 12) {
+  snapshot_.buffer = stack_buffer_.get();
+  snapshot_.capacity = config.stack_copy_size;
+}
+
+Sampler::~Sampler() = default;
+
+void Sampler::run() {
+  const uint64_t interval = config_.interval_ns;
+  uint64_t next = monotonic_ns();
+  for (;;) {
+    tick();
+    next += interval;
+    const uint64_t now = monotonic_ns();
+    if (now >= next) {
+      // Overran: skip the ticks we cannot keep rather than bunching samples together.
+      const uint64_t missed = (now - next) / interval + 1;
+      ticks_late_.fetch_add(missed, std::memory_order_relaxed);
+      next += missed * interval;
+    }
+    std::unique_lock lock(stop_mutex_);
+    // steady_clock and monotonic_ns() are the same clock; wait for the remaining time.
+    if (stop_cv_.wait_for(lock, std::chrono::nanoseconds(next - std::min(next, monotonic_ns())),
+                          [this] { return stop_requested_; })) {
+      return;
+    }
+  }
+}
+
+void Sampler::request_stop() {
+  std::lock_guard lock(stop_mutex_);
+  stop_requested_ = true;
+  stop_cv_.notify_all();
+}
+
+SamplerStats Sampler::stats() const {
+  return {samples_written_.load(), samples_dropped_.load(), threads_timed_out_.load(),
+          ticks_late_.load()};
+}
+
+void Sampler::tick() {
+  const uint64_t now = monotonic_ns();
+  if (module_lister_->changed()) refresh_modules(now);
+  refresh_threads(now);
+  refresh_names(now);
+  for (auto& [tid, state] : threads_) {
+    if (state.retry_at_tick > tick_count_) continue;
+    sample_thread(tid, state, now);
+  }
+  ++tick_count_;
+}
+
+void Sampler::refresh_modules(uint64_t now) {
+  module_lister_->list(module_scratch_);
+  for (auto& [key, known] : modules_) known.seen = false;
+  code_ranges_.clear();
+  for (ModuleInfo& m : module_scratch_) {
+    auto key = std::make_tuple(m.start, m.path, m.build_id);
+    auto it = modules_.find(key);
+    if (it == modules_.end()) {
+      ModuleRecord rec;
+      rec.id = next_module_id_++;
+      rec.time_ns = relative(now);
+      rec.start = m.start;
+      rec.end = m.end;
+      rec.load_bias = m.load_bias;
+      rec.file_offset = m.file_offset;
+      rec.flags = m.flags;
+      rec.path = m.path;
+      rec.build_id = m.build_id;
+      metadata_.push(RecordType::kModuleLoad, rec);
+      it = modules_.emplace(std::move(key), KnownModule{rec.id, false}).first;
+    }
+    it->second.seen = true;
+    code_ranges_.insert(code_ranges_.end(), m.code_ranges.begin(), m.code_ranges.end());
+  }
+  for (auto it = modules_.begin(); it != modules_.end();) {
+    if (!it->second.seen) {
+      metadata_.push(RecordType::kModuleUnload, ModuleUnloadRecord{it->second.id, relative(now)});
+      it = modules_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::sort(code_ranges_.begin(), code_ranges_.end());
+}
+
+bool Sampler::in_code(uint64_t address) const {
+  auto it = std::upper_bound(code_ranges_.begin(), code_ranges_.end(),
+                             std::make_pair(address, UINT64_MAX));
+  return it != code_ranges_.begin() && address < std::prev(it)->second;
+}
+
+void Sampler::refresh_threads(uint64_t now) {
+  if (!thread_lister_->list(tids_)) return;
+  const uint64_t main_tid = main_thread_id();
+  for (uint64_t tid : tids_) {
+    if (excluded_.count(tid)) continue;
+    auto [it, inserted] = threads_.try_emplace(tid);
+    it->second.last_seen_tick = tick_count_;
+    if (inserted) {
+      ThreadState& state = it->second;
+      auto given = ThreadNames::instance().get(tid);
+      state.name = given ? *given : thread_lister_->name(tid);
+      metadata_.push(RecordType::kThreadStart,
+                     ThreadRecord{tid, relative(now), tid == main_tid ? kThreadMain : 0u,
+                                  state.name});
+    }
+  }
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    if (it->second.last_seen_tick != tick_count_) {
+      metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
+      ThreadNames::instance().forget(it->first);  // the id may be reused by a new thread
+      it = threads_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Sampler::refresh_names(uint64_t now) {
+  const uint64_t generation = ThreadNames::instance().generation();
+  const bool os_names_due = now - last_os_names_ns_ >= kOsNamesRefreshNs;
+  if (generation == names_generation_ && !os_names_due) return;
+  names_generation_ = generation;
+  if (os_names_due) last_os_names_ns_ = now;
+  for (auto& [tid, state] : threads_) {
+    auto given = ThreadNames::instance().get(tid);
+    std::string name;
+    if (given) {
+      name = *given;
+    } else if (os_names_due) {
+      name = thread_lister_->name(tid);
+    } else {
+      continue;
+    }
+    if (name.empty() || name == state.name) continue;
+    state.name = name;
+    metadata_.push(RecordType::kThreadName, ThreadRecord{tid, relative(now), 0, name});
+  }
+}
+
+void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
+  std::optional<uint64_t> cpu = thread_lister_->cpu_time_ns(tid);
+  if (!cpu) return;  // gone; the next listing ends it
+  std::optional<uint64_t> cpu_delta;
+  if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
+
+  ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
+  RecordType type;
+  // Our own signal makes a sleeping thread run a little (the handler, then restarting its
+  // system call), so right after a sample a few microseconds do not count as running.
+  const uint64_t idle_threshold = state.stopped_last_tick ? kSignalAftermathNs : 0;
+  state.stopped_last_tick = false;
+  if (state.has_stack && cpu_delta && *cpu_delta <= idle_threshold) {
+    // It has not run since its last sample, so its stack cannot have changed: no need to stop it.
+    type = RecordType::kSampleRepeat;
+    encode(w, SampleRepeatRecord{tid, relative(now), cpu_delta});
+  } else {
+    const CopyResult copied = copier_->copy(tid, snapshot_);
+    if (copied == CopyResult::kTimedOut) {
+      threads_timed_out_.fetch_add(1, std::memory_order_relaxed);
+      state.timeouts = std::min<uint32_t>(state.timeouts + 1, 31);
+      state.retry_at_tick = tick_count_ + std::min<uint64_t>(uint64_t(1) << state.timeouts,
+                                                             kMaxBackoffTicks);
+      return;
+    }
+    if (copied != CopyResult::kOk) return;
+    state.timeouts = 0;
+    state.stopped_last_tick = true;
+    // CPU is counted from after the copy, so the handler's time is not the thread's work.
+    if (auto after = thread_lister_->cpu_time_ns(tid)) cpu = after;
+    const UnwindOutput unwound = unwinder_->unwind(snapshot_, frames_);
+    uint32_t flags = 0;
+    if (unwound.result == UnwindResult::kTruncated) flags |= kSampleTruncatedCopy;
+    if (unwound.result == UnwindResult::kDepthLimit) flags |= kSampleDepthLimit;
+    if (!snapshot_.stack_found) flags |= kSampleNoStack;
+    LeafCandidate candidates[kLeafCandidateSlots];
+    size_t candidate_count = 0;
+    if (unwound.frame_pointer_walk) {
+      flags |= kSampleFramePointerWalk;
+      for (int slot = 0; slot < kLeafCandidateSlots; ++slot) {
+        uint64_t word;
+        if (snapshot_.read_word(snapshot_.sp() + 8 * slot, &word) && in_code(word)) {
+          candidates[candidate_count++] = {static_cast<uint8_t>(slot), word};
+        }
+      }
+    }
+    type = RecordType::kSample;
+    encode_sample(w, tid, relative(snapshot_.time_ns), cpu_delta, flags,
+                  std::span<const uint64_t>(frames_.data(), unwound.count),
+                  std::span<const LeafCandidate>(candidates, candidate_count));
+    state.has_stack = true;
+  }
+  state.last_cpu_ns = cpu;
+  if (!w.overflowed() && ring_.write(static_cast<uint8_t>(type), w.view())) {
+    samples_written_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    samples_dropped_.fetch_add(1, std::memory_order_relaxed);
+    // A repeat must refer to a sample the dump really holds.
+    state.has_stack = false;
+  }
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,127 @@
+// The sampling loop: every interval, for each thread of the process, copy its stack (through a
+// StackCopier), unwind the copy and write one sample record into the ring buffer. It also keeps
+// the thread and module lists current, as metadata records.
+//
+// Runs on its own thread. Nothing here runs while a target thread is stopped except inside the
+// copier, so the sampler may allocate and take locks.
+#ifndef INPROF_LIB_SAMPLER_H_
+#define INPROF_LIB_SAMPLER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "dump/dump_records.h"
+#include "metadata_queue.h"
+#include "module_lister.h"
+#include "ring_buffer.h"
+#include "stack_copier.h"
+#include "thread_lister.h"
+#include "unwinder.h"
+
+namespace inprof::internal {
+
+struct SamplerConfig {
+  uint64_t interval_ns = 1000000;
+  size_t max_frames = 512;
+  size_t stack_copy_size = 64 << 10;
+  uint64_t start_ns = 0;  // monotonic time of the session start; record times are relative
+};
+
+struct SamplerStats {
+  uint64_t samples_written = 0;
+  uint64_t samples_dropped = 0;
+  uint64_t threads_timed_out = 0;
+  uint64_t ticks_late = 0;
+};
+
+class Sampler {
+ public:
+  Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copier,
+          std::unique_ptr<Unwinder> unwinder, std::unique_ptr<ThreadLister> threads,
+          std::unique_ptr<ModuleLister> modules, RingBuffer& ring, MetadataQueue& metadata);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // Threads never sampled: the profiler's own. Call before run().
+  void exclude_thread(uint64_t tid) { excluded_.insert(tid); }
+
+  // Ticks every interval, without drift, until request_stop().
+  void run();
+  void request_stop();
+
+  // One round over every thread. Public for tests and benchmarks.
+  void tick();
+
+  SamplerStats stats() const;
+
+ private:
+  struct ThreadState {
+    std::string name;
+    std::optional<uint64_t> last_cpu_ns;
+    bool has_stack = false;       // a previous sample exists that a repeat may refer to
+    bool stopped_last_tick = false;  // we interrupted it at the previous tick
+    uint32_t timeouts = 0;        // consecutive unanswered requests
+    uint64_t retry_at_tick = 0;   // back-off after a timeout
+    uint64_t last_seen_tick = 0;
+  };
+
+  void refresh_modules(uint64_t now);
+  void refresh_threads(uint64_t now);
+  void refresh_names(uint64_t now);
+  void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
+  bool in_code(uint64_t address) const;
+  uint64_t relative(uint64_t t) const { return t > config_.start_ns ? t - config_.start_ns : 0; }
+
+  const SamplerConfig config_;
+  std::unique_ptr<StackCopier> copier_;
+  std::unique_ptr<Unwinder> unwinder_;
+  std::unique_ptr<ThreadLister> thread_lister_;
+  std::unique_ptr<ModuleLister> module_lister_;
+  RingBuffer& ring_;
+  MetadataQueue& metadata_;
+
+  std::unordered_set<uint64_t> excluded_;
+  std::map<uint64_t, ThreadState> threads_;
+  std::vector<uint64_t> tids_;  // scratch for the listing
+
+  struct KnownModule {
+    uint64_t id;
+    bool seen;
+  };
+  std::map<std::tuple<uint64_t, std::string, std::vector<uint8_t>>, KnownModule> modules_;
+  std::vector<ModuleInfo> module_scratch_;
+  std::vector<std::pair<uint64_t, uint64_t>> code_ranges_;  // sorted, for leaf candidates
+  uint64_t next_module_id_ = 1;
+
+  uint64_t tick_count_ = 0;
+  uint64_t names_generation_ = ~uint64_t(0);
+  uint64_t last_os_names_ns_ = 0;
+
+  // Pre-allocated per-sample scratch: the hot path does not allocate.
+  std::unique_ptr<uint8_t[]> stack_buffer_;
+  StackSnapshot snapshot_;
+  std::vector<uint64_t> frames_;
+  std::vector<uint8_t> encode_buffer_;
+
+  std::atomic<uint64_t> samples_written_{0};
+  std::atomic<uint64_t> samples_dropped_{0};
+  std::atomic<uint64_t> threads_timed_out_{0};
+  std::atomic<uint64_t> ticks_late_{0};
+
+  std::mutex stop_mutex_;
+  std::condition_variable stop_cv_;
+  bool stop_requested_ = false;
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_SAMPLER_H_

@@ -1,0 +1,169 @@
+#include "session.h"
+
+#include <future>
+#include <string>
+
+#include "frame_pointer_unwinder.h"
+#include "process_info.h"
+
+namespace inprof::internal {
+namespace {
+
+constexpr auto kDrainPeriod = std::chrono::milliseconds(20);
+constexpr size_t kFlushBytes = 1u << 20;       // uncompressed bytes per zstd frame
+constexpr uint64_t kFlushPeriodNs = 500000000;  // and at least this often: a killed process
+                                                // loses at most this much
+
+Status invalid(const std::string& message) {
+  return Status::error(Status::Code::kInvalidOption, message);
+}
+
+}  // namespace
+
+Status validate(const Options& o) {
+  using std::chrono::nanoseconds;
+  if (o.interval < std::chrono::microseconds(100) || o.interval > std::chrono::seconds(1)) {
+    return invalid("interval must be between 100 µs and 1 s (got " +
+                   std::to_string(o.interval.count()) + " ns)");
+  }
+  if (o.buffer_size < (64u << 10) || o.buffer_size > (1u << 30)) {
+    return invalid("buffer_size must be between 64 KiB and 1 GiB (got " +
+                   std::to_string(o.buffer_size) + " bytes)");
+  }
+  if (o.stack_copy_size < (4u << 10) || o.stack_copy_size > (1u << 20)) {
+    return invalid("stack_copy_size must be between 4 KiB and 1 MiB (got " +
+                   std::to_string(o.stack_copy_size) + " bytes)");
+  }
+  if (o.max_frames < 8 || o.max_frames > kMaxFrames) {
+    return invalid("max_frames must be between 8 and " + std::to_string(kMaxFrames) + " (got " +
+                   std::to_string(o.max_frames) + ")");
+  }
+  if (o.thread_answer_timeout < std::chrono::microseconds(100) ||
+      o.thread_answer_timeout > std::chrono::seconds(1)) {
+    return invalid("thread_answer_timeout must be between 100 µs and 1 s");
+  }
+  return {};
+}
+
+Session::Session(const Options& options, uint64_t start_ns)
+    : options_(options), start_ns_(start_ns), ring_(options.buffer_size) {}
+
+std::unique_ptr<Session> Session::start(const Options& options, Status* status) {
+  *status = validate(options);
+  if (!status->ok()) return nullptr;
+
+  // The signal first: if it is taken, no file is created.
+  auto copier = StackCopier::create(
+      StackCopier::Config{options.sample_signal, options.thread_answer_timeout}, status);
+  if (!copier) return nullptr;
+
+  const std::string path = options.output_path.empty()
+                               ? "inprof-" + std::to_string(process_id()) + ".inprof"
+                               : options.output_path;
+  auto file = OutputFile::create(path, status);
+  if (!file) return nullptr;
+
+  const uint64_t start_ns = monotonic_ns();
+  std::unique_ptr<Session> session(new Session(options, start_ns));
+  session->dump_ = DumpWriter::create(std::move(file), status);
+  if (!session->dump_) return nullptr;
+
+  ProcessRecord process;
+  process.pid = process_id();
+  process.start_unix_ns = wall_clock_ns();
+  process.interval_ns = static_cast<uint64_t>(options.interval.count());
+  process.arch = kArchName;
+  process.os = os_name();
+  process.executable = executable_path();
+  process.command_line = command_line();
+  process.library_version = INPROF_VERSION_STRING;
+  session->dump_->add(RecordType::kProcess, process);
+
+  SamplerConfig config;
+  config.interval_ns = process.interval_ns;
+  config.max_frames = options.max_frames;
+  config.stack_copy_size = options.stack_copy_size;
+  config.start_ns = start_ns;
+  session->sampler_ = std::make_unique<Sampler>(
+      config, std::move(copier), std::make_unique<FramePointerUnwinder>(), ThreadLister::create(),
+      ModuleLister::create(), session->ring_, session->metadata_);
+
+  // The writer starts first so that the sampler knows its id and never samples it.
+  std::promise<uint64_t> writer_tid;
+  auto writer_tid_ready = writer_tid.get_future();
+  Session* s = session.get();
+  s->writer_thread_ = std::thread([s, &writer_tid] {
+    setup_profiler_thread("inprof-writer");
+    writer_tid.set_value(current_thread_id());
+    s->writer_loop();
+  });
+  s->sampler_->exclude_thread(writer_tid_ready.get());
+  std::promise<void> sampler_ready;
+  auto sampler_ready_done = sampler_ready.get_future();
+  s->sampler_thread_ = std::thread([s, &sampler_ready] {
+    setup_profiler_thread("inprof-sampler");
+    s->sampler_->exclude_thread(current_thread_id());
+    sampler_ready.set_value();
+    s->sampler_->run();
+  });
+  sampler_ready_done.wait();
+  *status = {};
+  return session;
+}
+
+Session::~Session() { (void)stop(); }
+
+Status Session::stop() {
+  if (stopped_) return write_status_;
+  stopped_ = true;
+  if (sampler_thread_.joinable()) {
+    sampler_->request_stop();
+    sampler_thread_.join();
+  }
+  if (writer_thread_.joinable()) {
+    {
+      std::lock_guard lock(writer_mutex_);
+      writer_stop_ = true;
+    }
+    writer_cv_.notify_all();
+    writer_thread_.join();
+  }
+  sampler_.reset();  // releases the signal
+  if (dump_) {
+    Status closed = dump_->close();
+    if (write_status_.ok()) write_status_ = closed;
+  }
+  return write_status_;
+}
+
+void Session::writer_loop() {
+  std::unique_lock lock(writer_mutex_);
+  while (!writer_cv_.wait_for(lock, kDrainPeriod, [this] { return writer_stop_; })) {
+    lock.unlock();
+    drain(false);
+    lock.lock();
+  }
+  lock.unlock();
+  drain(true);
+}
+
+void Session::drain(bool final) {
+  for (auto& [type, payload] : metadata_.take()) dump_->add_payload(type, payload);
+  ring_.drain([this](uint8_t type, std::span<const uint8_t> payload) {
+    dump_->add_payload(static_cast<RecordType>(type), payload);
+  });
+  const uint64_t now = monotonic_ns();
+  if (!final && dump_->pending_bytes() < kFlushBytes && now - last_flush_ns_ < kFlushPeriodNs) {
+    return;
+  }
+  const SamplerStats s = sampler_->stats();
+  dump_->add(RecordType::kStats,
+             StatsRecord{s.samples_written, s.samples_dropped,
+                         s.threads_timed_out, s.ticks_late});
+  if (final) dump_->add(RecordType::kEnd, EndRecord{now - start_ns_});
+  Status flushed = dump_->flush();
+  if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
+  last_flush_ns_ = now;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,56 @@
+// One profiling session: the stack copier, the sampler thread, the ring buffer and the writer
+// thread that drains it into the dump. Created by Profiler::start, ended by Profiler::stop.
+#ifndef INPROF_LIB_SESSION_H_
+#define INPROF_LIB_SESSION_H_
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "dump/dump_writer.h"
+#include "inprof/profiler.h"
+#include "metadata_queue.h"
+#include "ring_buffer.h"
+#include "sampler.h"
+
+namespace inprof::internal {
+
+// Checks every Options field; the message names the field and its allowed range.
+Status validate(const Options& options);
+
+class Session {
+ public:
+  static std::unique_ptr<Session> start(const Options& options, Status* status);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Stops sampling, drains everything into the dump and closes it; reports the first I/O error.
+  Status stop();
+
+ private:
+  Session(const Options& options, uint64_t start_ns);
+  void writer_loop();
+  void drain(bool final);
+
+  const Options options_;
+  const uint64_t start_ns_;
+  std::unique_ptr<DumpWriter> dump_;
+  RingBuffer ring_;
+  MetadataQueue metadata_;
+  std::unique_ptr<Sampler> sampler_;
+  std::thread sampler_thread_;
+  std::thread writer_thread_;
+
+  std::mutex writer_mutex_;
+  std::condition_variable writer_cv_;
+  bool writer_stop_ = false;
+  uint64_t last_flush_ns_ = 0;
+  Status write_status_;
+  bool stopped_ = false;
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_SESSION_H_

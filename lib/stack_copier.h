@@ -1,0 +1,44 @@
+// Stops a thread for the shortest possible moment, copies its registers and the top of its stack
+// into a StackSnapshot, and lets it go. One implementation per OS (platform/<os>/): a signal and
+// handshake on Linux, SuspendThread on Windows, thread_suspend on macOS.
+//
+// SUSPENDED: whatever runs while the target is stopped must not allocate, lock or log — the
+// target may hold the allocator's or the loader's lock.
+#ifndef INPROF_LIB_STACK_COPIER_H_
+#define INPROF_LIB_STACK_COPIER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "inprof/profiler.h"
+#include "stack_snapshot.h"
+
+namespace inprof::internal {
+
+enum class CopyResult {
+  kOk,
+  kThreadGone,  // the thread exited
+  kTimedOut,    // the thread did not answer in time (signals blocked, not scheduled)
+  kFailed,      // the OS refused
+};
+
+class StackCopier {
+ public:
+  struct Config {
+    int signal = 0;  // Linux: 0 picks SIGPROF
+    std::chrono::nanoseconds timeout = std::chrono::milliseconds(20);
+  };
+
+  // Installs what the copier needs (a signal handler on Linux). Only one copier exists at a time.
+  static std::unique_ptr<StackCopier> create(const Config& config, Status* status);
+
+  virtual ~StackCopier() = default;
+  // Fills `out` (whose buffer and capacity the caller set) from thread `tid`. Returns once the
+  // thread runs again. Called from the sampler thread only.
+  virtual CopyResult copy(uint64_t tid, StackSnapshot& out) = 0;
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_STACK_COPIER_H_

@@ -1,0 +1,45 @@
+// What a stack copier captures of a thread in its suspended moment: registers and a copy of the
+// top of its stack. Unwinders work on this copy after the thread has resumed, so every read of
+// "the stack" is a bounds-checked read of our own buffer.
+#ifndef INPROF_LIB_STACK_SNAPSHOT_H_
+#define INPROF_LIB_STACK_SNAPSHOT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "arch.h"
+
+namespace inprof::internal {
+
+struct StackSnapshot {
+  uint64_t regs[kRegisterCount] = {};  // by DWARF register number
+  uint64_t time_ns = 0;                // monotonic clock, taken while the thread was stopped
+
+  uint64_t stack_start = 0;  // address (in the thread) of the first copied byte: its SP
+  size_t stack_size = 0;     // bytes copied
+  bool stack_found = false;  // false: the stack could not be located; registers only
+  bool stack_truncated = false;  // the stack continues above the copy
+
+  uint8_t* buffer = nullptr;  // owned by the sampler; `capacity` bytes
+  size_t capacity = 0;
+
+  uint64_t pc() const { return regs[kRegPc]; }
+  uint64_t sp() const { return regs[kRegSp]; }
+  uint64_t fp() const { return regs[kRegFp]; }
+  uint64_t stack_end() const { return stack_start + stack_size; }
+
+  // Reads the 8-byte word the thread had at `address`, if it lies in the copy.
+  bool read_word(uint64_t address, uint64_t* out) const {
+    if (address < stack_start || address - stack_start > stack_size ||
+        stack_size - (address - stack_start) < 8) {
+      return false;
+    }
+    std::memcpy(out, buffer + (address - stack_start), 8);
+    return true;
+  }
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_STACK_SNAPSHOT_H_

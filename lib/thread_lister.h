@@ -1,0 +1,29 @@
+// The threads of this process, as the OS sees them. Called from the sampler thread only, never
+// while a thread is stopped (implementations may allocate and do I/O).
+#ifndef INPROF_LIB_THREAD_LISTER_H_
+#define INPROF_LIB_THREAD_LISTER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace inprof::internal {
+
+class ThreadLister {
+ public:
+  static std::unique_ptr<ThreadLister> create();
+  virtual ~ThreadLister() = default;
+
+  // Every thread id of the process; false if the OS would not say.
+  virtual bool list(std::vector<uint64_t>& tids) = 0;
+  // CPU time the thread has consumed, or nothing if it is gone.
+  virtual std::optional<uint64_t> cpu_time_ns(uint64_t tid) = 0;
+  // The OS's name for the thread ("comm" on Linux), empty if unknown.
+  virtual std::string name(uint64_t tid) = 0;
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_THREAD_LISTER_H_

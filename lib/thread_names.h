@@ -1,0 +1,34 @@
+// Names given with inprof::set_thread_name(), by thread id. They outlive sessions, and win over
+// the OS's names. Not used on the sampling hot path (a change bumps a counter the sampler polls).
+#ifndef INPROF_LIB_THREAD_NAMES_H_
+#define INPROF_LIB_THREAD_NAMES_H_
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace inprof::internal {
+
+class ThreadNames {
+ public:
+  static ThreadNames& instance();
+
+  void set(uint64_t tid, std::string_view name);
+  std::optional<std::string> get(uint64_t tid) const;
+  void forget(uint64_t tid);
+  // Changes whenever a name is set: a cheap way to notice renames.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
+ private:
+  mutable std::mutex mutex_;
+  std::unordered_map<uint64_t, std::string> names_;
+  std::atomic<uint64_t> generation_{0};
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_THREAD_NAMES_H_

@@ -1,0 +1,34 @@
+// Turns a StackSnapshot into a list of frames. Unwinders run on the copy, after the thread has
+// resumed: they may take their time but must never read the live stack.
+#ifndef INPROF_LIB_UNWINDER_H_
+#define INPROF_LIB_UNWINDER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "stack_snapshot.h"
+
+namespace inprof::internal {
+
+enum class UnwindResult {
+  kComplete,     // reached the outermost frame (or the end of the frame chain)
+  kTruncated,    // the chain continues beyond the copied stack
+  kDepthLimit,   // `frames` was full
+};
+
+struct UnwindOutput {
+  size_t count = 0;  // frames written: [0] is the PC, then return addresses
+  UnwindResult result = UnwindResult::kComplete;
+  bool frame_pointer_walk = false;  // the leaf's caller may be missing (see dump FORMAT.md)
+};
+
+class Unwinder {
+ public:
+  virtual ~Unwinder() = default;
+  virtual UnwindOutput unwind(const StackSnapshot& snapshot, std::span<uint64_t> frames) = 0;
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_UNWINDER_H_

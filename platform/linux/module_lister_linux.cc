@@ -1,0 +1,136 @@
+// Modules from dl_iterate_phdr: load bias, segments and the GNU build-id note, read from the
+// mapped image itself (no file I/O, so a stripped or deleted file still gets its identity).
+#include <elf.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "dump/dump_records.h"
+#include "module_lister.h"
+#include "process_info.h"
+
+namespace inprof::internal {
+namespace {
+
+uint64_t page_size() {
+  static const uint64_t size = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+// Returns the GNU build-id found in the module's PT_NOTE segments.
+std::vector<uint8_t> find_build_id(const dl_phdr_info* info) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    const auto* p = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph.p_vaddr);
+    size_t left = ph.p_memsz;
+    while (left >= sizeof(ElfW(Nhdr))) {
+      ElfW(Nhdr) note;
+      std::memcpy(&note, p, sizeof(note));
+      size_t name_size = (note.n_namesz + 3) & ~size_t(3);
+      size_t desc_size = (note.n_descsz + 3) & ~size_t(3);
+      size_t total = sizeof(note) + name_size + desc_size;
+      if (total > left) break;
+      const uint8_t* name = p + sizeof(note);
+      if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0 &&
+          note.n_descsz <= kMaxBuildIdSize) {
+        const uint8_t* desc = name + name_size;
+        return std::vector<uint8_t>(desc, desc + note.n_descsz);
+      }
+      p += total;
+      left -= total;
+    }
+  }
+  return {};
+}
+
+struct ListContext {
+  std::vector<ModuleInfo>* modules;
+  const std::string* executable;
+};
+
+int add_module(dl_phdr_info* info, size_t, void* data) {
+  auto* ctx = static_cast<ListContext*>(data);
+  ModuleInfo m;
+  m.load_bias = info->dlpi_addr;
+  uint64_t low = UINT64_MAX, high = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    uint64_t begin = info->dlpi_addr + ph.p_vaddr;
+    uint64_t end = begin + ph.p_memsz;
+    if (begin < low) {
+      low = begin;
+      m.file_offset = ph.p_offset & ~(page_size() - 1);
+    }
+    if (end > high) high = end;
+    if (ph.p_flags & PF_X) m.code_ranges.emplace_back(begin, end);
+  }
+  if (low >= high) return 0;  // nothing mapped
+  m.start = low & ~(page_size() - 1);
+  m.end = high;
+  const char* name = info->dlpi_name;
+  if (name == nullptr || name[0] == '\0') {
+    // The first entry without a name is the executable itself.
+    if (ctx->modules->empty()) {
+      m.path = *ctx->executable;
+      m.flags |= kModuleMainExecutable;
+    }
+  } else {
+    m.path = name;
+    if (std::strncmp(name, "linux-vdso", 10) == 0 || std::strncmp(name, "linux-gate", 10) == 0) {
+      m.flags |= kModuleVdso;
+    }
+  }
+  m.build_id = find_build_id(info);
+  ctx->modules->push_back(std::move(m));
+  return 0;
+}
+
+struct Counters {
+  unsigned long long adds = 0;
+  unsigned long long subs = 0;
+};
+
+int read_counters(dl_phdr_info* info, size_t size, void* data) {
+  auto* c = static_cast<Counters*>(data);
+  if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+    c->adds = info->dlpi_adds;
+    c->subs = info->dlpi_subs;
+  }
+  return 1;  // the counters are the same in every entry: stop after the first
+}
+
+class LinuxModuleLister final : public ModuleLister {
+ public:
+  LinuxModuleLister() : executable_(executable_path()) {}
+
+  bool changed() override {
+    Counters now;
+    dl_iterate_phdr(read_counters, &now);
+    return !listed_ || now.adds != seen_.adds || now.subs != seen_.subs;
+  }
+
+  void list(std::vector<ModuleInfo>& modules) override {
+    dl_iterate_phdr(read_counters, &seen_);
+    listed_ = true;
+    modules.clear();
+    ListContext ctx{&modules, &executable_};
+    dl_iterate_phdr(add_module, &ctx);
+  }
+
+ private:
+  std::string executable_;
+  Counters seen_;
+  bool listed_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ModuleLister> ModuleLister::create() {
+  return std::make_unique<LinuxModuleLister>();
+}
+
+}  // namespace inprof::internal

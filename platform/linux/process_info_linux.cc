@@ -1,0 +1,62 @@
+#include "process_info.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <climits>
+
+#include "file_util_linux.h"
+
+namespace inprof::internal {
+
+uint64_t process_id() { return static_cast<uint64_t>(getpid()); }
+uint64_t current_thread_id() { return static_cast<uint64_t>(syscall(SYS_gettid)); }
+uint64_t main_thread_id() { return process_id(); }
+const char* os_name() { return "linux"; }
+
+std::string executable_path() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+std::vector<std::string> command_line() {
+  std::string raw;
+  std::vector<std::string> args;
+  if (!read_small_file("/proc/self/cmdline", &raw)) return args;
+  size_t begin = 0;
+  while (begin < raw.size()) {
+    size_t end = raw.find('\0', begin);
+    if (end == std::string::npos) end = raw.size();
+    args.emplace_back(raw, begin, end - begin);
+    begin = end + 1;
+  }
+  return args;
+}
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+uint64_t wall_clock_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+void setup_profiler_thread(const char* name) {
+  pthread_setname_np(pthread_self(), name);
+  sigset_t all;
+  sigfillset(&all);
+  // Synchronous faults must still reach us (and crash loudly) rather than be blocked.
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP}) sigdelset(&all, sig);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
+}  // namespace inprof::internal

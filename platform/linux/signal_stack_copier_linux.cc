@@ -1,0 +1,307 @@
+// StackCopier for Linux: one signal, one round trip.
+//
+// The sampler publishes a request (sequence number, output snapshot, the table of stack
+// mappings) and sends the signal to one thread with rt_tgsigqueueinfo, the sequence number in
+// si_value. The handler, running on that thread, claims the request with one CAS (so a late or
+// foreign signal can never write into a snapshot), copies registers and the top of its stack,
+// marks the request done and wakes the sampler if it sleeps. The thread then simply returns:
+// it is stopped for the length of a memcpy. The sampler unwinds the copy afterwards.
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "process_info.h"
+#include "stack_copier.h"
+#include "stack_regions_linux.h"
+
+namespace inprof::internal {
+namespace {
+
+enum Phase : uint32_t { kIdle = 0, kRequested = 1, kCopying = 2, kDone = 3 };
+constexpr uint32_t kPhaseMask = 3;
+constexpr uint32_t kSequenceMask = 0x3fffffff;
+
+// Shared with the handler. Static storage, never freed: a signal that arrives after the
+// profiler stopped finds valid memory and an idle state, and does nothing.
+struct HandlerShared {
+  std::atomic<uint32_t> state{kIdle};  // (sequence << 2) | phase; also the futex word
+  std::atomic<uint32_t> sampler_waiting{0};
+  std::atomic<int> pid{0};
+  // Written by the sampler before it publishes kRequested; read by the handler after its CAS.
+  StackSnapshot* out = nullptr;
+  const StackRegion* regions = nullptr;
+  size_t region_count = 0;
+};
+
+HandlerShared g_shared;
+std::atomic<bool> g_copier_exists{false};
+
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op | FUTEX_PRIVATE_FLAG, value,
+                 timeout, nullptr, 0);
+}
+
+// SUSPENDED: plain word loop. Not memcpy: sanitizers intercept memcpy and would flag reads of
+// stack redzones; the attributes keep the compiler from turning the loop back into memcpy.
+__attribute__((no_sanitize("address", "thread", "undefined"),
+               optimize("no-tree-loop-distribute-patterns"))) void
+copy_words(uint8_t* dst, const uint8_t* src, size_t n) {
+  size_t words = n / 8;
+  auto* d = reinterpret_cast<uint64_t*>(dst);
+  auto* s = reinterpret_cast<const volatile uint64_t*>(src);
+  for (size_t i = 0; i < words; ++i) d[i] = s[i];
+  for (size_t i = words * 8; i < n; ++i) dst[i] = src[i];
+}
+
+// SUSPENDED
+void capture_registers(const ucontext_t* uc, uint64_t* regs) {
+#if defined(__x86_64__)
+  const greg_t* g = uc->uc_mcontext.gregs;
+  // DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip.
+  static constexpr int kOrder[] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
+                                   REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
+                                   REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
+  for (int i = 0; i < kRegisterCount; ++i) regs[i] = static_cast<uint64_t>(g[kOrder[i]]);
+#elif defined(__aarch64__)
+  for (int i = 0; i < 31; ++i) regs[i] = uc->uc_mcontext.regs[i];
+  regs[kRegSp] = uc->uc_mcontext.sp;
+  regs[kRegPc] = uc->uc_mcontext.pc;
+#endif
+}
+
+// SUSPENDED: copies [SP, stack top) bounded by the snapshot's capacity. The top is proven when
+// the region is the main stack or ends at this thread's own descriptor (glibc puts it at the top
+// of a thread's stack); otherwise the kernel copies for us and stops at the first unmapped page
+// instead of faulting.
+void copy_stack(StackSnapshot* out, int pid) {
+  const uint64_t sp = out->sp();
+  out->stack_start = sp;
+  out->stack_size = 0;
+  out->stack_found = false;
+  out->stack_truncated = false;
+  const StackRegion* region = find_stack_region(g_shared.regions, g_shared.region_count, sp);
+  if (region == nullptr) return;
+
+  uint64_t top = region->end;
+  bool proven = region->main_stack;
+  const auto self = reinterpret_cast<uint64_t>(pthread_self());
+  if (!proven && self > sp && self <= region->end) {
+    top = self;
+    proven = true;
+  }
+  const uint64_t available = top - sp;
+  const size_t n = static_cast<size_t>(std::min<uint64_t>(available, out->capacity));
+  out->stack_truncated = available > out->capacity;
+  if (proven) {
+    copy_words(out->buffer, reinterpret_cast<const uint8_t*>(sp), n);
+    out->stack_size = n;
+  } else {
+    iovec local{out->buffer, n};
+    iovec remote{reinterpret_cast<void*>(sp), n};
+    long got = syscall(SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0);
+    out->stack_size = got > 0 ? static_cast<size_t>(got) : 0;
+    if (out->stack_size < n) out->stack_truncated = true;
+  }
+  out->stack_found = out->stack_size > 0;
+}
+
+// SUSPENDED: the signal handler. Async-signal-safe throughout.
+void on_sample_signal(int, siginfo_t* info, void* context) {
+  if (info->si_code != SI_QUEUE || info->si_pid != g_shared.pid.load(std::memory_order_relaxed)) {
+    return;  // not ours: someone else's SIGPROF (ignored while we own the signal)
+  }
+  const auto sequence = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(info->si_value.sival_ptr));
+  uint32_t expected = (sequence << 2) | kRequested;
+  if (!g_shared.state.compare_exchange_strong(expected, (sequence << 2) | kCopying,
+                                              std::memory_order_acquire,
+                                              std::memory_order_relaxed)) {
+    return;  // a late signal for a request that timed out, or already served
+  }
+  const int saved_errno = errno;
+  StackSnapshot* out = g_shared.out;
+  out->time_ns = monotonic_ns();
+  capture_registers(static_cast<const ucontext_t*>(context), out->regs);
+  copy_stack(out, g_shared.pid.load(std::memory_order_relaxed));
+  g_shared.state.store((sequence << 2) | kDone, std::memory_order_seq_cst);
+  if (g_shared.sampler_waiting.load(std::memory_order_seq_cst)) {
+    futex(&g_shared.state, FUTEX_WAKE, 1, nullptr);
+  }
+  errno = saved_errno;
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+class SignalStackCopier final : public StackCopier {
+ public:
+  SignalStackCopier(int sig, std::chrono::nanoseconds timeout, const struct sigaction& previous)
+      : signal_(sig), timeout_ns_(static_cast<uint64_t>(timeout.count())), previous_(previous) {
+    refresh_regions();
+  }
+
+  ~SignalStackCopier() override {
+    // Ignoring discards any of our signals still pending in threads that block it; then the
+    // program's own disposition comes back.
+    struct sigaction ignore = {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(signal_, &ignore, nullptr);
+    sigaction(signal_, &previous_, nullptr);
+    g_shared.pid.store(0);
+    g_copier_exists.store(false);
+  }
+
+  CopyResult copy(uint64_t tid, StackSnapshot& out) override {
+    CopyResult result = copy_once(tid, out);
+    if (result == CopyResult::kOk && !out.stack_found && refresh_regions()) {
+      // SP was in no known mapping: a new thread's stack, or the main stack grew. Once more.
+      result = copy_once(tid, out);
+    }
+    return result;
+  }
+
+ private:
+  CopyResult copy_once(uint64_t tid, StackSnapshot& out) {
+    sequence_ = (sequence_ + 1) & kSequenceMask;
+    if (sequence_ == 0) sequence_ = 1;
+    const uint32_t base = sequence_ << 2;
+    g_shared.out = &out;
+    g_shared.regions = regions_.data();
+    g_shared.region_count = regions_.size();
+    g_shared.state.store(base | kRequested, std::memory_order_release);
+
+    siginfo_t info = {};
+    info.si_signo = signal_;
+    info.si_code = SI_QUEUE;
+    info.si_pid = pid_;
+    info.si_uid = getuid();
+    info.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(sequence_));
+    if (syscall(SYS_rt_tgsigqueueinfo, pid_, static_cast<pid_t>(tid), signal_, &info) != 0) {
+      const int err = errno;
+      g_shared.state.store(base | kIdle, std::memory_order_relaxed);
+      return err == ESRCH ? CopyResult::kThreadGone : CopyResult::kFailed;
+    }
+    return wait_for(base, out) ? CopyResult::kOk : CopyResult::kTimedOut;
+  }
+
+  // Spins briefly (a round trip takes microseconds, and a spinning waiter spares the handler a
+  // futex wake), then sleeps on the futex until done or timed out.
+  bool wait_for(uint32_t base, StackSnapshot&) {
+    const uint64_t start = monotonic_ns();
+    const uint64_t deadline = start + timeout_ns_;
+    const uint64_t spin_until = start + std::min<uint64_t>(50000, timeout_ns_);
+    for (;;) {
+      uint32_t s = g_shared.state.load(std::memory_order_acquire);
+      if (s == (base | kDone)) break;
+      const uint64_t now = monotonic_ns();
+      if (now < spin_until) {
+#if defined(__x86_64__)
+        __builtin_ia32_pause();
+#endif
+        continue;
+      }
+      if (now >= deadline && s == (base | kRequested)) {
+        uint32_t expected = base | kRequested;
+        if (g_shared.state.compare_exchange_strong(expected, base | kIdle)) return false;
+        continue;  // the handler claimed it meanwhile: it finishes in microseconds
+      }
+      // Sleep until woken; a handler mid-copy gets no deadline (it cannot block).
+      timespec wait = {0, 1000000};
+      if (s == (base | kRequested)) {
+        uint64_t left = deadline - now;
+        wait = {static_cast<time_t>(left / 1000000000u), static_cast<long>(left % 1000000000u)};
+      }
+      g_shared.sampler_waiting.store(1, std::memory_order_seq_cst);
+      if (g_shared.state.load(std::memory_order_seq_cst) == s) {
+        futex(&g_shared.state, FUTEX_WAIT, s, &wait);
+      }
+      g_shared.sampler_waiting.store(0, std::memory_order_relaxed);
+    }
+    g_shared.state.store(base | kIdle, std::memory_order_relaxed);
+    return true;
+  }
+
+  // Re-reads the mapping table, at most every 10 ms (a thread whose SP lies in no readable
+  // mapping must not make every tick read /proc).
+  bool refresh_regions() {
+    const uint64_t now = monotonic_ns();
+    if (last_refresh_ns_ != 0 && now - last_refresh_ns_ < 10000000) return false;
+    last_refresh_ns_ = now;
+    return read_stack_regions(&regions_);
+  }
+
+  const int signal_;
+  const uint64_t timeout_ns_;
+  const struct sigaction previous_;
+  const int pid_ = getpid();
+  uint32_t sequence_ = 0;
+  std::vector<StackRegion> regions_;
+  uint64_t last_refresh_ns_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* status) {
+  const int sig = config.signal == 0 ? SIGPROF : config.signal;
+  if (sig < 1 || sig > SIGRTMAX || sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV ||
+      sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP || sig == SIGABRT) {
+    *status = Status::error(Status::Code::kInvalidOption,
+                            "sample_signal " + std::to_string(sig) +
+                                " cannot be used for sampling; pick e.g. SIGPROF or a real-time "
+                                "signal");
+    return nullptr;
+  }
+  bool expected = false;
+  if (!g_copier_exists.compare_exchange_strong(expected, true)) {
+    *status = Status::error(Status::Code::kAlreadyRunning, "a stack copier already exists");
+    return nullptr;
+  }
+  struct sigaction previous = {};
+  if (sigaction(sig, nullptr, &previous) != 0) {
+    g_copier_exists.store(false);
+    *status = Status::error(Status::Code::kPlatformError,
+                            "cannot read the disposition of " + signal_name(sig) + ": " +
+                                std::strerror(errno));
+    return nullptr;
+  }
+  const bool has_handler = (previous.sa_flags & SA_SIGINFO)
+                               ? previous.sa_sigaction != nullptr
+                               : (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN);
+  if (has_handler) {
+    g_copier_exists.store(false);
+    *status = Status::error(
+        Status::Code::kSignalInUse,
+        signal_name(sig) +
+            " already has a handler in this program (another profiler, or setitimer?); "
+            "choose a free signal with Options::sample_signal");
+    return nullptr;
+  }
+  g_shared.pid.store(getpid());
+  g_shared.state.store(kIdle);
+  struct sigaction action = {};
+  action.sa_sigaction = on_sample_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  if (sigaction(sig, &action, nullptr) != 0) {
+    g_copier_exists.store(false);
+    *status = Status::error(Status::Code::kPlatformError,
+                            "cannot install the handler for " + signal_name(sig) + ": " +
+                                std::strerror(errno));
+    return nullptr;
+  }
+  *status = {};
+  return std::make_unique<SignalStackCopier>(sig, config.timeout, previous);
+}
+
+}  // namespace inprof::internal

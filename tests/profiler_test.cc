@@ -1,0 +1,253 @@
+// The public API driven for real: sessions that sample this test process.
+#include "inprof/profiler.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "dump/dump_reader.h"
+#include "process_info.h"
+
+namespace inprof {
+namespace {
+
+using internal::DumpReadResult;
+using internal::SampleRecord;
+
+struct Collected : internal::DumpVisitor {
+  std::vector<internal::ThreadRecord> threads, names;
+  std::vector<SampleRecord> samples;
+  size_t repeats = 0;
+  std::vector<internal::ModuleRecord> modules;
+  internal::StatsRecord stats;
+  bool has_process = false;
+  void on_process(const internal::ProcessRecord&) override { has_process = true; }
+  void on_module_load(const internal::ModuleRecord& r) override { modules.push_back(r); }
+  void on_thread_start(const internal::ThreadRecord& r) override { threads.push_back(r); }
+  void on_thread_name(const internal::ThreadRecord& r) override { names.push_back(r); }
+  void on_sample(const SampleRecord& r) override { samples.push_back(r); }
+  void on_sample_repeat(const internal::SampleRepeatRecord&) override { ++repeats; }
+  void on_stats(const internal::StatsRecord& r) override { stats = r; }
+};
+
+class ProfilerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("inprof-api-test-" + std::to_string(getpid()) + ".inprof"))
+                .string();
+    std::filesystem::remove(path_);
+  }
+  void TearDown() override {
+    if (Profiler::is_running()) (void)Profiler::stop();
+    std::filesystem::remove(path_);
+  }
+  Options options() {
+    Options o;
+    o.output_path = path_;
+    return o;
+  }
+  DumpReadResult read(Collected& c) { return internal::read_dump_file(path_, c); }
+  std::string path_;
+};
+
+std::atomic<bool> g_spin{true};
+
+__attribute__((noinline)) void spin_here() {
+  while (g_spin.load(std::memory_order_relaxed)) {
+    asm volatile("" ::: "memory");
+  }
+}
+
+TEST_F(ProfilerTest, SamplesABusyThreadWhereItRuns) {
+  g_spin = true;
+  std::atomic<uint64_t> spinner_tid{0};
+  std::thread spinner([&] {
+    set_thread_name("spinner");
+    spinner_tid = internal::current_thread_id();
+    spin_here();
+  });
+  while (spinner_tid == 0) std::this_thread::yield();
+  ASSERT_TRUE(Profiler::start(options()));
+  EXPECT_TRUE(Profiler::is_running());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Status stopped = Profiler::stop();
+  g_spin = false;
+  spinner.join();
+  ASSERT_TRUE(stopped) << stopped.message();
+  EXPECT_FALSE(Profiler::is_running());
+
+  Collected c;
+  DumpReadResult r = read(c);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_TRUE(r.complete);
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_TRUE(c.has_process);
+
+  // The spinner is known by its given name, the main thread is marked.
+  bool named = false, main_marked = false;
+  for (const auto& t : c.threads) {
+    if (t.tid == spinner_tid && t.name == "spinner") named = true;
+    if (t.tid == internal::main_thread_id() && (t.flags & internal::kThreadMain)) main_marked = true;
+  }
+  EXPECT_TRUE(named);
+  EXPECT_TRUE(main_marked);
+
+  // Nearly every spinner sample has its PC inside spin_here (the function is a few bytes long).
+  const auto begin = reinterpret_cast<uint64_t>(&spin_here);
+  size_t spinner_samples = 0, in_spin = 0;
+  for (const auto& s : c.samples) {
+    if (s.tid != spinner_tid) continue;
+    ++spinner_samples;
+    ASSERT_FALSE(s.frames.empty());
+    if (s.frames[0] >= begin && s.frames[0] < begin + 64) ++in_spin;
+  }
+  EXPECT_GT(spinner_samples, 20u);
+  EXPECT_GT(in_spin * 10, spinner_samples * 9) << in_spin << " of " << spinner_samples;
+
+  // The executable is among the modules, with its build-id.
+  bool found_exe = false;
+  for (const auto& m : c.modules) {
+    if ((m.flags & internal::kModuleMainExecutable) && begin >= m.start && begin < m.end) {
+      found_exe = true;
+      EXPECT_FALSE(m.build_id.empty());
+    }
+  }
+  EXPECT_TRUE(found_exe);
+  EXPECT_EQ(c.stats.samples_dropped, 0u);
+  EXPECT_EQ(c.stats.samples_recorded, c.samples.size() + c.repeats);
+}
+
+TEST_F(ProfilerTest, IdleThreadsAreRepeatedNotStopped) {
+  ASSERT_TRUE(Profiler::start(options()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the main thread sleeps
+  ASSERT_TRUE(Profiler::stop());
+  Collected c;
+  ASSERT_TRUE(read(c).ok);
+  size_t main_samples = 0;
+  for (const auto& s : c.samples) main_samples += s.tid == internal::main_thread_id();
+  // One real sample when it was first seen (plus any after it woke), repeats while it slept.
+  EXPECT_GE(main_samples, 1u);
+  EXPECT_GT(c.repeats, 50u);
+}
+
+TEST_F(ProfilerTest, RefusesASecondStartAndAStopWithoutStart) {
+  Status s = Profiler::stop();
+  EXPECT_EQ(s.code(), Status::Code::kNotRunning);
+  EXPECT_FALSE(s.message().empty());
+  ASSERT_TRUE(Profiler::start(options()));
+  s = Profiler::start(options());
+  EXPECT_EQ(s.code(), Status::Code::kAlreadyRunning);
+  EXPECT_NE(s.message().find("already running"), std::string::npos);
+  EXPECT_TRUE(Profiler::stop());
+}
+
+TEST_F(ProfilerTest, RejectsOptionsOutOfRange) {
+  Options o = options();
+  o.interval = std::chrono::microseconds(10);
+  Status s = Profiler::start(o);
+  EXPECT_EQ(s.code(), Status::Code::kInvalidOption);
+  EXPECT_NE(s.message().find("interval"), std::string::npos);
+  o = options();
+  o.buffer_size = 10;
+  EXPECT_EQ(Profiler::start(o).code(), Status::Code::kInvalidOption);
+  o = options();
+  o.max_frames = 1;
+  EXPECT_EQ(Profiler::start(o).code(), Status::Code::kInvalidOption);
+  o = options();
+  o.sample_signal = SIGKILL;
+  EXPECT_EQ(Profiler::start(o).code(), Status::Code::kInvalidOption);
+  EXPECT_FALSE(Profiler::is_running());
+  EXPECT_FALSE(std::filesystem::exists(path_));
+}
+
+void user_handler(int) {}
+
+TEST_F(ProfilerTest, RefusesASignalTheProgramHandles) {
+  struct sigaction sa = {}, old = {};
+  sa.sa_handler = user_handler;
+  ASSERT_EQ(sigaction(SIGUSR2, &sa, &old), 0);
+  Options o = options();
+  o.sample_signal = SIGUSR2;
+  Status s = Profiler::start(o);
+  sigaction(SIGUSR2, &old, nullptr);
+  EXPECT_EQ(s.code(), Status::Code::kSignalInUse);
+  EXPECT_NE(s.message().find("SIGUSR2"), std::string::npos) << s.message();
+  EXPECT_FALSE(std::filesystem::exists(path_));  // nothing created on failure
+}
+
+TEST_F(ProfilerTest, RestoresTheSignalDispositionOnStop) {
+  Options o = options();
+  o.sample_signal = SIGUSR1;
+  ASSERT_TRUE(Profiler::start(o));
+  ASSERT_TRUE(Profiler::stop());
+  struct sigaction now = {};
+  ASSERT_EQ(sigaction(SIGUSR1, nullptr, &now), 0);
+  EXPECT_EQ(now.sa_handler, SIG_DFL);
+}
+
+TEST_F(ProfilerTest, ReportsAnUnwritableOutput) {
+  Options o = options();
+  o.output_path = "/nonexistent-dir/x.inprof";
+  Status s = Profiler::start(o);
+  EXPECT_EQ(s.code(), Status::Code::kOutputError);
+  EXPECT_NE(s.message().find("/nonexistent-dir/x.inprof"), std::string::npos);
+  EXPECT_FALSE(Profiler::is_running());
+  // The signal was given back: a new session can start.
+  ASSERT_TRUE(Profiler::start(options()));
+  EXPECT_TRUE(Profiler::stop());
+}
+
+// A thread that blocks the signal never answers: it is skipped after a bounded wait and counted,
+// and the session still stops promptly.
+TEST_F(ProfilerTest, SkipsAThreadThatBlocksTheSignal) {
+  std::atomic<bool> run{true};
+  std::thread blocker([&] {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    while (run.load()) asm volatile("" ::: "memory");  // busy, so never a repeat
+  });
+  Options o = options();
+  o.thread_answer_timeout = std::chrono::milliseconds(2);
+  ASSERT_TRUE(Profiler::start(o));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(Profiler::stop());
+  run = false;
+  blocker.join();
+  Collected c;
+  ASSERT_TRUE(read(c).ok);
+  EXPECT_GT(c.stats.threads_timed_out, 0u);
+}
+
+TEST_F(ProfilerTest, ScopeProfilesOnlyItsScope) {
+  {
+    ProfileScope scope(options());
+    ASSERT_TRUE(scope.status()) << scope.status().message();
+    EXPECT_TRUE(Profiler::is_running());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(Profiler::is_running());
+  Collected c;
+  DumpReadResult r = read(c);
+  ASSERT_TRUE(r.ok);
+  EXPECT_TRUE(r.complete);
+}
+
+TEST_F(ProfilerTest, StartStopManyTimes) {
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(Profiler::start(options()));
+    ASSERT_TRUE(Profiler::stop());
+  }
+  Collected c;
+  EXPECT_TRUE(read(c).complete);
+}
+
+}  // namespace
+}  // namespace inprof
