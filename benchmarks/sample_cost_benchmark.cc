@@ -1,0 +1,154 @@
+// Cost of one sample on this machine.
+//
+//   target_pause_p50_us / _p99_us: the longest gap the target thread saw in its own clock loop
+//     around each sample: signal delivery, our handler, return. This is what the profiled program
+//     pays per sample.
+//   Time column (manual time): the sampler's work for one sample — signal round trip, stack copy,
+//     frame-pointer unwind, encoding, ring-buffer write.
+//   frames: frames recovered per sample (the target's recursion depth plus its thread start).
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "dump/dump_records.h"
+#include "frame_pointer_unwinder.h"
+#include "process_info.h"
+#include "ring_buffer.h"
+#include "stack_copier.h"
+
+namespace inprof::internal {
+namespace {
+
+struct Target {
+  std::atomic<uint64_t> tid{0};
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> max_gap_ns{0};
+  std::atomic<uint64_t> loops{0};
+};
+
+__attribute__((noinline)) void measure_gaps(Target& t) {
+  t.tid = current_thread_id();
+  uint64_t previous = monotonic_ns();
+  while (!t.stop.load(std::memory_order_relaxed)) {
+    const uint64_t now = monotonic_ns();
+    const uint64_t gap = now - previous;
+    if (gap > t.max_gap_ns.load(std::memory_order_relaxed)) {
+      t.max_gap_ns.store(gap, std::memory_order_relaxed);
+    }
+    previous = now;
+    t.loops.fetch_add(1, std::memory_order_release);
+  }
+}
+
+__attribute__((noinline)) void recurse(Target& t, int depth) {
+  if (depth > 0) {
+    recurse(t, depth - 1);
+  } else {
+    measure_gaps(t);
+  }
+  asm volatile("" ::: "memory");  // no tail call: every level keeps its frame
+}
+
+uint64_t percentile(std::vector<uint64_t> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))];
+}
+
+void BM_OneSample(benchmark::State& state) {
+  const int depth = static_cast<int>(state.range(0));
+  Status status;
+  auto copier = StackCopier::create({}, &status);
+  if (!copier) {
+    state.SkipWithError(status.message().c_str());
+    return;
+  }
+  Target target;
+  std::thread thread([&] { recurse(target, depth); });
+  while (target.tid == 0) std::this_thread::yield();
+
+  std::vector<uint8_t> stack(64 << 10);
+  StackSnapshot snapshot;
+  snapshot.buffer = stack.data();
+  snapshot.capacity = stack.size();
+  FramePointerUnwinder unwinder;
+  std::vector<uint64_t> frames(512);
+  std::vector<uint8_t> encoded(8192);
+  RingBuffer ring(8 << 20);
+  std::vector<uint64_t> pauses;
+  size_t frame_total = 0, samples = 0;
+
+  for (auto _ : state) {
+    // Let the target run undisturbed, then reset its gap meter.
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    target.max_gap_ns.store(0);
+    const uint64_t begin = monotonic_ns();
+    CopyResult r = copier->copy(target.tid, snapshot);
+    UnwindOutput out = unwinder.unwind(snapshot, frames);
+    ByteWriter w(std::span<uint8_t>(encoded.data(), encoded.size()));
+    encode_sample(w, target.tid, snapshot.time_ns, 1000, 0,
+                  std::span<const uint64_t>(frames.data(), out.count), {});
+    ring.write(static_cast<uint8_t>(RecordType::kSample), w.view());
+    const uint64_t end = monotonic_ns();
+    state.SetIterationTime(static_cast<double>(end - begin) * 1e-9);
+    if (r != CopyResult::kOk) {
+      state.SkipWithError("copy failed");
+      break;
+    }
+    ring.drain([](uint8_t, std::span<const uint8_t>) {});
+    // Wait until the target has gone round its loop again, so its gap meter saw the pause.
+    const uint64_t loops = target.loops.load(std::memory_order_acquire);
+    while (target.loops.load(std::memory_order_acquire) < loops + 2) {
+    }
+    pauses.push_back(target.max_gap_ns.load());
+    frame_total += out.count;
+    ++samples;
+  }
+  target.stop = true;
+  thread.join();
+  state.counters["frames"] = samples ? double(frame_total) / double(samples) : 0;
+  state.counters["target_pause_p50_us"] = double(percentile(pauses, 0.5)) / 1000.0;
+  state.counters["target_pause_p99_us"] = double(percentile(pauses, 0.99)) / 1000.0;
+}
+
+BENCHMARK(BM_OneSample)->Arg(8)->Arg(38)->UseManualTime()->Unit(benchmark::kMicrosecond)
+    ->Iterations(3000);
+
+// The frame-pointer walk alone, on a copy taken once.
+void BM_FramePointerUnwind(benchmark::State& state) {
+  const int depth = static_cast<int>(state.range(0));
+  Status status;
+  auto copier = StackCopier::create({}, &status);
+  if (!copier) {
+    state.SkipWithError(status.message().c_str());
+    return;
+  }
+  Target target;
+  std::thread thread([&] { recurse(target, depth); });
+  while (target.tid == 0) std::this_thread::yield();
+  std::vector<uint8_t> stack(64 << 10);
+  StackSnapshot snapshot;
+  snapshot.buffer = stack.data();
+  snapshot.capacity = stack.size();
+  copier->copy(target.tid, snapshot);
+  target.stop = true;
+  thread.join();
+  FramePointerUnwinder unwinder;
+  std::vector<uint64_t> frames(512);
+  size_t count = 0;
+  for (auto _ : state) {
+    count = unwinder.unwind(snapshot, frames).count;
+    benchmark::DoNotOptimize(frames.data());
+  }
+  state.counters["frames"] = double(count);
+}
+
+BENCHMARK(BM_FramePointerUnwind)->Arg(8)->Arg(38)->Unit(benchmark::kNanosecond);
+
+}  // namespace
+}  // namespace inprof::internal
+
+BENCHMARK_MAIN();

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs inprof (static or shared) into a scratch prefix, builds tests/consumer against it with
+# find_package(inprof), runs it, and checks that its dump is readable by symbolicate.
+set -euo pipefail
+source_dir="$1"; work="$2"; shared="$3"; symbolicate="$4"
+rm -rf "$work"; mkdir -p "$work"
+cmake -S "$source_dir" -B "$work/lib" -DBUILD_SHARED_LIBS="$shared" -DINPROF_BUILD_TESTS=OFF \
+  -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF -DINPROF_BUILD_TOOLS=OFF \
+  -DCMAKE_INSTALL_PREFIX="$work/prefix" >/dev/null
+cmake --build "$work/lib" -j2 >/dev/null
+cmake --install "$work/lib" >/dev/null
+cmake -S "$source_dir/tests/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/consumer" >/dev/null
+LD_LIBRARY_PATH="$work/prefix/lib" "$work/consumer/consumer" "$work/consumer.inprof"
+if [ "$shared" = ON ]; then
+  ldd "$work/consumer/consumer" | grep -q "libinprof.so.0" || { echo "not linked to libinprof.so.0"; exit 1; }
+fi
+"$symbolicate" "$work/consumer.inprof" -o "$work/consumer.json"
+test -s "$work/consumer.json"
+echo "consumer ($([ "$shared" = ON ] && echo shared || echo static)): ok"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what inprof needs to build, test and check profiles, on Debian 12. Installs only
+# what is missing, so it is quick when run again. Needs root (uses sudo if not root).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libzstd-dev libdw-dev libelf-dev libunwind-dev rapidjson-dev
+  googletest libgtest-dev libgmock-dev libbenchmark-dev
+)
+# The Firefox Profiler's own loading code (profiler-cli, from npm) checks generated profiles.
+if ! command -v node >/dev/null 2>&1; then packages+=(nodejs); fi
+if ! command -v npm >/dev/null 2>&1; then packages+=(npm); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+    echo "install-deps: missing packages (${missing[*]}) and not root; run as root" >&2
+    exit 1
+  fi
+fi
+echo "install-deps: installing ${missing[*]}"
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
