@@ -12,8 +12,6 @@ namespace {
 constexpr uint64_t kOsNamesRefreshNs = 250000000;  // threads rename themselves after start
 constexpr int kLeafCandidateSlots = 8;
 constexpr uint32_t kMaxBackoffTicks = 1024;
-// CPU a thread spends handling our signal and re-entering the system call it was blocked in.
-constexpr uint64_t kSignalAftermathNs = 30000;
 
 }  // namespace
 
@@ -141,6 +139,7 @@ void Sampler::refresh_threads(uint64_t now) {
   for (auto it = threads_.begin(); it != threads_.end();) {
     if (it->second.last_seen_tick != tick_count_) {
       metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
+      thread_lister_->forget(it->first);
       ThreadNames::instance().forget(it->first);  // the id may be reused by a new thread
       it = threads_.erase(it);
     } else {
@@ -179,11 +178,16 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
 
   ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
   RecordType type;
-  // Our own signal makes a sleeping thread run a little (the handler, then restarting its
-  // system call), so right after a sample a few microseconds do not count as running.
-  const uint64_t idle_threshold = state.stopped_last_tick ? kSignalAftermathNs : 0;
-  state.stopped_last_tick = false;
-  if (state.has_stack && cpu_delta && *cpu_delta <= idle_threshold) {
+  // Our own signal makes a sleeping thread run a little (the handler, then re-entering its
+  // system call), so right after a sample its CPU time moves even if it did nothing else. Then
+  // the scheduler's count of its runs decides: unchanged since just after our copy means it has
+  // not woken up since.
+  bool idle = cpu_delta == 0u;
+  if (!idle && state.run_count_after_stop) {
+    idle = thread_lister_->run_count(tid) == state.run_count_after_stop;
+  }
+  state.run_count_after_stop.reset();
+  if (state.has_stack && idle) {
     // It has not run since its last sample, so its stack cannot have changed: no need to stop it.
     type = RecordType::kSampleRepeat;
     encode(w, SampleRepeatRecord{tid, relative(now), cpu_delta});
@@ -198,9 +202,12 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     }
     if (copied != CopyResult::kOk) return;
     state.timeouts = 0;
-    state.stopped_last_tick = true;
     // CPU is counted from after the copy, so the handler's time is not the thread's work.
     if (auto after = thread_lister_->cpu_time_ns(tid)) cpu = after;
+    // Only a thread that barely ran can be asleep; a busy one is sampled again anyway.
+    if (cpu_delta && *cpu_delta < config_.interval_ns / 2) {
+      state.run_count_after_stop = thread_lister_->run_count(tid);
+    }
     const UnwindOutput unwound = unwinder_->unwind(snapshot_, frames_);
     uint32_t flags = 0;
     if (unwound.result == UnwindResult::kTruncated) flags |= kSampleTruncatedCopy;

@@ -136,6 +136,51 @@ TEST_F(ProfilerTest, IdleThreadsAreRepeatedNotStopped) {
   EXPECT_GT(c.repeats, 50u);
 }
 
+__attribute__((noinline)) void nap_first() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void block_second(int fd) {
+  char byte;
+  (void)!read(fd, &byte, 1);
+  asm volatile("" ::: "memory");
+}
+
+// A sleeping thread that wakes and blocks somewhere else, using almost no CPU in between, must
+// not keep its old stack: the repeat logic may only skip threads that really did not run.
+TEST_F(ProfilerTest, ThreadThatMovesBetweenWaitsGetsItsNewStack) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  std::atomic<uint64_t> tid{0};
+  std::thread sleeper([&] {
+    tid = internal::current_thread_id();
+    nap_first();
+    block_second(pipe_fds[0]);
+  });
+  while (tid == 0) std::this_thread::yield();
+  ASSERT_TRUE(Profiler::start(options()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // 150 ms in each wait
+  ASSERT_TRUE(Profiler::stop());
+  ASSERT_EQ(write(pipe_fds[1], "x", 1), 1);
+  sleeper.join();
+  close(pipe_fds[0]);
+  close(pipe_fds[1]);
+
+  Collected c;
+  ASSERT_TRUE(read(c).ok);
+  std::vector<std::vector<uint64_t>> stacks;
+  for (const auto& s : c.samples) {
+    if (s.tid == tid) stacks.push_back(s.frames);
+  }
+  ASSERT_GE(stacks.size(), 2u);
+  // The stack of its last real sample (repeats only follow it) is not the one it slept with.
+  EXPECT_NE(stacks.front(), stacks.back());
+  // Yet it was not stopped over and over while it slept (our own signal makes it run briefly;
+  // that must not count as waking up): a few real samples, the rest repeats.
+  EXPECT_LT(stacks.size(), 30u) << c.repeats << " repeats in all";
+}
+
 TEST_F(ProfilerTest, RefusesASecondStartAndAStopWithoutStart) {
   Status s = Profiler::stop();
   EXPECT_EQ(s.code(), Status::Code::kNotRunning);
