@@ -16,7 +16,10 @@ UnwindOutput FramePointerUnwinder::unwind(const StackSnapshot& snapshot,
   uint64_t fp = snapshot.fp();
   uint64_t lowest = snapshot.sp();  // every frame record lies above SP, each above the last
   while (true) {
-    if (fp == 0) break;  // the outermost frame clears FP
+    if (fp == 0) {  // the outermost frame (thread start, _start) clears FP
+      out.reached_end = true;
+      break;
+    }
     if (fp < lowest || (fp & 7) != 0) break;  // not a frame record: the chain ends here
     uint64_t next_fp, return_address;
     if (!snapshot.read_word(fp, &next_fp) || !snapshot.read_word(fp + 8, &return_address)) {
@@ -31,6 +34,10 @@ UnwindOutput FramePointerUnwinder::unwind(const StackSnapshot& snapshot,
       break;
     }
     frames[out.count++] = return_address;
+    if (next_fp == 0) {
+      out.reached_end = true;
+      break;
+    }
     if (next_fp <= fp) break;  // records must move up the stack, or we would loop
     lowest = fp + 16;
     fp = next_fp;

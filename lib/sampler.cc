@@ -81,6 +81,7 @@ void Sampler::tick() {
 
 void Sampler::refresh_modules(uint64_t now) {
   module_lister_->list(module_scratch_);
+  unwinder_->set_modules(module_scratch_);
   for (auto& [key, known] : modules_) known.seen = false;
   code_ranges_.clear();
   for (ModuleInfo& m : module_scratch_) {
@@ -213,6 +214,9 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     if (unwound.result == UnwindResult::kTruncated) flags |= kSampleTruncatedCopy;
     if (unwound.result == UnwindResult::kDepthLimit) flags |= kSampleDepthLimit;
     if (!snapshot_.stack_found) flags |= kSampleNoStack;
+    if (unwound.result == UnwindResult::kComplete && !unwound.reached_end) {
+      flags |= kSampleIncomplete;
+    }
     LeafCandidate candidates[kLeafCandidateSlots];
     size_t candidate_count = 0;
     if (unwound.frame_pointer_walk) {

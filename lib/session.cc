@@ -3,6 +3,7 @@
 #include <future>
 #include <string>
 
+#include "dwarf_unwinder.h"
 #include "frame_pointer_unwinder.h"
 #include "process_info.h"
 
@@ -84,9 +85,16 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   config.max_frames = options.max_frames;
   config.stack_copy_size = options.stack_copy_size;
   config.start_ns = start_ns;
-  session->sampler_ = std::make_unique<Sampler>(
-      config, std::move(copier), std::make_unique<FramePointerUnwinder>(), ThreadLister::create(),
-      ModuleLister::create(), session->ring_, session->metadata_);
+  std::unique_ptr<Unwinder> unwinder;
+  if (options.unwinder == UnwindMethod::kFramePointer) {
+    unwinder = std::make_unique<FramePointerUnwinder>();
+  } else {
+    unwinder = std::make_unique<DwarfUnwinder>(CfiProvider::create(),
+                                               options.unwinder == UnwindMethod::kAuto);
+  }
+  session->sampler_ = std::make_unique<Sampler>(config, std::move(copier), std::move(unwinder),
+                                                ThreadLister::create(), ModuleLister::create(),
+                                                session->ring_, session->metadata_);
 
   // The writer starts first so that the sampler knows its id and never samples it.
   std::promise<uint64_t> writer_tid;

@@ -7,6 +7,9 @@
 #include <cstdint>
 #include <span>
 
+#include <vector>
+
+#include "module_lister.h"
 #include "stack_snapshot.h"
 
 namespace inprof::internal {
@@ -21,12 +24,15 @@ struct UnwindOutput {
   size_t count = 0;  // frames written: [0] is the PC, then return addresses
   UnwindResult result = UnwindResult::kComplete;
   bool frame_pointer_walk = false;  // the leaf's caller may be missing (see dump FORMAT.md)
+  bool reached_end = false;  // the outermost frame was recognised (thread start, _start)
 };
 
 class Unwinder {
  public:
   virtual ~Unwinder() = default;
   virtual UnwindOutput unwind(const StackSnapshot& snapshot, std::span<uint64_t> frames) = 0;
+  // The modules mapped now; called when they change, never while a thread is stopped.
+  virtual void set_modules(const std::vector<ModuleInfo>&) {}
 };
 
 }  // namespace inprof::internal

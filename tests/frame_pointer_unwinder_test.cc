@@ -59,6 +59,7 @@ TEST(FramePointerUnwinder, WalksAChainToItsEnd) {
   EXPECT_EQ(frames, (std::vector<uint64_t>{0x400000, 0x401111, 0x402222, 0x403333}));
   EXPECT_EQ(out.result, UnwindResult::kComplete);
   EXPECT_TRUE(out.frame_pointer_walk);
+  EXPECT_TRUE(out.reached_end);
 }
 
 TEST(FramePointerUnwinder, StopsAtAChainThatGoesDownOrLoops) {
@@ -66,8 +67,10 @@ TEST(FramePointerUnwinder, StopsAtAChainThatGoesDownOrLoops) {
   const uint64_t b = SyntheticStack::kBase;
   stack.frame(b + 0x100, b + 0x80, 0x401111);  // points below itself: corrupt
   stack.frame(b + 0x80, b + 0x100, 0x402222);
-  auto frames = walk(stack.snapshot(0x400000, b + 0x100), 64);
+  UnwindOutput out;
+  auto frames = walk(stack.snapshot(0x400000, b + 0x100), 64, &out);
   EXPECT_EQ(frames, (std::vector<uint64_t>{0x400000, 0x401111}));
+  EXPECT_FALSE(out.reached_end);
 
   stack.frame(b + 0x300, b + 0x300, 0x404444);  // points at itself
   frames = walk(stack.snapshot(0x400000, b + 0x300), 64);

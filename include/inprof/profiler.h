@@ -63,6 +63,13 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
+// How the sampler turns a stack copy into frames.
+enum class UnwindMethod {
+  kAuto,          // DWARF CFI where a module has it, frame pointers elsewhere (JIT code)
+  kDwarf,         // DWARF CFI only: stop where there is none
+  kFramePointer,  // frame pointers only: cheapest, complete only in code built with them
+};
+
 // How a profiling session runs. The defaults suit most programs.
 struct Options {
   // Time between two samples of each thread; 100 µs to 1 s.
@@ -83,6 +90,8 @@ struct Options {
 
   // Most frames recorded per sample (8 to 4096).
   std::size_t max_frames = 512;
+
+  UnwindMethod unwinder = UnwindMethod::kAuto;
 
   // The signal used to interrupt threads (Linux). 0 picks SIGPROF. start() refuses a signal the
   // program already handles.

@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 
 #include "process_info.h"
 #include "stack_copier.h"
@@ -148,7 +149,7 @@ class SignalStackCopier final : public StackCopier {
  public:
   SignalStackCopier(int sig, std::chrono::nanoseconds timeout, const struct sigaction& previous)
       : signal_(sig), timeout_ns_(static_cast<uint64_t>(timeout.count())), previous_(previous) {
-    refresh_regions();
+    read_stack_regions(&regions_);
   }
 
   ~SignalStackCopier() override {
@@ -164,7 +165,7 @@ class SignalStackCopier final : public StackCopier {
 
   CopyResult copy(uint64_t tid, StackSnapshot& out) override {
     CopyResult result = copy_once(tid, out);
-    if (result == CopyResult::kOk && !out.stack_found && refresh_regions()) {
+    if (result == CopyResult::kOk && !out.stack_found && refresh_regions(tid)) {
       // SP was in no known mapping: a new thread's stack, or the main stack grew. Once more.
       result = copy_once(tid, out);
     }
@@ -232,12 +233,17 @@ class SignalStackCopier final : public StackCopier {
     return true;
   }
 
-  // Re-reads the mapping table, at most every 10 ms (a thread whose SP lies in no readable
-  // mapping must not make every tick read /proc).
-  bool refresh_regions() {
+  // Re-reads the mapping table because `tid`'s SP was in none of it: a new thread, or a grown
+  // main stack. At most once per 100 ms per thread, so a thread whose SP is in no readable
+  // mapping at all does not make every tick read /proc.
+  bool refresh_regions(uint64_t tid) {
     const uint64_t now = monotonic_ns();
-    if (last_refresh_ns_ != 0 && now - last_refresh_ns_ < 10000000) return false;
-    last_refresh_ns_ = now;
+    auto [it, inserted] = last_refresh_ns_.try_emplace(tid, now);
+    if (!inserted) {
+      if (now - it->second < 100000000) return false;
+      it->second = now;
+    }
+    if (last_refresh_ns_.size() > 4096) last_refresh_ns_.clear();  // ids of exited threads
     return read_stack_regions(&regions_);
   }
 
@@ -247,7 +253,7 @@ class SignalStackCopier final : public StackCopier {
   const int pid_ = getpid();
   uint32_t sequence_ = 0;
   std::vector<StackRegion> regions_;
-  uint64_t last_refresh_ns_ = 0;
+  std::unordered_map<uint64_t, uint64_t> last_refresh_ns_;  // by thread id
 };
 
 }  // namespace

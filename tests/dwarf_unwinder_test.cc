@@ -1,0 +1,188 @@
+// The DWARF unwinder against ground truth: code built -O2 -fomit-frame-pointer with known call
+// chains (tests/unwind_targets), sampled for real through the signal copier.
+#include "dwarf_unwinder.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "frame_pointer_unwinder.h"
+#include "module_lister.h"
+#include "stack_copier.h"
+#include "process_info.h"
+#include "unwind_targets/unwind_targets.h"
+
+namespace inprof::internal {
+namespace {
+
+// The names of frames inside the targets library, leaf first. Return addresses are looked up
+// at address - 1 (the call), as symbolicate does.
+struct Walk {
+  std::vector<uint64_t> frames;
+  UnwindOutput out;
+  std::vector<std::string> target_names() const {
+    Dl_info self;
+    dladdr(reinterpret_cast<void*>(&target_recurse), &self);
+    std::vector<std::string> names;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      Dl_info info;
+      uint64_t lookup = i == 0 ? frames[i] : frames[i] - 1;
+      if (dladdr(reinterpret_cast<void*>(lookup), &info) && info.dli_fbase == self.dli_fbase &&
+          info.dli_sname) {
+        names.push_back(info.dli_sname);
+      }
+    }
+    return names;
+  }
+};
+
+class DwarfUnwinderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Status status;
+    copier_ = StackCopier::create({}, &status);
+    ASSERT_TRUE(copier_) << status.message();
+    stack_.resize(256 << 10);
+    snapshot_.buffer = stack_.data();
+    snapshot_.capacity = stack_.size();
+    auto lister = ModuleLister::create();
+    lister->list(modules_);
+    dwarf_ = std::make_unique<DwarfUnwinder>(CfiProvider::create(), /*fp fallback=*/false);
+    dwarf_->set_modules(modules_);
+    unwind_target_ready = 0;
+    unwind_target_release = 0;
+  }
+  void TearDown() override {
+    unwind_target_release = 1;
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Runs `target` on a new thread and waits until it is in place.
+  void start(std::function<void()> target) {
+    thread_ = std::thread([this, target] {
+      tid_ = current_thread_id();
+      target();
+    });
+    while (!unwind_target_ready) std::this_thread::yield();
+  }
+
+  Walk sample(Unwinder& unwinder) {
+    Walk w;
+    EXPECT_EQ(copier_->copy(tid_, snapshot_), CopyResult::kOk);
+    w.frames.resize(512);
+    w.out = unwinder.unwind(snapshot_, w.frames);
+    w.frames.resize(w.out.count);
+    return w;
+  }
+  Walk sample() { return sample(*dwarf_); }
+
+  std::unique_ptr<StackCopier> copier_;
+  std::vector<uint8_t> stack_;
+  StackSnapshot snapshot_;
+  std::vector<ModuleInfo> modules_;
+  std::unique_ptr<DwarfUnwinder> dwarf_;
+  std::thread thread_;
+  std::atomic<uint64_t> tid_{0};
+};
+
+std::vector<std::string> repeat(const std::string& name, int n) {
+  return std::vector<std::string>(n, name);
+}
+
+TEST_F(DwarfUnwinderTest, RecursionWithoutFramePointersIsExact) {
+  start([] { target_recurse(25); });
+  for (int i = 0; i < 20; ++i) {
+    Walk w = sample();
+    auto expected = repeat("target_recurse", 26);
+    expected.insert(expected.begin(), "target_leaf_spin");
+    EXPECT_EQ(w.target_names(), expected);
+    EXPECT_TRUE(w.out.reached_end) << "stopped after " << w.frames.size() << " frames";
+    EXPECT_EQ(w.out.result, UnwindResult::kComplete);
+  }
+  // The frame-pointer walk, on the same code, cannot do this: it is what DWARF is for.
+  FramePointerUnwinder fp;
+  EXPECT_LT(sample(fp).target_names().size(), 27u);
+}
+
+TEST_F(DwarfUnwinderTest, ThroughQsortInLibc) {
+  start([] { target_qsort(); });
+  Walk w = sample();
+  EXPECT_EQ(w.target_names(), (std::vector<std::string>{"target_compare_spin", "target_qsort"}));
+  EXPECT_TRUE(w.out.reached_end);
+}
+
+TEST_F(DwarfUnwinderTest, ThroughStdSort) {
+  start([] { target_std_sort(); });
+  Walk w = sample();
+  auto names = w.target_names();
+  ASSERT_GE(names.size(), 2u);
+  EXPECT_EQ(names.front(), "target_less_spin");
+  EXPECT_EQ(names.back(), "target_std_sort");
+  EXPECT_TRUE(w.out.reached_end);
+}
+
+TEST_F(DwarfUnwinderTest, ThroughPthreadOnce) {
+  start([] { target_pthread_once(); });
+  Walk w = sample();
+  EXPECT_EQ(w.target_names(), (std::vector<std::string>{"target_once_spin", "target_pthread_once"}));
+  EXPECT_TRUE(w.out.reached_end);
+}
+
+// A sample that lands in the program's own signal handler unwinds through the signal trampoline
+// (__restore_rt) back into the code the signal interrupted.
+TEST_F(DwarfUnwinderTest, ThroughTheSignalTrampoline) {
+  start([] { target_signal(); });
+  Walk w = sample();
+  EXPECT_EQ(w.target_names(), (std::vector<std::string>{"target_signal_spin", "target_signal"}));
+  EXPECT_TRUE(w.out.reached_end);
+}
+
+// Samples land at every instruction of a small function, prologue and epilogue included: the
+// caller must always be found, and the walk must always reach the thread's start.
+TEST_F(DwarfUnwinderTest, AnyInstructionOfAFunctionUnwinds) {
+  start([] { target_prologue_loop(); });
+  std::set<uint64_t> leaf_pcs;
+  for (int i = 0; i < 2000; ++i) {
+    Walk w = sample();
+    auto names = w.target_names();
+    ASSERT_FALSE(names.empty());
+    if (names.front() == "target_small_work") {
+      leaf_pcs.insert(w.frames[0]);
+      ASSERT_EQ(names, (std::vector<std::string>{"target_small_work", "target_prologue_loop"}))
+          << "at pc 0x" << std::hex << w.frames[0];
+    } else {
+      ASSERT_EQ(names, (std::vector<std::string>{"target_prologue_loop"}));
+    }
+    ASSERT_TRUE(w.out.reached_end) << "at pc 0x" << std::hex << w.frames[0];
+  }
+  // The samples really covered many different instructions.
+  EXPECT_GT(leaf_pcs.size(), 10u);
+}
+
+TEST_F(DwarfUnwinderTest, WarmCacheServesRepeatedStacks) {
+  start([] { target_recurse(10); });
+  Walk first = sample();
+  const uint64_t misses = dwarf_->cache().misses;
+  EXPECT_GT(misses, 0u);
+  std::vector<uint64_t> frames(512);
+  UnwindOutput again = dwarf_->unwind(snapshot_, frames);  // the same copy once more
+  frames.resize(again.count);
+  EXPECT_EQ(frames, first.frames);
+  EXPECT_EQ(dwarf_->cache().misses, misses);  // every rule came from the cache
+}
+
+TEST_F(DwarfUnwinderTest, StopsAtAStackCutShort) {
+  start([] { target_recurse(2000); });
+  snapshot_.capacity = 4096;  // far less than 2000 frames need
+  Walk w = sample();
+  EXPECT_EQ(w.out.result, UnwindResult::kTruncated);
+  EXPECT_FALSE(w.out.reached_end);
+  EXPECT_GT(w.frames.size(), 10u);
+}
+
+}  // namespace
+}  // namespace inprof::internal

@@ -1,0 +1,103 @@
+#include "unwind_targets.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+extern "C" {
+volatile int unwind_target_ready = 0;
+volatile int unwind_target_release = 0;
+}
+
+namespace {
+// Keeps a call from being turned into a jump, so every level keeps its frame.
+#define NO_TAIL_CALL() asm volatile("" ::: "memory")
+
+void spin_until_released() {
+  unwind_target_ready = 1;
+  while (!unwind_target_release) {
+  }
+}
+}  // namespace
+
+extern "C" {
+
+__attribute__((noinline)) void target_leaf_spin() {
+  unwind_target_ready = 1;
+  while (!unwind_target_release) {
+  }
+}
+
+__attribute__((noinline)) void target_recurse(int depth) {
+  if (depth > 0) {
+    target_recurse(depth - 1);
+  } else {
+    target_leaf_spin();
+  }
+  NO_TAIL_CALL();
+}
+
+__attribute__((noinline)) int target_compare_spin(const void* a, const void* b) {
+  spin_until_released();
+  return *static_cast<const int*>(a) - *static_cast<const int*>(b);
+}
+
+__attribute__((noinline)) void target_qsort() {
+  int values[] = {3, 1, 2};
+  qsort(values, 3, sizeof(int), target_compare_spin);
+  NO_TAIL_CALL();
+}
+
+__attribute__((noinline)) bool target_less_spin(int a, int b) {
+  spin_until_released();
+  return a < b;
+}
+
+__attribute__((noinline)) void target_std_sort() {
+  std::vector<int> values = {5, 3, 9, 1, 7, 2, 8, 6, 4, 0, 11, 15, 13, 12, 14, 10, 17};
+  std::sort(values.begin(), values.end(), target_less_spin);
+  NO_TAIL_CALL();
+}
+
+__attribute__((noinline)) void target_once_spin() { spin_until_released(); }
+
+__attribute__((noinline)) void target_pthread_once() {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, target_once_spin);
+  NO_TAIL_CALL();
+}
+
+__attribute__((noinline)) void target_signal_spin(int) { spin_until_released(); }
+
+__attribute__((noinline)) void target_signal() {
+  struct sigaction sa = {};
+  sa.sa_handler = target_signal_spin;
+  sigaction(SIGUSR2, &sa, nullptr);
+  pthread_kill(pthread_self(), SIGUSR2);
+  NO_TAIL_CALL();
+}
+
+// Enough live values that the function saves callee-saved registers: a real prologue and
+// epilogue around a little work, so samples land on every kind of instruction.
+__attribute__((noinline)) int target_small_work(int x) {
+  int a = x * 3, b = x ^ 0x55, c = x + 7, d = x * x, e = x - 9, f = x << 3;
+  for (int i = 0; i < 3; ++i) {
+    a += b * c;
+    b ^= d + e;
+    c -= f;
+    asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f));
+  }
+  return a + b + c + d + e + f;
+}
+
+__attribute__((noinline)) void target_prologue_loop() {
+  volatile int sink = 0;
+  unwind_target_ready = 1;
+  while (!unwind_target_release) sink = sink + target_small_work(sink);
+  NO_TAIL_CALL();
+}
+
+}  // extern "C"

@@ -1,0 +1,21 @@
+// Functions with known call chains, built -O2 -fomit-frame-pointer into their own shared library,
+// so that tests can compare unwound stacks with the truth. Each target runs on a thread of the
+// test, sets `unwind_target_ready` once it is where the test expects it, and stays there until
+// `unwind_target_release` is set.
+#ifndef INPROF_TESTS_UNWIND_TARGETS_H_
+#define INPROF_TESTS_UNWIND_TARGETS_H_
+
+extern "C" {
+extern volatile int unwind_target_ready;
+extern volatile int unwind_target_release;
+
+void target_recurse(int depth);       // target_recurse × depth+1, then target_leaf_spin
+void target_qsort();                  // qsort → target_compare_spin
+void target_std_sort();               // std::sort → target_less_spin
+void target_pthread_once();           // pthread_once → target_once_spin
+void target_signal();                 // raise SIGUSR2 → target_signal_spin (in the handler)
+void target_prologue_loop();          // calls target_small_work in a loop
+int target_small_work(int x);
+}
+
+#endif  // INPROF_TESTS_UNWIND_TARGETS_H_
