@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "dump/dump_records.h"
+#include "dwarf_unwinder.h"
 #include "frame_pointer_unwinder.h"
+#include "module_lister.h"
 #include "process_info.h"
 #include "ring_buffer.h"
 #include "stack_copier.h"
@@ -58,8 +60,20 @@ uint64_t percentile(std::vector<uint64_t> v, double p) {
   return v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))];
 }
 
+std::unique_ptr<Unwinder> make_unwinder(bool dwarf) {
+  if (!dwarf) return std::make_unique<FramePointerUnwinder>();
+  auto unwinder = std::make_unique<DwarfUnwinder>(CfiProvider::create(), true);
+  std::vector<ModuleInfo> modules;
+  ModuleLister::create()->list(modules);
+  unwinder->set_modules(modules);
+  return unwinder;
+}
+
+// range(0): recursion depth; range(1): 0 = frame pointers, 1 = DWARF.
 void BM_OneSample(benchmark::State& state) {
   const int depth = static_cast<int>(state.range(0));
+  auto unwinder_ptr = make_unwinder(state.range(1) != 0);
+  Unwinder& unwinder = *unwinder_ptr;
   Status status;
   auto copier = StackCopier::create({}, &status);
   if (!copier) {
@@ -74,7 +88,6 @@ void BM_OneSample(benchmark::State& state) {
   StackSnapshot snapshot;
   snapshot.buffer = stack.data();
   snapshot.capacity = stack.size();
-  FramePointerUnwinder unwinder;
   std::vector<uint64_t> frames(512);
   std::vector<uint8_t> encoded(8192);
   RingBuffer ring(8 << 20);
@@ -114,12 +127,21 @@ void BM_OneSample(benchmark::State& state) {
   state.counters["target_pause_p99_us"] = double(percentile(pauses, 0.99)) / 1000.0;
 }
 
-BENCHMARK(BM_OneSample)->Arg(8)->Arg(38)->UseManualTime()->Unit(benchmark::kMicrosecond)
+BENCHMARK(BM_OneSample)
+    ->ArgNames({"depth", "dwarf"})
+    ->Args({8, 0})
+    ->Args({38, 0})
+    ->Args({8, 1})
+    ->Args({38, 1})
+    ->UseManualTime()
+    ->Unit(benchmark::kMicrosecond)
     ->Iterations(3000);
 
-// The frame-pointer walk alone, on a copy taken once.
-void BM_FramePointerUnwind(benchmark::State& state) {
+// An unwinder alone, on a copy taken once. range(0): depth; range(1): 0 = frame pointers,
+// 1 = DWARF with a warm cache, 2 = DWARF cold (a fresh unwinder: opens the modules, reads CFI).
+void BM_Unwind(benchmark::State& state) {
   const int depth = static_cast<int>(state.range(0));
+  const int mode = static_cast<int>(state.range(1));
   Status status;
   auto copier = StackCopier::create({}, &status);
   if (!copier) {
@@ -136,17 +158,30 @@ void BM_FramePointerUnwind(benchmark::State& state) {
   copier->copy(target.tid, snapshot);
   target.stop = true;
   thread.join();
-  FramePointerUnwinder unwinder;
   std::vector<uint64_t> frames(512);
   size_t count = 0;
+  auto unwinder = make_unwinder(mode != 0);
+  unwinder->unwind(snapshot, frames);  // warm
   for (auto _ : state) {
-    count = unwinder.unwind(snapshot, frames).count;
+    if (mode == 2) {
+      state.PauseTiming();
+      unwinder = make_unwinder(true);
+      state.ResumeTiming();
+    }
+    count = unwinder->unwind(snapshot, frames).count;
     benchmark::DoNotOptimize(frames.data());
   }
   state.counters["frames"] = double(count);
 }
 
-BENCHMARK(BM_FramePointerUnwind)->Arg(8)->Arg(38)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_Unwind)
+    ->ArgNames({"depth", "mode"})
+    ->Args({8, 0})
+    ->Args({38, 0})
+    ->Args({8, 1})
+    ->Args({38, 1})
+    ->Args({38, 2})
+    ->Unit(benchmark::kNanosecond);
 
 }  // namespace
 }  // namespace inprof::internal

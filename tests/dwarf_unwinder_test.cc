@@ -4,7 +4,9 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 
+#include <cstring>
 #include <functional>
 #include <set>
 #include <string>
@@ -162,6 +164,61 @@ TEST_F(DwarfUnwinderTest, AnyInstructionOfAFunctionUnwinds) {
   // The samples really covered many different instructions.
   EXPECT_GT(leaf_pcs.size(), 10u);
 }
+
+#if defined(__x86_64__)
+// Code generated at run time has no unwind tables: the walk continues by frame pointer through
+// it and picks up CFI again in the code that called it.
+class JitCode {
+ public:
+  // push rbp; mov rbp, rsp; movabs rax, target; call rax; pop rbp; ret
+  explicit JitCode(void (*target)()) {
+    page_ = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    auto* p = static_cast<uint8_t*>(page_);
+    const uint8_t prologue[] = {0x55, 0x48, 0x89, 0xe5, 0x48, 0xb8};
+    std::memcpy(p, prologue, sizeof(prologue));
+    const auto address = reinterpret_cast<uint64_t>(target);
+    std::memcpy(p + sizeof(prologue), &address, 8);
+    const uint8_t call_and_return[] = {0xff, 0xd0, 0x5d, 0xc3};
+    std::memcpy(p + sizeof(prologue) + 8, call_and_return, sizeof(call_and_return));
+    mprotect(page_, 4096, PROT_READ | PROT_EXEC);
+  }
+  ~JitCode() { munmap(page_, 4096); }
+  void (*entry() const)() { return reinterpret_cast<void (*)()>(page_); }
+  uint64_t begin() const { return reinterpret_cast<uint64_t>(page_); }
+
+ private:
+  void* page_;
+};
+
+__attribute__((noinline)) void call_jit(void (*jit)()) {
+  jit();
+  asm volatile("" ::: "memory");
+}
+
+TEST_F(DwarfUnwinderTest, JitFramesContinueByFramePointer) {
+  JitCode jit(&target_leaf_spin);
+  start([&] { call_jit(jit.entry()); });
+  auto auto_mode = std::make_unique<DwarfUnwinder>(CfiProvider::create(), /*fp fallback=*/true);
+  auto_mode->set_modules(modules_);
+  Walk w = sample(*auto_mode);
+  ASSERT_GE(w.frames.size(), 3u);
+  EXPECT_EQ(w.target_names().front(), "target_leaf_spin");
+  EXPECT_GE(w.frames[1], jit.begin());  // the JIT frame, found through its frame pointer
+  EXPECT_LT(w.frames[1], jit.begin() + 4096);
+  const auto caller = reinterpret_cast<uint64_t>(&call_jit);  // a few bytes long
+  EXPECT_GT(w.frames[2], caller);
+  EXPECT_LT(w.frames[2], caller + 64);
+  EXPECT_TRUE(w.out.reached_end);
+
+  // DWARF only: the walk stops at the JIT frame instead of guessing.
+  Walk strict = sample();
+  EXPECT_EQ(strict.frames.size(), 2u);
+  EXPECT_FALSE(strict.out.reached_end);
+
+  unwind_target_release = 1;  // the thread must leave the JIT page before it is unmapped
+  thread_.join();
+}
+#endif
 
 TEST_F(DwarfUnwinderTest, WarmCacheServesRepeatedStacks) {
   start([] { target_recurse(10); });

@@ -12,6 +12,7 @@
 
 #include "dump/dump_reader.h"
 #include "process_info.h"
+#include "unwind_targets/unwind_targets.h"
 
 namespace inprof {
 namespace {
@@ -179,6 +180,35 @@ TEST_F(ProfilerTest, ThreadThatMovesBetweenWaitsGetsItsNewStack) {
   // Yet it was not stopped over and over while it slept (our own signal makes it run briefly;
   // that must not count as waking up): a few real samples, the rest repeats.
   EXPECT_LT(stacks.size(), 30u) << c.repeats << " repeats in all";
+}
+
+// Code without frame pointers, sampled by a real session with the default unwinder: the walk
+// reaches the thread's start (clone3) in at least 99 % of samples.
+TEST_F(ProfilerTest, CompleteStacksWithoutFramePointers) {
+  unwind_target_ready = 0;
+  unwind_target_release = 0;
+  std::atomic<uint64_t> tid{0};
+  std::thread worker([&] {
+    tid = internal::current_thread_id();
+    target_prologue_loop();
+  });
+  while (!unwind_target_ready) std::this_thread::yield();
+  ASSERT_TRUE(Profiler::start(options()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ASSERT_TRUE(Profiler::stop());
+  unwind_target_release = 1;
+  worker.join();
+  Collected c;
+  ASSERT_TRUE(read(c).ok);
+  size_t total = 0, complete = 0;
+  for (const auto& s : c.samples) {
+    if (s.tid != tid) continue;
+    ++total;
+    complete += !(s.flags & (internal::kSampleIncomplete | internal::kSampleTruncatedCopy |
+                             internal::kSampleNoStack));
+  }
+  ASSERT_GT(total, 50u);
+  EXPECT_GE(complete * 100, total * 99) << complete << " of " << total << " reached the start";
 }
 
 TEST_F(ProfilerTest, RefusesASecondStartAndAStopWithoutStart) {

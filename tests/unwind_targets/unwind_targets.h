@@ -9,6 +9,7 @@ extern "C" {
 extern volatile int unwind_target_ready;
 extern volatile int unwind_target_release;
 
+void target_leaf_spin();              // spins in place
 void target_recurse(int depth);       // target_recurse × depth+1, then target_leaf_spin
 void target_qsort();                  // qsort → target_compare_spin
 void target_std_sort();               // std::sort → target_less_spin
