@@ -24,7 +24,9 @@ const UnwindRule& DwarfUnwinder::rule_for(uint64_t pc) {
   return *cache_.find(pc, generation);
 }
 
-UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint64_t> frames) {
+UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint64_t> frames,
+                                   std::span<uint64_t> stack_pointers) {
+  const bool want_sps = stack_pointers.size() >= frames.size();
   UnwindOutput out;
   if (frames.empty()) {
     out.result = UnwindResult::kDepthLimit;
@@ -32,6 +34,7 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
   }
   uint64_t regs[kRegisterCount];
   std::memcpy(regs, snapshot.regs, sizeof(regs));
+  if (want_sps) stack_pointers[0] = regs[kRegSp];
   frames[out.count++] = regs[kRegPc];
   if (!snapshot.stack_found) return out;
 
@@ -120,6 +123,7 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
       out.result = UnwindResult::kDepthLimit;
       return out;
     }
+    if (want_sps) stack_pointers[out.count] = next[kRegSp];
     frames[out.count++] = return_address;
     std::memcpy(regs, next, sizeof(regs));
     regs[kRegPc] = return_address;

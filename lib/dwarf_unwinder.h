@@ -18,7 +18,8 @@ class DwarfUnwinder final : public Unwinder {
   // `frame_pointer_fallback`: continue by frame pointer where no CFI covers an address.
   DwarfUnwinder(std::unique_ptr<CfiProvider> cfi, bool frame_pointer_fallback);
 
-  UnwindOutput unwind(const StackSnapshot& snapshot, std::span<uint64_t> frames) override;
+  UnwindOutput unwind(const StackSnapshot& snapshot, std::span<uint64_t> frames,
+                      std::span<uint64_t> stack_pointers = {}) override;
   void set_modules(const std::vector<ModuleInfo>& modules) override;
 
   const RuleCache& cache() const { return cache_; }

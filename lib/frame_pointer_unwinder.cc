@@ -3,13 +3,16 @@
 namespace inprof::internal {
 
 UnwindOutput FramePointerUnwinder::unwind(const StackSnapshot& snapshot,
-                                          std::span<uint64_t> frames) {
+                                          std::span<uint64_t> frames,
+                                          std::span<uint64_t> stack_pointers) {
+  const bool want_sps = stack_pointers.size() >= frames.size();
   UnwindOutput out;
   out.frame_pointer_walk = true;
   if (frames.empty()) {
     out.result = UnwindResult::kDepthLimit;
     return out;
   }
+  if (want_sps) stack_pointers[0] = snapshot.sp();
   frames[out.count++] = snapshot.pc();
   if (!snapshot.stack_found) return out;
 
@@ -33,6 +36,7 @@ UnwindOutput FramePointerUnwinder::unwind(const StackSnapshot& snapshot,
       out.result = UnwindResult::kDepthLimit;
       break;
     }
+    if (want_sps) stack_pointers[out.count] = fp + 16;
     frames[out.count++] = return_address;
     if (next_fp == 0) {
       out.reached_end = true;

@@ -9,7 +9,8 @@ namespace inprof::internal {
 
 class FramePointerUnwinder final : public Unwinder {
  public:
-  UnwindOutput unwind(const StackSnapshot& snapshot, std::span<uint64_t> frames) override;
+  UnwindOutput unwind(const StackSnapshot& snapshot, std::span<uint64_t> frames,
+                      std::span<uint64_t> stack_pointers = {}) override;
 };
 
 }  // namespace inprof::internal

@@ -2,6 +2,7 @@
 #ifndef INPROF_LIB_PROCESS_INFO_H_
 #define INPROF_LIB_PROCESS_INFO_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ std::vector<std::string> command_line();
 uint64_t monotonic_ns();
 // Wall-clock time, to place the session on a calendar.
 uint64_t wall_clock_ns();
+
+// Copies up to `size` bytes at `address` of this process into `out` without risking a fault (an
+// unmapped page ends the copy). Returns the bytes copied.
+size_t read_memory(uint64_t address, void* out, size_t size);
 
 // Prepares a thread of the profiler's own: gives it a name and keeps the process's signals away
 // from it (they belong to the program's threads).

@@ -3,7 +3,11 @@
 #include <cstdlib>
 #include <mutex>
 
+#include <pthread.h>
+
+#include "declarations.h"
 #include "inprof/profiler.h"
+#include "label_stack.h"
 #include "process_info.h"
 #include "session.h"
 #include "thread_names.h"
@@ -21,6 +25,41 @@ void stop_at_exit() {
   if (g_running.load()) (void)Profiler::stop();
 }
 
+// fork(): the prepare handler takes every lock the library owns, so that the child never
+// inherits one held by a thread that does not exist there, and holds sampling still (a signal
+// makes fork() restart, and at 1 kHz a large process might never finish forking).
+void prepare_fork() {
+  g_mutex.lock();
+  if (g_session) g_session->hold_for_fork();
+  internal::Declarations::instance().mutex().lock();
+  internal::ThreadNames::instance().mutex().lock();
+  internal::label_stacks_mutex().lock();
+}
+
+void unlock_registries() {
+  internal::label_stacks_mutex().unlock();
+  internal::ThreadNames::instance().mutex().unlock();
+  internal::Declarations::instance().mutex().unlock();
+}
+
+void parent_after_fork() {
+  unlock_registries();
+  if (g_session) g_session->release_after_fork();
+  g_mutex.unlock();
+}
+
+// The child has none of the session's threads: it starts without a session (and may start its
+// own). The parent's session objects are left alone; they are the parent's.
+void child_after_fork() {
+  unlock_registries();
+  if (g_session) {
+    internal::Session::abandon_in_child();
+    g_session = nullptr;
+    g_running.store(false);
+  }
+  g_mutex.unlock();
+}
+
 }  // namespace
 
 Status Profiler::start(const Options& options) {
@@ -35,8 +74,11 @@ Status Profiler::start(const Options& options) {
   g_session = session.release();
   g_running.store(true);
   // So that a program that returns from main or calls exit() without stop() keeps its samples.
-  static std::once_flag at_exit_registered;
-  std::call_once(at_exit_registered, [] { std::atexit(stop_at_exit); });
+  static std::once_flag hooks_registered;
+  std::call_once(hooks_registered, [] {
+    std::atexit(stop_at_exit);
+    pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
+  });
   return {};
 }
 
@@ -52,6 +94,24 @@ Status Profiler::stop() {
 }
 
 bool Profiler::is_running() { return g_running.load(); }
+
+Status Profiler::pause() {
+  std::lock_guard lock(g_mutex);
+  if (g_session == nullptr) {
+    return Status::error(Status::Code::kNotRunning, "the profiler is not running");
+  }
+  g_session->pause();
+  return {};
+}
+
+Status Profiler::resume() {
+  std::lock_guard lock(g_mutex);
+  if (g_session == nullptr) {
+    return Status::error(Status::Code::kNotRunning, "the profiler is not running");
+  }
+  g_session->resume();
+  return {};
+}
 
 ProfileScope::ProfileScope(const Options& options) : status_(Profiler::start(options)) {}
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "declarations.h"
+#include "label_stack.h"
 #include "process_info.h"
 #include "thread_names.h"
 
@@ -27,7 +29,9 @@ Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copie
       metadata_(metadata),
       stack_buffer_(new uint8_t[config.stack_copy_size]),
       frames_(config.max_frames),
-      encode_buffer_(64 + config.max_frames * 11 + kLeafCandidateSlots * 12) {
+      frame_sps_(config.max_frames),
+      encode_buffer_(64 + config.max_frames * 11 + kLeafCandidateSlots * 12 +
+                     kMaxLabelDepth * 16) {
   snapshot_.buffer = stack_buffer_.get();
   snapshot_.capacity = config.stack_copy_size;
 }
@@ -38,7 +42,10 @@ void Sampler::run() {
   const uint64_t interval = config_.interval_ns;
   uint64_t next = monotonic_ns();
   for (;;) {
-    tick();
+    {
+      std::lock_guard hold(tick_mutex_);
+      tick();
+    }
     next += interval;
     const uint64_t now = monotonic_ns();
     if (now >= next) {
@@ -68,7 +75,9 @@ SamplerStats Sampler::stats() const {
 }
 
 void Sampler::tick() {
+  if (paused_.load(std::memory_order_relaxed)) return;
   const uint64_t now = monotonic_ns();
+  sample_counters(now);
   if (module_lister_->changed()) refresh_modules(now);
   refresh_threads(now);
   refresh_names(now);
@@ -193,6 +202,9 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     type = RecordType::kSampleRepeat;
     encode(w, SampleRepeatRecord{tid, relative(now), cpu_delta});
   } else {
+    snapshot_.label_source = find_label_stack(tid);
+    snapshot_.label_owner = tid;
+    snapshot_.label_count = 0;
     const CopyResult copied = copier_->copy(tid, snapshot_);
     if (copied == CopyResult::kTimedOut) {
       threads_timed_out_.fetch_add(1, std::memory_order_relaxed);
@@ -209,7 +221,7 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     if (cpu_delta && *cpu_delta < config_.interval_ns / 2) {
       state.run_count_after_stop = thread_lister_->run_count(tid);
     }
-    const UnwindOutput unwound = unwinder_->unwind(snapshot_, frames_);
+    const UnwindOutput unwound = unwinder_->unwind(snapshot_, frames_, frame_sps_);
     uint32_t flags = 0;
     if (unwound.result == UnwindResult::kTruncated) flags |= kSampleTruncatedCopy;
     if (unwound.result == UnwindResult::kDepthLimit) flags |= kSampleDepthLimit;
@@ -228,10 +240,13 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
         }
       }
     }
+    SampleLabel labels[kMaxLabelDepth];
+    const size_t label_count = place_labels(unwound.count, labels);
     type = RecordType::kSample;
     encode_sample(w, tid, relative(snapshot_.time_ns), cpu_delta, flags,
                   std::span<const uint64_t>(frames_.data(), unwound.count),
-                  std::span<const LeafCandidate>(candidates, candidate_count));
+                  std::span<const LeafCandidate>(candidates, candidate_count),
+                  std::span<const SampleLabel>(labels, label_count));
     state.has_stack = true;
   }
   state.last_cpu_ns = cpu;
@@ -241,6 +256,62 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     samples_dropped_.fetch_add(1, std::memory_order_relaxed);
     // A repeat must refer to a sample the dump really holds.
     state.has_stack = false;
+  }
+}
+
+}  // namespace inprof::internal
+
+namespace inprof::internal {
+
+size_t Sampler::place_labels(size_t count, SampleLabel* out) {
+  // A label lives in the frame of the function that pushed it: frame k spans
+  // [sp[k], sp[k + 1]). In leaf-first order it goes just before that function's frame.
+  for (size_t i = 0; i < snapshot_.label_count; ++i) {
+    const LabelEntry& e = snapshot_.labels[i];
+    uint32_t position = static_cast<uint32_t>(count);
+    for (size_t k = 0; k < count; ++k) {
+      const uint64_t end = k + 1 < count ? frame_sps_[k + 1] : UINT64_MAX;
+      if (e.address < end) {
+        position = static_cast<uint32_t>(k);
+        break;
+      }
+    }
+    out[i] = SampleLabel{position, intern_label(e.name), e.category};
+  }
+  return snapshot_.label_count;
+}
+
+uint64_t Sampler::intern_label(const char* name) {
+  auto [it, inserted] = label_ids_.try_emplace(name, 0);
+  if (!inserted) return it->second;
+  // The pointer came from the sampled thread: read it without trusting it.
+  char text[128];
+  const size_t n = read_memory(reinterpret_cast<uint64_t>(name), text, sizeof(text));
+  size_t length = 0;
+  while (length < n && text[length] != '\0') ++length;
+  it->second = next_string_id_++;
+  metadata_.push(RecordType::kString,
+                 StringRecord{it->second, length ? std::string(text, length) : "(label)"});
+  return it->second;
+}
+
+void Sampler::sample_counters(uint64_t now) {
+  Declarations& declarations = Declarations::instance();
+  if (declarations.counter_count() != counters_.size()) {
+    for (const auto& cell : declarations.counters()) {
+      if (cell.id >= counters_.size()) counters_.push_back({cell.id, cell.value});
+    }
+  }
+  uint8_t buffer[32];
+  for (CounterState& c : counters_) {
+    const int64_t value = c.value->load(std::memory_order_relaxed);
+    if (c.written && value == c.last) continue;
+    ByteWriter w(buffer);
+    encode(w, CounterSampleRecord{c.id, relative(now), value});
+    if (ring_.write(static_cast<uint8_t>(RecordType::kCounterSample), w.view())) {
+      c.written = true;
+      c.last = value;
+    }
   }
 }
 

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -61,6 +62,13 @@ class Sampler {
   // One round over every thread. Public for tests and benchmarks.
   void tick();
 
+  // While paused, ticks record nothing (Profiler::pause); threads are not interrupted.
+  void set_paused(bool paused) { paused_.store(paused, std::memory_order_relaxed); }
+
+  // Waits for the tick in progress and keeps the next one from starting until release().
+  void hold() { tick_mutex_.lock(); }
+  void release() { tick_mutex_.unlock(); }
+
   SamplerStats stats() const;
 
  private:
@@ -79,6 +87,10 @@ class Sampler {
   void refresh_names(uint64_t now);
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
   bool in_code(uint64_t address) const;
+  void sample_counters(uint64_t now);
+  // Places the snapshot's labels among `count` unwound frames; returns how many were placed.
+  size_t place_labels(size_t count, SampleLabel* out);
+  uint64_t intern_label(const char* name);
   uint64_t relative(uint64_t t) const { return t > config_.start_ns ? t - config_.start_ns : 0; }
 
   const SamplerConfig config_;
@@ -110,13 +122,26 @@ class Sampler {
   std::unique_ptr<uint8_t[]> stack_buffer_;
   StackSnapshot snapshot_;
   std::vector<uint64_t> frames_;
+  std::vector<uint64_t> frame_sps_;
   std::vector<uint8_t> encode_buffer_;
+
+  std::unordered_map<const char*, uint64_t> label_ids_;
+  uint64_t next_string_id_ = 1;
+  struct CounterState {
+    uint32_t id;
+    std::atomic<int64_t>* value;
+    bool written = false;
+    int64_t last = 0;
+  };
+  std::vector<CounterState> counters_;
+  std::atomic<bool> paused_{false};
 
   std::atomic<uint64_t> samples_written_{0};
   std::atomic<uint64_t> samples_dropped_{0};
   std::atomic<uint64_t> threads_timed_out_{0};
   std::atomic<uint64_t> ticks_late_{0};
 
+  std::mutex tick_mutex_;
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;
   bool stop_requested_ = false;

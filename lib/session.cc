@@ -3,7 +3,10 @@
 #include <future>
 #include <string>
 
+#include "declarations.h"
 #include "dwarf_unwinder.h"
+#include "inprof/markers.h"
+#include "marker_recorder.h"
 #include "frame_pointer_unwinder.h"
 #include "process_info.h"
 
@@ -115,6 +118,11 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
     s->sampler_->run();
   });
   sampler_ready_done.wait();
+  s->markers_dropped_at_start_ = MarkerRecorder::instance().dropped();
+  // Markers, categories and counters flow into this session from now on.
+  Declarations::instance().attach(&s->metadata_);
+  MarkerRecorder::instance().attach(&s->ring_, start_ns);
+  g_recording.store(true);
   *status = {};
   return session;
 }
@@ -124,6 +132,9 @@ Session::~Session() { (void)stop(); }
 Status Session::stop() {
   if (stopped_) return write_status_;
   stopped_ = true;
+  g_recording.store(false);
+  MarkerRecorder::instance().detach();  // waits for markers being written
+  Declarations::instance().detach();
   if (sampler_thread_.joinable()) {
     sampler_->request_stop();
     sampler_thread_.join();
@@ -166,12 +177,43 @@ void Session::drain(bool final) {
   }
   const SamplerStats s = sampler_->stats();
   dump_->add(RecordType::kStats,
-             StatsRecord{s.samples_written, s.samples_dropped,
-                         s.threads_timed_out, s.ticks_late});
+             StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
+                         MarkerRecorder::instance().dropped() - markers_dropped_at_start_});
   if (final) dump_->add(RecordType::kEnd, EndRecord{now - start_ns_});
   Status flushed = dump_->flush();
   if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
   last_flush_ns_ = now;
+}
+
+}  // namespace inprof::internal
+
+namespace inprof::internal {
+
+void Session::pause() {
+  if (paused_) return;
+  paused_ = true;
+  g_recording.store(false);
+  sampler_->set_paused(true);
+  metadata_.push(RecordType::kPause, PauseRecord{monotonic_ns() - start_ns_});
+}
+
+void Session::resume() {
+  if (!paused_) return;
+  paused_ = false;
+  metadata_.push(RecordType::kResume, PauseRecord{monotonic_ns() - start_ns_});
+  sampler_->set_paused(false);
+  g_recording.store(true);
+}
+
+void Session::hold_for_fork() { sampler_->hold(); }
+
+void Session::release_after_fork() { sampler_->release(); }
+
+void Session::abandon_in_child() {
+  g_recording.store(false);
+  MarkerRecorder::instance().abandon();
+  Declarations::instance().detach();
+  StackCopier::release_after_fork();
 }
 
 }  // namespace inprof::internal

@@ -29,6 +29,18 @@ class Session {
   // Stops sampling, drains everything into the dump and closes it; reports the first I/O error.
   Status stop();
 
+  void pause();
+  void resume();
+  bool paused() const { return paused_; }
+
+  // Around fork(): no sample may interrupt the forking thread (fork restarts when a signal
+  // arrives), so sampling holds still from the prepare handler to the parent's.
+  void hold_for_fork();
+  void release_after_fork();
+  // In the child: the session's threads did not survive the fork. Forget the session without
+  // touching its resources (they belong to the parent).
+  static void abandon_in_child();
+
  private:
   Session(const Options& options, uint64_t start_ns);
   void writer_loop();
@@ -49,6 +61,8 @@ class Session {
   uint64_t last_flush_ns_ = 0;
   Status write_status_;
   bool stopped_ = false;
+  bool paused_ = false;
+  uint64_t markers_dropped_at_start_ = 0;
 };
 
 }  // namespace inprof::internal

@@ -32,6 +32,9 @@ class StackCopier {
 
   // Installs what the copier needs (a signal handler on Linux). Only one copier exists at a time.
   static std::unique_ptr<StackCopier> create(const Config& config, Status* status);
+  // In a forked child: give the signal back to the program and allow a new copier, without
+  // touching the parent's copier object (it is abandoned).
+  static void release_after_fork();
 
   virtual ~StackCopier() = default;
   // Fills `out` (whose buffer and capacity the caller set) from thread `tid`. Returns once the

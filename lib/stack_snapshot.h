@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "arch.h"
+#include "label_stack.h"
 
 namespace inprof::internal {
 
@@ -23,6 +24,12 @@ struct StackSnapshot {
 
   uint8_t* buffer = nullptr;  // owned by the sampler; `capacity` bytes
   size_t capacity = 0;
+
+  // Labels: the sampler names the thread's label stack, the copier copies its live entries.
+  const LabelStack* label_source = nullptr;
+  uint64_t label_owner = 0;  // the thread id the label stack must belong to
+  LabelEntry labels[kMaxLabelDepth];
+  size_t label_count = 0;
 
   uint64_t pc() const { return regs[kRegPc]; }
   uint64_t sp() const { return regs[kRegSp]; }

@@ -22,6 +22,8 @@ class ThreadNames {
   void forget(uint64_t tid);
   // Changes whenever a name is set: a cheap way to notice renames.
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+  // Held across fork() (see Declarations::mutex).
+  std::mutex& mutex() { return mutex_; }
 
  private:
   mutable std::mutex mutex_;

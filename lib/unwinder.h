@@ -30,7 +30,10 @@ struct UnwindOutput {
 class Unwinder {
  public:
   virtual ~Unwinder() = default;
-  virtual UnwindOutput unwind(const StackSnapshot& snapshot, std::span<uint64_t> frames) = 0;
+  // Writes frames (and, when `stack_pointers` is given, the SP of each frame: where its frame
+  // begins, to place labels) and says how the walk ended.
+  virtual UnwindOutput unwind(const StackSnapshot& snapshot, std::span<uint64_t> frames,
+                              std::span<uint64_t> stack_pointers = {}) = 0;
   // The modules mapped now; called when they change, never while a thread is stopped.
   virtual void set_modules(const std::vector<ModuleInfo>&) {}
 };

@@ -115,6 +115,11 @@ class INPROF_API Profiler {
 
   static bool is_running();
 
+  // Suspends sampling (and marker recording) without ending the session; the paused range is
+  // shown in the profile. resume() continues. Both fail if no session runs.
+  static Status pause();
+  static Status resume();
+
   Profiler() = delete;
 };
 

@@ -53,6 +53,18 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
         ok = dispatch(payload, v, &DumpVisitor::on_end);
         result.complete = ok;
         break;
+      case RecordType::kCategory: ok = dispatch(payload, v, &DumpVisitor::on_category); break;
+      case RecordType::kMarkerSchema:
+        ok = dispatch(payload, v, &DumpVisitor::on_marker_schema);
+        break;
+      case RecordType::kMarker: ok = dispatch(payload, v, &DumpVisitor::on_marker); break;
+      case RecordType::kString: ok = dispatch(payload, v, &DumpVisitor::on_string); break;
+      case RecordType::kCounter: ok = dispatch(payload, v, &DumpVisitor::on_counter); break;
+      case RecordType::kCounterSample:
+        ok = dispatch(payload, v, &DumpVisitor::on_counter_sample);
+        break;
+      case RecordType::kPause: ok = dispatch(payload, v, &DumpVisitor::on_pause); break;
+      case RecordType::kResume: ok = dispatch(payload, v, &DumpVisitor::on_resume); break;
       default: break;  // a newer writer's record: skip it (its size is known)
     }
     if (!ok) return false;

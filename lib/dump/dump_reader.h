@@ -26,6 +26,14 @@ class DumpVisitor {
   virtual void on_sample_repeat(const SampleRepeatRecord&) {}
   virtual void on_stats(const StatsRecord&) {}
   virtual void on_end(const EndRecord&) {}
+  virtual void on_category(const CategoryRecord&) {}
+  virtual void on_marker_schema(const MarkerSchemaRecord&) {}
+  virtual void on_marker(const MarkerRecord&) {}
+  virtual void on_string(const StringRecord&) {}
+  virtual void on_counter(const CounterRecord&) {}
+  virtual void on_counter_sample(const CounterSampleRecord&) {}
+  virtual void on_pause(const PauseRecord&) {}
+  virtual void on_resume(const PauseRecord&) {}
 };
 
 struct DumpReadResult {

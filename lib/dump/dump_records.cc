@@ -1,5 +1,7 @@
 #include "dump/dump_records.h"
 
+#include <cstring>
+
 namespace inprof::internal {
 namespace {
 
@@ -100,7 +102,8 @@ bool decode(ByteReader& r, ThreadEndRecord& out) { return r.varint(out.tid) && r
 
 void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
                    std::optional<uint64_t> cpu_delta_ns, uint32_t flags,
-                   std::span<const uint64_t> frames, std::span<const LeafCandidate> candidates) {
+                   std::span<const uint64_t> frames, std::span<const LeafCandidate> candidates,
+                   std::span<const SampleLabel> labels) {
   w.varint(tid);
   w.varint(time_ns);
   put_optional(w, cpu_delta_ns);
@@ -116,6 +119,15 @@ void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
   for (const auto& c : candidates) {
     w.u8(c.slot);
     w.varint(c.value);
+  }
+  // Labels come last and only when present: a sample without them ends here.
+  if (!labels.empty()) {
+    w.varint(labels.size());
+    for (const auto& l : labels) {
+      w.varint(l.position);
+      w.varint(l.string_id);
+      w.varint(l.category);
+    }
   }
 }
 
@@ -138,6 +150,16 @@ bool decode(ByteReader& r, SampleRecord& out) {
   for (auto& c : out.leaf_candidates) {
     if (!r.u8(c.slot) || !r.varint(c.value)) return false;
   }
+  out.labels.clear();
+  if (r.remaining() == 0) return true;
+  if (!r.varint(count) || count > kMaxLabels) return false;
+  out.labels.resize(count);
+  for (auto& l : out.labels) {
+    if (!get_u32(r, l.position) || l.position > out.frames.size() || !r.varint(l.string_id) ||
+        !get_u32(r, l.category)) {
+      return false;
+    }
+  }
   return true;
 }
 
@@ -156,16 +178,150 @@ void encode(ByteWriter& w, const StatsRecord& r) {
   w.varint(r.samples_dropped);
   w.varint(r.threads_timed_out);
   w.varint(r.ticks_late);
+  w.varint(r.markers_dropped);
 }
 
 bool decode(ByteReader& r, StatsRecord& out) {
-  return r.varint(out.samples_recorded) && r.varint(out.samples_dropped) &&
-         r.varint(out.threads_timed_out) && r.varint(out.ticks_late);
+  if (!r.varint(out.samples_recorded) || !r.varint(out.samples_dropped) ||
+      !r.varint(out.threads_timed_out) || !r.varint(out.ticks_late)) {
+    return false;
+  }
+  out.markers_dropped = 0;
+  return r.remaining() == 0 || r.varint(out.markers_dropped);
 }
 
 void encode(ByteWriter& w, const EndRecord& r) { w.varint(r.time_ns); }
 
 bool decode(ByteReader& r, EndRecord& out) { return r.varint(out.time_ns); }
+
+void encode(ByteWriter& w, const CategoryRecord& r) {
+  w.varint(r.id);
+  w.u8(r.color);
+  w.string(r.name);
+}
+
+bool decode(ByteReader& r, CategoryRecord& out) {
+  return get_u32(r, out.id) && r.u8(out.color) && r.string(out.name, kMaxStringSize);
+}
+
+void encode(ByteWriter& w, const MarkerSchemaRecord& r) {
+  w.varint(r.type);
+  w.string(r.name);
+  w.string(r.table_label);
+  w.string(r.tooltip_label);
+  w.string(r.chart_label);
+  w.string(r.description);
+  w.varint(r.fields.size());
+  for (const auto& f : r.fields) {
+    w.string(f.key);
+    w.string(f.label);
+    w.u8(f.format);
+  }
+}
+
+bool decode(ByteReader& r, MarkerSchemaRecord& out) {
+  uint64_t count;
+  if (!get_u32(r, out.type) || !r.string(out.name, kMaxStringSize) ||
+      !r.string(out.table_label, kMaxStringSize) || !r.string(out.tooltip_label, kMaxStringSize) ||
+      !r.string(out.chart_label, kMaxStringSize) || !r.string(out.description, kMaxStringSize) ||
+      !r.varint(count) || count > kMaxMarkerFields) {
+    return false;
+  }
+  out.fields.resize(count);
+  for (auto& f : out.fields) {
+    if (!r.string(f.key, kMaxStringSize) || !r.string(f.label, kMaxStringSize) || !r.u8(f.format)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void encode_marker(ByteWriter& w, uint64_t tid, uint32_t category, uint8_t phase,
+                   uint64_t start_ns, uint64_t end_ns, std::string_view name, uint32_t type,
+                   std::span<const MarkerValueView> values) {
+  w.varint(tid);
+  w.varint(category);
+  w.u8(phase);
+  w.varint(start_ns);
+  w.varint(end_ns >= start_ns ? end_ns - start_ns : 0);
+  w.string(name);
+  w.varint(type);
+  w.varint(values.size());
+  for (const auto& v : values) {
+    w.u8(v.kind);
+    switch (v.kind) {
+      case MarkerValue::kInteger: w.svarint(v.integer); break;
+      case MarkerValue::kDecimal: w.raw(&v.decimal, sizeof(double)); break;
+      default: w.string(v.string); break;
+    }
+  }
+}
+
+bool decode(ByteReader& r, MarkerRecord& out) {
+  uint64_t duration, count;
+  if (!r.varint(out.tid) || !get_u32(r, out.category) || !r.u8(out.phase) || out.phase > 3 ||
+      !r.varint(out.start_ns) || !r.varint(duration) || !r.string(out.name, kMaxStringSize) ||
+      !get_u32(r, out.type) || !r.varint(count) || count > kMaxMarkerFields) {
+    return false;
+  }
+  out.end_ns = out.start_ns + duration;
+  out.values.resize(count);
+  for (auto& v : out.values) {
+    if (!r.u8(v.kind)) return false;
+    switch (v.kind) {
+      case MarkerValue::kInteger:
+        if (!r.svarint(v.integer)) return false;
+        break;
+      case MarkerValue::kDecimal: {
+        auto bytes = r.take(sizeof(double));
+        if (bytes.size() != sizeof(double)) return false;
+        std::memcpy(&v.decimal, bytes.data(), sizeof(double));
+        break;
+      }
+      case MarkerValue::kString:
+        if (!r.string(v.string, kMaxStringSize)) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+void encode(ByteWriter& w, const StringRecord& r) {
+  w.varint(r.id);
+  w.string(r.text);
+}
+
+bool decode(ByteReader& r, StringRecord& out) {
+  return r.varint(out.id) && r.string(out.text, kMaxStringSize);
+}
+
+void encode(ByteWriter& w, const CounterRecord& r) {
+  w.varint(r.id);
+  w.varint(r.category);
+  w.string(r.name);
+  w.string(r.description);
+}
+
+bool decode(ByteReader& r, CounterRecord& out) {
+  return get_u32(r, out.id) && get_u32(r, out.category) && r.string(out.name, kMaxStringSize) &&
+         r.string(out.description, kMaxStringSize);
+}
+
+void encode(ByteWriter& w, const CounterSampleRecord& r) {
+  w.varint(r.id);
+  w.varint(r.time_ns);
+  w.svarint(r.value);
+}
+
+bool decode(ByteReader& r, CounterSampleRecord& out) {
+  return get_u32(r, out.id) && r.varint(out.time_ns) && r.svarint(out.value);
+}
+
+void encode(ByteWriter& w, const PauseRecord& r) { w.varint(r.time_ns); }
+
+bool decode(ByteReader& r, PauseRecord& out) { return r.varint(out.time_ns); }
 
 void append_record(std::vector<uint8_t>& chunk, RecordType type, std::span<const uint8_t> payload) {
   chunk.push_back(static_cast<uint8_t>(type));

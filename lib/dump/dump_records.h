@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dump/byte_io.h"
@@ -23,6 +24,8 @@ inline constexpr size_t kMaxStringSize = 64 << 10;
 inline constexpr size_t kMaxBuildIdSize = 64;
 inline constexpr size_t kMaxFrames = 4096;
 inline constexpr size_t kMaxLeafCandidates = 16;
+inline constexpr size_t kMaxLabels = 256;
+inline constexpr size_t kMaxMarkerFields = 64;
 
 enum class RecordType : uint8_t {
   kProcess = 1,
@@ -35,6 +38,14 @@ enum class RecordType : uint8_t {
   kSampleRepeat = 8,
   kStats = 9,
   kEnd = 10,
+  kCategory = 11,
+  kMarkerSchema = 12,
+  kMarker = 13,
+  kString = 14,
+  kCounter = 15,
+  kCounterSample = 16,
+  kPause = 17,
+  kResume = 18,
 };
 
 struct ProcessRecord {
@@ -102,6 +113,13 @@ struct LeafCandidate {
   uint64_t value = 0;
 };
 
+// A label (inprof::LabelScope) active in a sample, placed among its frames.
+struct SampleLabel {
+  uint32_t position = 0;   // it sits just before frames[position] (leaf-first order)
+  uint64_t string_id = 0;  // a kString record
+  uint32_t category = 0;
+};
+
 struct SampleRecord {
   uint64_t tid = 0;
   uint64_t time_ns = 0;
@@ -109,6 +127,7 @@ struct SampleRecord {
   uint32_t flags = 0;
   std::vector<uint64_t> frames;  // [0] = PC of the leaf, then return addresses, outermost last
   std::vector<LeafCandidate> leaf_candidates;
+  std::vector<SampleLabel> labels;
 };
 
 struct SampleRepeatRecord {  // same stack as the thread's previous sample
@@ -122,9 +141,70 @@ struct StatsRecord {  // cumulative; the last one in a dump counts
   uint64_t samples_dropped = 0;   // lost because the buffer was full
   uint64_t threads_timed_out = 0;  // sampling attempts skipped: the thread did not answer
   uint64_t ticks_late = 0;        // ticks the sampler could not keep (overrun)
+  uint64_t markers_dropped = 0;   // lost because the buffer was full
 };
 
 struct EndRecord {
+  uint64_t time_ns = 0;
+};
+
+struct CategoryRecord {
+  uint32_t id = 0;
+  uint8_t color = 0;  // inprof::Color
+  std::string name;
+};
+
+struct MarkerFieldRecord {
+  std::string key;
+  std::string label;
+  uint8_t format = 0;  // inprof::Format
+};
+
+struct MarkerSchemaRecord {
+  uint32_t type = 0;  // > 0; markers refer to it
+  std::string name;
+  std::string table_label, tooltip_label, chart_label, description;
+  std::vector<MarkerFieldRecord> fields;
+};
+
+struct MarkerValue {
+  enum Kind : uint8_t { kInteger = 0, kDecimal = 1, kString = 2 };
+  uint8_t kind = kInteger;
+  int64_t integer = 0;
+  double decimal = 0;
+  std::string string;
+};
+
+struct MarkerRecord {
+  uint64_t tid = 0;
+  uint32_t category = 0;
+  uint8_t phase = 0;  // 0 instant, 1 interval, 2 interval start, 3 interval end
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;  // = start_ns except for intervals
+  std::string name;
+  uint32_t type = 0;  // 0: no payload
+  std::vector<MarkerValue> values;  // one per field of the type
+};
+
+struct StringRecord {
+  uint64_t id = 0;
+  std::string text;
+};
+
+struct CounterRecord {
+  uint32_t id = 0;
+  uint32_t category = 0;
+  std::string name;
+  std::string description;
+};
+
+struct CounterSampleRecord {
+  uint32_t id = 0;
+  uint64_t time_ns = 0;
+  int64_t value = 0;
+};
+
+struct PauseRecord {  // kPause and kResume
   uint64_t time_ns = 0;
 };
 
@@ -137,10 +217,28 @@ void encode(ByteWriter& w, const ThreadEndRecord& r);
 void encode(ByteWriter& w, const SampleRepeatRecord& r);
 void encode(ByteWriter& w, const StatsRecord& r);
 void encode(ByteWriter& w, const EndRecord& r);
+void encode(ByteWriter& w, const CategoryRecord& r);
+void encode(ByteWriter& w, const MarkerSchemaRecord& r);
+void encode(ByteWriter& w, const StringRecord& r);
+void encode(ByteWriter& w, const CounterRecord& r);
+void encode(ByteWriter& w, const CounterSampleRecord& r);
+void encode(ByteWriter& w, const PauseRecord& r);
 // The sample encoder takes spans so the sampler can encode without allocating.
 void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
                    std::optional<uint64_t> cpu_delta_ns, uint32_t flags,
-                   std::span<const uint64_t> frames, std::span<const LeafCandidate> candidates);
+                   std::span<const uint64_t> frames, std::span<const LeafCandidate> candidates,
+                   std::span<const SampleLabel> labels = {});
+// Markers are encoded by the thread that records them, without allocating: string fields go
+// straight from the caller's views. `values` are (kind, integer, decimal, string) per field.
+struct MarkerValueView {
+  uint8_t kind;
+  int64_t integer;
+  double decimal;
+  std::string_view string;
+};
+void encode_marker(ByteWriter& w, uint64_t tid, uint32_t category, uint8_t phase,
+                   uint64_t start_ns, uint64_t end_ns, std::string_view name, uint32_t type,
+                   std::span<const MarkerValueView> values);
 
 // Payload decoders: false if the payload is malformed or exceeds the limits above.
 bool decode(ByteReader& r, ProcessRecord& out);
@@ -152,6 +250,13 @@ bool decode(ByteReader& r, SampleRecord& out);
 bool decode(ByteReader& r, SampleRepeatRecord& out);
 bool decode(ByteReader& r, StatsRecord& out);
 bool decode(ByteReader& r, EndRecord& out);
+bool decode(ByteReader& r, CategoryRecord& out);
+bool decode(ByteReader& r, MarkerSchemaRecord& out);
+bool decode(ByteReader& r, MarkerRecord& out);
+bool decode(ByteReader& r, StringRecord& out);
+bool decode(ByteReader& r, CounterRecord& out);
+bool decode(ByteReader& r, CounterSampleRecord& out);
+bool decode(ByteReader& r, PauseRecord& out);
 
 // Appends a framed record (type, varint payload size, payload) to a chunk.
 void append_record(std::vector<uint8_t>& chunk, RecordType type, std::span<const uint8_t> payload);

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +49,13 @@ uint64_t wall_clock_ns() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+size_t read_memory(uint64_t address, void* out, size_t size) {
+  iovec local{out, size};
+  iovec remote{reinterpret_cast<void*>(address), size};
+  long n = syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0);
+  return n > 0 ? static_cast<size_t>(n) : 0;
 }
 
 void setup_profiler_thread(const char* name) {

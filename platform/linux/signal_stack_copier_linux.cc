@@ -46,6 +46,9 @@ struct HandlerShared {
 
 HandlerShared g_shared;
 std::atomic<bool> g_copier_exists{false};
+// The disposition to restore, kept here too so that a forked child can restore it.
+int g_signal = 0;
+struct sigaction g_previous_action;
 
 long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op | FUTEX_PRIVATE_FLAG, value,
@@ -133,6 +136,7 @@ void on_sample_signal(int, siginfo_t* info, void* context) {
   out->time_ns = monotonic_ns();
   capture_registers(static_cast<const ucontext_t*>(context), out->regs);
   copy_stack(out, g_shared.pid.load(std::memory_order_relaxed));
+  out->label_count = copy_labels(out->label_source, out->label_owner, out->labels, kMaxLabelDepth);
   g_shared.state.store((sequence << 2) | kDone, std::memory_order_seq_cst);
   if (g_shared.sampler_waiting.load(std::memory_order_seq_cst)) {
     futex(&g_shared.state, FUTEX_WAKE, 1, nullptr);
@@ -306,8 +310,20 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
                                 std::strerror(errno));
     return nullptr;
   }
+  g_signal = sig;
+  g_previous_action = previous;
   *status = {};
   return std::make_unique<SignalStackCopier>(sig, config.timeout, previous);
+}
+
+void StackCopier::release_after_fork() {
+  if (!g_copier_exists.load()) return;
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(g_signal, &ignore, nullptr);
+  sigaction(g_signal, &g_previous_action, nullptr);
+  g_shared.pid.store(0);
+  g_copier_exists.store(false);
 }
 
 }  // namespace inprof::internal

@@ -1,0 +1,72 @@
+#include "label_stack.h"
+
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "process_info.h"
+
+namespace inprof::internal {
+namespace {
+
+// Stacks are never freed (a signal handler may be reading one), only recycled.
+struct LabelStackRegistry {
+  std::mutex mutex;
+  std::unordered_map<uint64_t, LabelStack*> by_thread;
+  std::vector<LabelStack*> free;
+};
+
+LabelStackRegistry& registry() {
+  static auto* r = new LabelStackRegistry;  // leaked: threads exit during static destruction
+  return *r;
+}
+
+// Gives the thread's stack back when the thread exits.
+struct ThreadLabels {
+  LabelStack* stack = nullptr;
+  uint64_t tid = 0;
+  ~ThreadLabels() {
+    if (stack == nullptr) return;
+    auto& r = registry();
+    std::lock_guard lock(r.mutex);
+    r.by_thread.erase(tid);
+    stack->owner.store(0, std::memory_order_relaxed);
+    stack->depth.store(0, std::memory_order_relaxed);
+    r.free.push_back(stack);
+  }
+};
+
+thread_local ThreadLabels t_labels;
+
+}  // namespace
+
+LabelStack& current_label_stack() {
+  if (t_labels.stack != nullptr) return *t_labels.stack;
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  LabelStack* stack;
+  if (!r.free.empty()) {
+    stack = r.free.back();
+    r.free.pop_back();
+  } else {
+    stack = new LabelStack;
+  }
+  t_labels.tid = current_thread_id();
+  stack->owner.store(t_labels.tid, std::memory_order_relaxed);
+  r.by_thread[t_labels.tid] = stack;
+  t_labels.stack = stack;
+  return *stack;
+}
+
+const LabelStack* find_label_stack(uint64_t tid) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.by_thread.find(tid);
+  return it == r.by_thread.end() ? nullptr : it->second;
+}
+
+}  // namespace inprof::internal
+
+namespace inprof::internal {
+std::mutex& label_stacks_mutex() { return registry().mutex; }
+}  // namespace inprof::internal

@@ -1,0 +1,111 @@
+// The markers, labels and counters API (include/inprof/markers.h).
+#include "inprof/markers.h"
+
+#include <thread>
+
+#include "declarations.h"
+#include "dump/dump_records.h"
+#include "label_stack.h"
+#include "marker_recorder.h"
+#include "process_info.h"
+
+namespace inprof {
+namespace internal {
+
+std::atomic<bool> g_recording{false};
+
+MarkerRecorder& MarkerRecorder::instance() {
+  static auto* r = new MarkerRecorder;  // leaked: markers may be recorded during exit
+  return *r;
+}
+
+void MarkerRecorder::attach(RingBuffer* ring, uint64_t start_ns) {
+  start_ns_.store(start_ns, std::memory_order_relaxed);
+  ring_.store(ring, std::memory_order_seq_cst);
+}
+
+void MarkerRecorder::detach() {
+  ring_.store(nullptr, std::memory_order_seq_cst);
+  // A recorder that loaded the old ring is still inside with_ring(): let it finish.
+  while (active_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+}
+
+namespace {
+
+// The thread id is read once per thread: a system call per marker would cost more than the rest.
+uint64_t cached_thread_id() {
+  thread_local uint64_t tid = current_thread_id();
+  return tid;
+}
+
+constexpr size_t kMaxMarkerBytes = 4096;
+
+}  // namespace
+
+uint32_t register_marker_type(const MarkerSchemaDescription& schema) {
+  return Declarations::instance().register_marker_type(schema);
+}
+
+void record_marker(std::string_view name, Category category, MarkerPhase phase, Timestamp start,
+                   Timestamp end, uint32_t type, std::span<const FieldValue> fields) {
+  MarkerValueView values[kMaxMarkerFields];
+  const size_t count = std::min(fields.size(), kMaxMarkerFields);
+  for (size_t i = 0; i < count; ++i) {
+    const FieldValue& f = fields[i];
+    values[i] = {static_cast<uint8_t>(f.kind), f.integer, f.decimal,
+                 f.string.substr(0, kMaxMarkerBytes / 2)};
+  }
+  const uint64_t tid = cached_thread_id();
+  MarkerRecorder::instance().with_ring([&](RingBuffer& ring, uint64_t start_ns) {
+    uint8_t buffer[kMaxMarkerBytes];
+    ByteWriter w(buffer);
+    const uint64_t s = start > start_ns ? start - start_ns : 0;
+    const uint64_t e = end > start_ns ? end - start_ns : 0;
+    encode_marker(w, tid, category.id(), static_cast<uint8_t>(phase), s, e,
+                  name.substr(0, 256), type, std::span<const MarkerValueView>(values, count));
+    if (w.overflowed() ||
+        !ring.write(static_cast<uint8_t>(RecordType::kMarker), w.view())) {
+      MarkerRecorder::instance().count_drop();
+    }
+  });
+}
+
+}  // namespace internal
+
+Timestamp now() { return internal::monotonic_ns(); }
+
+Category Category::define(std::string_view name, Color color) {
+  return Category(internal::Declarations::instance().define_category(name, color));
+}
+
+namespace {
+struct TextMarker {
+  static constexpr std::string_view kName = "Text";
+  static constexpr MarkerField kFields[] = {{"text", "Text", Format::kString}};
+  static constexpr std::string_view kTableLabel = "{marker.name} — {marker.data.text}";
+  static constexpr std::string_view kTooltipLabel = "{marker.name}: {marker.data.text}";
+  static constexpr std::string_view kChartLabel = "{marker.data.text}";
+};
+}  // namespace
+
+void text_marker(std::string_view name, std::string_view text, Category category) {
+  marker<TextMarker>(name, category, text);
+}
+
+LabelScope::LabelScope(const char* name, Category category) : pushed_(is_recording()) {
+  if (pushed_) {
+    internal::current_label_stack().push(
+        {name, reinterpret_cast<uint64_t>(this), category.id()});
+  }
+}
+
+LabelScope::~LabelScope() {
+  if (pushed_) internal::current_label_stack().pop();
+}
+
+Counter::Counter(std::string_view name, std::string_view description, Category category)
+    : value_(internal::Declarations::instance()
+                 .register_counter(name, description, category.id())
+                 .second) {}
+
+}  // namespace inprof

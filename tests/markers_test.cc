@@ -1,0 +1,368 @@
+// Markers, labels, counters, pause/resume and fork, checked in the dump a real session writes.
+#include "inprof/markers.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include "dump/dump_reader.h"
+#include "inprof/profiler.h"
+#include "process_info.h"
+
+namespace inprof {
+namespace {
+
+using namespace internal;
+
+struct Collected : DumpVisitor {
+  std::vector<MarkerRecord> markers;
+  std::map<uint32_t, MarkerSchemaRecord> schemas;
+  std::map<uint32_t, CategoryRecord> categories;
+  std::map<uint64_t, std::string> strings;
+  std::map<uint32_t, CounterRecord> counters;
+  std::vector<CounterSampleRecord> counter_samples;
+  std::vector<SampleRecord> samples;
+  std::vector<SampleRepeatRecord> repeats;
+  std::vector<uint64_t> pauses, resumes;
+  StatsRecord stats;
+  void on_marker(const MarkerRecord& r) override { markers.push_back(r); }
+  void on_marker_schema(const MarkerSchemaRecord& r) override { schemas[r.type] = r; }
+  void on_category(const CategoryRecord& r) override { categories[r.id] = r; }
+  void on_string(const StringRecord& r) override { strings[r.id] = r.text; }
+  void on_counter(const CounterRecord& r) override { counters[r.id] = r; }
+  void on_counter_sample(const CounterSampleRecord& r) override { counter_samples.push_back(r); }
+  void on_sample(const SampleRecord& r) override { samples.push_back(r); }
+  void on_sample_repeat(const SampleRepeatRecord& r) override { repeats.push_back(r); }
+  void on_pause(const PauseRecord& r) override { pauses.push_back(r.time_ns); }
+  void on_resume(const PauseRecord& r) override { resumes.push_back(r.time_ns); }
+  void on_stats(const StatsRecord& r) override { stats = r; }
+
+  const MarkerRecord* find(std::string_view name) const {
+    for (const auto& m : markers) {
+      if (m.name == name) return &m;
+    }
+    return nullptr;
+  }
+};
+
+class MarkersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (std::filesystem::temp_directory_path() /
+             ("inprof-markers-test-" + std::to_string(getpid()) + ".inprof"))
+                .string();
+  }
+  void TearDown() override {
+    if (Profiler::is_running()) (void)Profiler::stop();
+    std::filesystem::remove(path_);
+  }
+  void start() {
+    Options o;
+    o.output_path = path_;
+    ASSERT_TRUE(Profiler::start(o));
+  }
+  Collected stop_and_read() {
+    EXPECT_TRUE(Profiler::stop());
+    Collected c;
+    EXPECT_TRUE(read_dump_file(path_, c).ok);
+    return c;
+  }
+  std::string path_;
+};
+
+struct RequestMarker {
+  static constexpr std::string_view kName = "Request";
+  static constexpr MarkerField kFields[] = {{"url", "URL", Format::kUrl},
+                                            {"bytes", "Size", Format::kBytes},
+                                            {"ratio", "Hit ratio", Format::kPercentage}};
+  static constexpr std::string_view kTableLabel = "{marker.data.url}";
+};
+
+TEST_F(MarkersTest, InstantIntervalTypedAndTextMarkers) {
+  start();
+  const Timestamp before = now();
+  marker("instant-one", kCategoryIO);
+  {
+    MarkerScope scope("scoped", kCategoryNetwork);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  marker<RequestMarker>("fetch", kCategoryNetwork, std::string("https://example.org/a"), 2048,
+                        0.25);
+  text_marker("log", "hello world");
+  INPROF_MARKER("macro-instant");
+  { INPROF_SCOPED_MARKER("macro-scope"); }
+  Collected c = stop_and_read();
+
+  const MarkerRecord* instant = c.find("instant-one");
+  ASSERT_NE(instant, nullptr);
+  EXPECT_EQ(instant->phase, 0);
+  EXPECT_EQ(instant->category, kCategoryIO.id());
+  EXPECT_EQ(instant->tid, current_thread_id());
+  EXPECT_EQ(instant->type, 0u);
+
+  const MarkerRecord* scoped = c.find("scoped");
+  ASSERT_NE(scoped, nullptr);
+  EXPECT_EQ(scoped->phase, 1);
+  EXPECT_GE(scoped->end_ns - scoped->start_ns, 5000000u);  // it slept 5 ms inside
+  EXPECT_GE(scoped->start_ns, instant->start_ns);
+
+  const MarkerRecord* fetch = c.find("fetch");
+  ASSERT_NE(fetch, nullptr);
+  ASSERT_TRUE(c.schemas.count(fetch->type));
+  const MarkerSchemaRecord& schema = c.schemas[fetch->type];
+  EXPECT_EQ(schema.name, "Request");
+  EXPECT_EQ(schema.table_label, "{marker.data.url}");
+  ASSERT_EQ(schema.fields.size(), 3u);
+  EXPECT_EQ(schema.fields[0].key, "url");
+  EXPECT_EQ(schema.fields[1].format, static_cast<uint8_t>(Format::kBytes));
+  ASSERT_EQ(fetch->values.size(), 3u);
+  EXPECT_EQ(fetch->values[0].string, "https://example.org/a");
+  EXPECT_EQ(fetch->values[1].integer, 2048);
+  EXPECT_DOUBLE_EQ(fetch->values[2].decimal, 0.25);
+
+  const MarkerRecord* log = c.find("log");
+  ASSERT_NE(log, nullptr);
+  EXPECT_EQ(c.schemas[log->type].name, "Text");
+  EXPECT_EQ(log->values.at(0).string, "hello world");
+
+  EXPECT_NE(c.find("macro-instant"), nullptr);
+  ASSERT_NE(c.find("macro-scope"), nullptr);
+  EXPECT_EQ(c.find("macro-scope")->phase, 1);
+
+  // The built-in categories are described in the dump.
+  EXPECT_EQ(c.categories.at(kCategoryNetwork.id()).name, "Network");
+  EXPECT_EQ(c.categories.at(kCategoryIdle.id()).color, static_cast<uint8_t>(Color::kTransparent));
+  (void)before;
+}
+
+TEST_F(MarkersTest, IntervalAcrossThreadsAndUserCategories) {
+  static const Category kDatabase = Category::define("Database", Color::kPurple);
+  EXPECT_EQ(Category::define("Database", Color::kPurple).id(), kDatabase.id());
+  start();
+  interval_start("handoff", kDatabase);
+  std::thread other([] { interval_end("handoff", kDatabase); });
+  other.join();
+  const Timestamp a = now();
+  std::thread third([a] { interval_marker("measured", a, a + 1000000); });
+  third.join();
+  Collected c = stop_and_read();
+  const MarkerRecord* start_marker = nullptr;
+  const MarkerRecord* end_marker = nullptr;
+  for (const auto& m : c.markers) {
+    if (m.name == "handoff" && m.phase == 2) start_marker = &m;
+    if (m.name == "handoff" && m.phase == 3) end_marker = &m;
+  }
+  ASSERT_NE(start_marker, nullptr);
+  ASSERT_NE(end_marker, nullptr);
+  EXPECT_NE(start_marker->tid, end_marker->tid);
+  EXPECT_LE(start_marker->start_ns, end_marker->start_ns);
+  EXPECT_EQ(c.categories.at(kDatabase.id()).name, "Database");
+  EXPECT_EQ(c.categories.at(kDatabase.id()).color, static_cast<uint8_t>(Color::kPurple));
+  const MarkerRecord* measured = c.find("measured");
+  ASSERT_NE(measured, nullptr);
+  EXPECT_EQ(measured->end_ns - measured->start_ns, 1000000u);
+}
+
+TEST_F(MarkersTest, NothingIsRecordedWithoutASession) {
+  EXPECT_FALSE(is_recording());
+  marker("before");
+  start();
+  EXPECT_TRUE(is_recording());
+  marker("during");
+  Collected c = stop_and_read();
+  EXPECT_FALSE(is_recording());
+  marker("after");
+  EXPECT_EQ(c.find("before"), nullptr);
+  EXPECT_NE(c.find("during"), nullptr);
+  EXPECT_EQ(c.markers.size(), 1u);
+}
+
+// Many threads write markers while the session stops: nothing crashes, every marker in the
+// dump is whole.
+TEST_F(MarkersTest, StopWhileMarkersAreWritten) {
+  for (int round = 0; round < 5; ++round) {
+    start();
+    std::atomic<bool> run{true};
+    std::vector<std::thread> writers;
+    for (int t = 0; t < 4; ++t) {
+      writers.emplace_back([&] {
+        while (run.load()) marker<RequestMarker>("spam", kCategoryOther, "x", 1, 0.5);
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    Collected c = stop_and_read();
+    run = false;
+    for (auto& w : writers) w.join();
+    EXPECT_GT(c.markers.size(), 0u);
+    for (const auto& m : c.markers) {
+      ASSERT_EQ(m.name, "spam");
+      ASSERT_EQ(m.values.size(), 3u);
+    }
+  }
+}
+
+std::atomic<bool> g_label_spin{true};
+
+__attribute__((noinline)) void spin_in_label() {
+  INPROF_LABEL("InnerPhase");
+  while (g_label_spin.load(std::memory_order_relaxed)) {
+  }
+}
+
+__attribute__((noinline)) void labelled_work() {
+  LabelScope outer("OuterPhase", kCategoryUser);
+  spin_in_label();
+  asm volatile("" ::: "memory");
+}
+
+TEST_F(MarkersTest, LabelsAppearInSamplesInStackOrder) {
+  start();
+  g_label_spin = true;
+  std::atomic<uint64_t> tid{0};
+  std::thread worker([&] {
+    tid = current_thread_id();
+    labelled_work();
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  g_label_spin = false;
+  worker.join();
+  Collected c = stop_and_read();
+  size_t with_both = 0, total = 0;
+  for (const auto& s : c.samples) {
+    if (s.tid != tid) continue;
+    ++total;
+    if (s.labels.size() != 2) continue;
+    const auto& outer = s.labels[0];
+    const auto& inner = s.labels[1];
+    EXPECT_EQ(c.strings[outer.string_id], "OuterPhase");
+    EXPECT_EQ(c.strings[inner.string_id], "InnerPhase");
+    EXPECT_EQ(outer.category, kCategoryUser.id());
+    // Leaf-first positions: the inner label sits closer to the leaf than the outer one, and both
+    // inside the stack.
+    EXPECT_LT(inner.position, outer.position);
+    EXPECT_LT(outer.position, s.frames.size());
+    ++with_both;
+  }
+  ASSERT_GT(total, 20u);
+  EXPECT_GT(with_both * 10, total * 9) << with_both << " of " << total;
+}
+
+TEST_F(MarkersTest, CountersBecomeTimeSeries) {
+  static Counter queue_length("queue length", "items waiting");
+  queue_length.set(0);
+  start();
+  for (int i = 1; i <= 5; ++i) {
+    queue_length.add(10);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  Collected c = stop_and_read();
+  uint32_t id = UINT32_MAX;
+  for (const auto& [cid, rec] : c.counters) {
+    if (rec.name == "queue length") id = cid;
+  }
+  ASSERT_NE(id, UINT32_MAX);
+  EXPECT_EQ(c.counters[id].description, "items waiting");
+  std::vector<int64_t> values;
+  for (const auto& s : c.counter_samples) {
+    if (s.id == id) values.push_back(s.value);
+  }
+  // Every distinct value the counter held for 20 ms was seen, in order (0 too, if a tick came
+  // before the first add).
+  if (!values.empty() && values.front() == 0) values.erase(values.begin());
+  EXPECT_EQ(values, (std::vector<int64_t>{10, 20, 30, 40, 50}));
+}
+
+TEST_F(MarkersTest, PausedRangesHaveNoSamplesOrMarkers) {
+  start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  ASSERT_TRUE(Profiler::pause());
+  marker("while-paused");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(Profiler::resume());
+  marker("after-resume");
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  Collected c = stop_and_read();
+  ASSERT_EQ(c.pauses.size(), 1u);
+  ASSERT_EQ(c.resumes.size(), 1u);
+  const uint64_t p = c.pauses[0], r = c.resumes[0];
+  EXPECT_GE(r - p, 50000000u);
+  for (const auto& s : c.samples) EXPECT_FALSE(s.time_ns > p && s.time_ns < r);
+  for (const auto& s : c.repeats) EXPECT_FALSE(s.time_ns > p && s.time_ns < r);
+  EXPECT_EQ(c.find("while-paused"), nullptr);
+  EXPECT_NE(c.find("after-resume"), nullptr);
+}
+
+// A busy thread's CPU deltas add up to about its wall time; a sleeping one's to about nothing.
+TEST_F(MarkersTest, CpuDeltasMatchWhatThreadsDid) {
+  std::atomic<bool> run{true};
+  std::atomic<uint64_t> busy_tid{0}, idle_tid{0};
+  std::thread busy([&] {
+    busy_tid = current_thread_id();
+    while (run.load(std::memory_order_relaxed)) {
+    }
+  });
+  std::thread idle([&] {
+    idle_tid = current_thread_id();
+    while (run.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  });
+  while (busy_tid == 0 || idle_tid == 0) std::this_thread::yield();
+  start();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Collected c = stop_and_read();
+  run = false;
+  busy.join();
+  idle.join();
+  uint64_t busy_cpu = 0, idle_cpu = 0;
+  for (const auto& s : c.samples) {
+    if (s.tid == busy_tid && s.cpu_delta_ns) busy_cpu += *s.cpu_delta_ns;
+    if (s.tid == idle_tid && s.cpu_delta_ns) idle_cpu += *s.cpu_delta_ns;
+  }
+  for (const auto& s : c.repeats) {
+    if (s.tid == busy_tid && s.cpu_delta_ns) busy_cpu += *s.cpu_delta_ns;
+    if (s.tid == idle_tid && s.cpu_delta_ns) idle_cpu += *s.cpu_delta_ns;
+  }
+  // On two shared cores the busy thread gets at least a third of the 300 ms; the sleeper
+  // wakes 6 times for microseconds.
+  EXPECT_GT(busy_cpu, 100000000u);
+  EXPECT_LT(idle_cpu, 10000000u);
+}
+
+// fork(): the child has no half-running profiler (and can start its own); the parent goes on.
+TEST_F(MarkersTest, ForkLeavesTheParentProfilingAndTheChildClean) {
+  start();
+  const std::string child_path = path_ + ".child";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int code = 0;
+    if (Profiler::is_running() || is_recording()) code = 10;
+    Options o;
+    o.output_path = child_path;
+    if (code == 0 && !Profiler::start(o)) code = 11;
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    if (code == 0 && !Profiler::stop()) code = 12;
+    _exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_TRUE(Profiler::is_running());
+  marker("parent-after-fork");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  Collected c = stop_and_read();
+  EXPECT_NE(c.find("parent-after-fork"), nullptr);
+  Collected child;
+  DumpReadResult r = read_dump_file(child_path, child);
+  EXPECT_TRUE(r.ok);
+  EXPECT_TRUE(r.complete);
+  std::filesystem::remove(child_path);
+}
+
+}  // namespace
+}  // namespace inprof
