@@ -14,24 +14,20 @@ class MarkerRecorder {
  public:
   static MarkerRecorder& instance();
 
-  // A session starts (`ring`, with `start_ns` as its time origin) or stops (nullptr). Stopping
-  // returns once no recorder can still be writing into the previous ring.
+  // A session starts (`ring`, with `start_ns` as its time origin) or stops.
   void attach(RingBuffer* ring, uint64_t start_ns);
   void detach();
   // In a forked child: forget the parent's ring without waiting (its writers are gone).
-  void abandon() {
-    ring_.store(nullptr);
-    active_.store(0);
-  }
+  void abandon() { ring_.store(nullptr); }
 
-  // Runs `write(ring, start_ns)` against the current ring, if there is one.
+  // Runs `write(ring, start_ns)` against the current ring, if there is one. The session closes
+  // its ring before releasing the ring's storage and never frees the ring object itself, so a
+  // writer that loaded the pointer just before detach() is harmless: its write is refused.
   template <typename Fn>
   void with_ring(Fn&& write) {
-    active_.fetch_add(1, std::memory_order_seq_cst);
-    if (RingBuffer* ring = ring_.load(std::memory_order_seq_cst)) {
+    if (RingBuffer* ring = ring_.load(std::memory_order_acquire)) {
       write(*ring, start_ns_.load(std::memory_order_relaxed));
     }
-    active_.fetch_sub(1, std::memory_order_release);
   }
 
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
@@ -40,7 +36,6 @@ class MarkerRecorder {
  private:
   std::atomic<RingBuffer*> ring_{nullptr};
   std::atomic<uint64_t> start_ns_{0};
-  std::atomic<uint32_t> active_{0};
   std::atomic<uint64_t> dropped_{0};
 };
 

@@ -21,14 +21,10 @@ MarkerRecorder& MarkerRecorder::instance() {
 
 void MarkerRecorder::attach(RingBuffer* ring, uint64_t start_ns) {
   start_ns_.store(start_ns, std::memory_order_relaxed);
-  ring_.store(ring, std::memory_order_seq_cst);
+  ring_.store(ring, std::memory_order_release);
 }
 
-void MarkerRecorder::detach() {
-  ring_.store(nullptr, std::memory_order_seq_cst);
-  // A recorder that loaded the old ring is still inside with_ring(): let it finish.
-  while (active_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
-}
+void MarkerRecorder::detach() { ring_.store(nullptr, std::memory_order_release); }
 
 namespace {
 

@@ -19,8 +19,10 @@ class MetadataQueue {
   template <typename Record>
   void push(RecordType type, const Record& record) {
     std::vector<uint8_t> payload;
-    ByteWriter w(&payload);
-    encode(w, record);
+    {
+      ByteWriter w(&payload);
+      encode(w, record);
+    }  // sizes the vector to what was written
     std::lock_guard lock(mutex_);
     entries_.emplace_back(type, std::move(payload));
   }

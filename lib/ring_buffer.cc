@@ -21,7 +21,7 @@ bool RingBuffer::write(uint8_t type, std::span<const uint8_t> payload) {
   do {
     // Acquire pairs with the consumer's release: the space it freed reads as zero here.
     uint64_t tail = tail_.load(std::memory_order_acquire);
-    if (pos + total - tail > capacity_) {
+    if ((pos & kClosed) || pos + total - tail > capacity_) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
@@ -30,8 +30,13 @@ bool RingBuffer::write(uint8_t type, std::span<const uint8_t> payload) {
   copy_in(pos + kHeaderSize, payload.data(), payload.size());
   uint64_t header = kPublished | (uint64_t(type) << 32) | payload.size();
   std::atomic_ref<uint64_t>(words_[(pos & mask_) / 8]).store(header, std::memory_order_release);
-  written_.fetch_add(1, std::memory_order_relaxed);
   return true;
+}
+
+bool RingBuffer::all_published() const {
+  // Everything reserved has been consumed (the consumer stops at the first unpublished record).
+  return (head_.load(std::memory_order_acquire) & ~kClosed) ==
+         tail_.load(std::memory_order_acquire);
 }
 
 uint64_t RingBuffer::load_header(uint64_t pos) const {

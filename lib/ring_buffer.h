@@ -28,8 +28,15 @@ class RingBuffer {
   size_t capacity() const { return capacity_; }
 
   // Copies one record in. Lock-free and allocation-free; callable from any thread. Returns false
-  // (and counts a drop) when there is no room.
+  // (and counts a drop) when there is no room, or once the ring is closed.
   bool write(uint8_t type, std::span<const uint8_t> payload);
+
+  // Refuses every later write. Records already reserved are still published; `all_published()`
+  // tells when the last of them is, after which the storage may be released. A writer that
+  // raced with close() touches only this object, never the storage: keep the object alive.
+  void close() { head_.fetch_or(kClosed, std::memory_order_acq_rel); }
+  bool all_published() const;
+  void release_storage() { words_.reset(); }
 
   // Consumer side (one thread at a time): hands every published record, in order, to
   // `fn(type, payload)` and frees its space. A record still being written stops the drain; it is
@@ -38,11 +45,11 @@ class RingBuffer {
   size_t drain(Fn&& fn);
 
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
-  uint64_t written() const { return written_.load(std::memory_order_relaxed); }
 
  private:
   // Header word: payload size in bits 0..31, type in bits 32..39, bit 63 set once published.
   static constexpr uint64_t kPublished = uint64_t(1) << 63;
+  static constexpr uint64_t kClosed = uint64_t(1) << 63;  // in head_
   static constexpr size_t kHeaderSize = 8;
 
   static size_t record_size(size_t payload) { return kHeaderSize + ((payload + 7) & ~size_t(7)); }
@@ -57,7 +64,6 @@ class RingBuffer {
   alignas(64) std::atomic<uint64_t> head_{0};  // next byte to reserve
   alignas(64) std::atomic<uint64_t> tail_{0};  // next byte to consume
   alignas(64) std::atomic<uint64_t> dropped_{0};
-  std::atomic<uint64_t> written_{0};
   std::vector<uint8_t> scratch_;  // consumer only: a payload that wraps around the end
 };
 

@@ -50,7 +50,7 @@ Status validate(const Options& o) {
 }
 
 Session::Session(const Options& options, uint64_t start_ns)
-    : options_(options), start_ns_(start_ns), ring_(options.buffer_size) {}
+    : options_(options), start_ns_(start_ns), ring_(new RingBuffer(options.buffer_size)) {}
 
 std::unique_ptr<Session> Session::start(const Options& options, Status* status) {
   *status = validate(options);
@@ -97,7 +97,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   }
   session->sampler_ = std::make_unique<Sampler>(config, std::move(copier), std::move(unwinder),
                                                 ThreadLister::create(), ModuleLister::create(),
-                                                session->ring_, session->metadata_);
+                                                *session->ring_, session->metadata_);
 
   // The writer starts first so that the sampler knows its id and never samples it.
   std::promise<uint64_t> writer_tid;
@@ -121,7 +121,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   s->markers_dropped_at_start_ = MarkerRecorder::instance().dropped();
   // Markers, categories and counters flow into this session from now on.
   Declarations::instance().attach(&s->metadata_);
-  MarkerRecorder::instance().attach(&s->ring_, start_ns);
+  MarkerRecorder::instance().attach(s->ring_, start_ns);
   g_recording.store(true);
   *status = {};
   return session;
@@ -133,7 +133,7 @@ Status Session::stop() {
   if (stopped_) return write_status_;
   stopped_ = true;
   g_recording.store(false);
-  MarkerRecorder::instance().detach();  // waits for markers being written
+  MarkerRecorder::instance().detach();
   Declarations::instance().detach();
   if (sampler_thread_.joinable()) {
     sampler_->request_stop();
@@ -148,6 +148,9 @@ Status Session::stop() {
     writer_thread_.join();
   }
   sampler_.reset();  // releases the signal
+  if (writer_thread_.get_id() == std::thread::id() && ring_->all_published()) {
+    ring_->release_storage();
+  }
   if (dump_) {
     Status closed = dump_->close();
     if (write_status_.ok()) write_status_ = closed;
@@ -168,9 +171,19 @@ void Session::writer_loop() {
 
 void Session::drain(bool final) {
   for (auto& [type, payload] : metadata_.take()) dump_->add_payload(type, payload);
-  ring_.drain([this](uint8_t type, std::span<const uint8_t> payload) {
+  auto add = [this](uint8_t type, std::span<const uint8_t> payload) {
     dump_->add_payload(static_cast<RecordType>(type), payload);
-  });
+  };
+  ring_->drain(add);
+  if (final) {
+    // The sampler has stopped; marker writers racing with the end get refused from here on,
+    // and those already inside finish publishing what they reserved.
+    ring_->close();
+    while (!ring_->all_published()) {
+      std::this_thread::yield();
+      ring_->drain(add);
+    }
+  }
   const uint64_t now = monotonic_ns();
   if (!final && dump_->pending_bytes() < kFlushBytes && now - last_flush_ns_ < kFlushPeriodNs) {
     return;

@@ -49,7 +49,9 @@ class Session {
   const Options options_;
   const uint64_t start_ns_;
   std::unique_ptr<DumpWriter> dump_;
-  RingBuffer ring_;
+  // Never deleted: a marker writer may still hold the pointer after the session ended (see
+  // MarkerRecorder). Only its storage is released, once closed and drained.
+  RingBuffer* ring_;
   MetadataQueue metadata_;
   std::unique_ptr<Sampler> sampler_;
   std::thread sampler_thread_;

@@ -119,7 +119,18 @@ TEST(RingBuffer, ConcurrentWritersNeverCorrupt) {
     total_accepted += accepted[w];
   }
   EXPECT_EQ(total_accepted + ring.dropped(), uint64_t(kWriters) * kPerWriter);
-  EXPECT_EQ(ring.written(), total_accepted);
+}
+
+TEST(RingBuffer, ClosedRingRefusesWritesButDeliversWhatItHad) {
+  RingBuffer ring(4096);
+  std::vector<uint8_t> p(16, 7);
+  ASSERT_TRUE(ring.write(1, p));
+  ring.close();
+  EXPECT_FALSE(ring.write(1, p));
+  EXPECT_EQ(ring.dropped(), 1u);
+  EXPECT_FALSE(ring.all_published());  // one record not yet consumed
+  EXPECT_EQ(ring.drain([](uint8_t, std::span<const uint8_t>) {}), 1u);
+  EXPECT_TRUE(ring.all_published());
 }
 
 }  // namespace

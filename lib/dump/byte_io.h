@@ -3,6 +3,7 @@
 #ifndef INPROF_LIB_DUMP_BYTE_IO_H_
 #define INPROF_LIB_DUMP_BYTE_IO_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -20,55 +21,68 @@ inline int64_t zigzag_decode(uint64_t v) {
   return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
 }
 
-// Writes into a fixed span (no allocation: usable on the sampler's hot path) or, when given a
-// vector, grows it. A write past a fixed span's end sets overflowed() and is discarded.
+// Writes into a fixed span (no allocation: usable on the sampler's and markers' hot paths) or,
+// when given a vector, grows it. A write past a fixed span's end sets overflowed() and is
+// discarded. Both kinds share one fast path: check room, store.
 class ByteWriter {
  public:
   explicit ByteWriter(std::span<uint8_t> fixed) : data_(fixed.data()), capacity_(fixed.size()) {}
+  // The vector's size follows what was written; its capacity may run ahead.
   explicit ByteWriter(std::vector<uint8_t>* growable) : growable_(growable) {
-    growable_->clear();
+    growable_->resize(std::max<size_t>(growable_->capacity(), 64));
+    data_ = growable_->data();
+    capacity_ = growable_->size();
   }
+  ~ByteWriter() {
+    if (growable_) growable_->resize(size_);
+  }
+  ByteWriter(const ByteWriter&) = delete;
+  ByteWriter& operator=(const ByteWriter&) = delete;
 
-  void u8(uint8_t v) { append(&v, 1); }
-  void varint(uint64_t v) {
-    uint8_t tmp[10];
-    size_t n = 0;
-    do {
-      uint8_t byte = v & 0x7f;
+  void u8(uint8_t v) {
+    if (room(1)) data_[size_++] = v;
+  }
+  __attribute__((always_inline)) void varint(uint64_t v) {
+    if (!room(10)) return;
+    while (v >= 0x80) {
+      data_[size_++] = static_cast<uint8_t>(v) | 0x80;
       v >>= 7;
-      tmp[n++] = byte | (v ? 0x80 : 0);
-    } while (v);
-    append(tmp, n);
+    }
+    data_[size_++] = static_cast<uint8_t>(v);
   }
   void svarint(int64_t v) { varint(zigzag_encode(v)); }
   void bytes(std::span<const uint8_t> b) {
     varint(b.size());
-    append(b.data(), b.size());
+    raw(b.data(), b.size());
   }
   void string(std::string_view s) {
     varint(s.size());
-    append(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+    raw(s.data(), s.size());
   }
-  void raw(const void* p, size_t n) { append(static_cast<const uint8_t*>(p), n); }
-
-  bool overflowed() const { return overflowed_; }
-  size_t size() const { return growable_ ? growable_->size() : size_; }
-  std::span<const uint8_t> view() const {
-    return growable_ ? std::span<const uint8_t>(*growable_) : std::span<const uint8_t>(data_, size_);
-  }
-
- private:
-  void append(const uint8_t* p, size_t n) {
-    if (growable_) {
-      growable_->insert(growable_->end(), p, p + n);
-      return;
-    }
-    if (overflowed_ || n > capacity_ - size_) {
-      overflowed_ = true;
-      return;
-    }
+  void raw(const void* p, size_t n) {
+    if (n == 0 || !room(n)) return;
     std::memcpy(data_ + size_, p, n);
     size_ += n;
+  }
+
+  bool overflowed() const { return overflowed_; }
+  size_t size() const { return size_; }
+  std::span<const uint8_t> view() const { return {data_, size_}; }
+
+ private:
+  __attribute__((always_inline)) bool room(size_t n) {
+    if (capacity_ - size_ >= n && !overflowed_) return true;
+    return grow(n);
+  }
+  bool grow(size_t n) {
+    if (!growable_ || overflowed_) {
+      overflowed_ = true;
+      return false;
+    }
+    growable_->resize(std::max(capacity_ * 2, size_ + n));
+    data_ = growable_->data();
+    capacity_ = growable_->size();
+    return true;
   }
 
   uint8_t* data_ = nullptr;
