@@ -82,7 +82,7 @@ void Sampler::tick() {
   refresh_threads(now);
   refresh_names(now);
   for (auto& [tid, state] : threads_) {
-    if (state.retry_at_tick > tick_count_) continue;
+    if (!state.selected || state.retry_at_tick > tick_count_) continue;
     sample_thread(tid, state, now);
   }
   ++tick_count_;
@@ -132,7 +132,6 @@ bool Sampler::in_code(uint64_t address) const {
 
 void Sampler::refresh_threads(uint64_t now) {
   if (!thread_lister_->list(tids_)) return;
-  const uint64_t main_tid = main_thread_id();
   for (uint64_t tid : tids_) {
     if (excluded_.count(tid)) continue;
     auto [it, inserted] = threads_.try_emplace(tid);
@@ -141,14 +140,14 @@ void Sampler::refresh_threads(uint64_t now) {
       ThreadState& state = it->second;
       auto given = ThreadNames::instance().get(tid);
       state.name = given ? *given : thread_lister_->name(tid);
-      metadata_.push(RecordType::kThreadStart,
-                     ThreadRecord{tid, relative(now), tid == main_tid ? kThreadMain : 0u,
-                                  state.name});
+      select(tid, state, now);
     }
   }
   for (auto it = threads_.begin(); it != threads_.end();) {
     if (it->second.last_seen_tick != tick_count_) {
-      metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
+      if (it->second.announced) {
+        metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
+      }
       thread_lister_->forget(it->first);
       ThreadNames::instance().forget(it->first);  // the id may be reused by a new thread
       it = threads_.erase(it);
@@ -176,7 +175,23 @@ void Sampler::refresh_names(uint64_t now) {
     }
     if (name.empty() || name == state.name) continue;
     state.name = name;
-    metadata_.push(RecordType::kThreadName, ThreadRecord{tid, relative(now), 0, name});
+    if (state.announced) {
+      metadata_.push(RecordType::kThreadName, ThreadRecord{tid, relative(now), 0, name});
+    }
+    select(tid, state, now);
+  }
+}
+
+void Sampler::select(uint64_t tid, ThreadState& state, uint64_t now) {
+  state.selected = config_.thread_filters.empty();
+  for (const std::string& filter : config_.thread_filters) {
+    if (state.name.find(filter) != std::string::npos) state.selected = true;
+  }
+  if (state.selected && !state.announced) {
+    state.announced = true;
+    metadata_.push(RecordType::kThreadStart,
+                   ThreadRecord{tid, relative(now), tid == main_thread_id() ? kThreadMain : 0u,
+                                state.name});
   }
 }
 

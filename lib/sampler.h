@@ -34,6 +34,7 @@ struct SamplerConfig {
   size_t max_frames = 512;
   size_t stack_copy_size = 64 << 10;
   uint64_t start_ns = 0;  // monotonic time of the session start; record times are relative
+  std::vector<std::string> thread_filters;  // name substrings; empty: all threads
 };
 
 struct SamplerStats {
@@ -80,11 +81,15 @@ class Sampler {
     uint32_t timeouts = 0;        // consecutive unanswered requests
     uint64_t retry_at_tick = 0;   // back-off after a timeout
     uint64_t last_seen_tick = 0;
+    bool selected = false;   // passes the thread filters
+    bool announced = false;  // its start record is written (once it was first selected)
   };
 
   void refresh_modules(uint64_t now);
   void refresh_threads(uint64_t now);
   void refresh_names(uint64_t now);
+  // Re-applies the filters after a (re)naming; announces a newly selected thread.
+  void select(uint64_t tid, ThreadState& state, uint64_t now);
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
   bool in_code(uint64_t address) const;
   void sample_counters(uint64_t now);

@@ -88,6 +88,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   config.max_frames = options.max_frames;
   config.stack_copy_size = options.stack_copy_size;
   config.start_ns = start_ns;
+  config.thread_filters = options.thread_filters;
   std::unique_ptr<Unwinder> unwinder;
   if (options.unwinder == UnwindMethod::kFramePointer) {
     unwinder = std::make_unique<FramePointerUnwinder>();

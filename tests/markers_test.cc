@@ -332,6 +332,38 @@ TEST_F(MarkersTest, CpuDeltasMatchWhatThreadsDid) {
   EXPECT_LT(idle_cpu, 10000000u);
 }
 
+TEST_F(MarkersTest, ThreadFiltersSelectThreadsByName) {
+  std::atomic<bool> run{true};
+  std::atomic<uint64_t> wanted{0}, other{0}, renamed{0};
+  auto spin = [&](std::atomic<uint64_t>* tid, const char* name, const char* later) {
+    set_thread_name(name);
+    *tid = current_thread_id();
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    if (later) set_thread_name(later);
+    while (run.load(std::memory_order_relaxed)) {
+    }
+  };
+  std::thread a(spin, &wanted, "worker-io-1", nullptr);
+  std::thread b(spin, &other, "compute", nullptr);
+  std::thread c(spin, &renamed, "unnamed", "worker-io-2");
+  while (!wanted || !other || !renamed) std::this_thread::yield();
+  Options o;
+  o.output_path = path_;
+  o.thread_filters = {"io-"};
+  ASSERT_TRUE(Profiler::start(o));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Collected collected = stop_and_read();
+  run = false;
+  a.join();
+  b.join();
+  c.join();
+  std::map<uint64_t, size_t> per_thread;
+  for (const auto& s : collected.samples) ++per_thread[s.tid];
+  EXPECT_GT(per_thread[wanted], 0u);
+  EXPECT_EQ(per_thread.count(other), 0u);
+  EXPECT_GT(per_thread[renamed], 0u);  // selected once it took a matching name
+}
+
 // fork(): the child has no half-running profiler (and can start its own); the parent goes on.
 TEST_F(MarkersTest, ForkLeavesTheParentProfilingAndTheChildClean) {
   start();

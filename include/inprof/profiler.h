@@ -26,6 +26,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #if defined(_WIN32)
 #define INPROF_API
@@ -92,6 +93,10 @@ struct Options {
   std::size_t max_frames = 512;
 
   UnwindMethod unwinder = UnwindMethod::kAuto;
+
+  // Sample only threads whose name contains one of these substrings (empty: every thread).
+  // Names given with set_thread_name() count, and a thread renamed later is re-checked.
+  std::vector<std::string> thread_filters;
 
   // The signal used to interrupt threads (Linux). 0 picks SIGPROF. start() refuses a signal the
   // program already handles.
