@@ -13,7 +13,9 @@ cmake -S "$source_dir/tests/consumer" -B "$work/consumer" -DCMAKE_PREFIX_PATH="$
 cmake --build "$work/consumer" >/dev/null
 LD_LIBRARY_PATH="$work/prefix/lib" "$work/consumer/consumer" "$work/consumer.inprof"
 if [ "$shared" = ON ]; then
-  ldd "$work/consumer/consumer" | grep -q "libinprof.so.0" || { echo "not linked to libinprof.so.0"; exit 1; }
+  # (not `ldd | grep -q`: with pipefail, grep's early exit can fail the pipeline)
+  libs="$(ldd "$work/consumer/consumer")"
+  [[ "$libs" == *"libinprof.so.0"* ]] || { echo "not linked to libinprof.so.0"; exit 1; }
 fi
 "$symbolicate" "$work/consumer.inprof" -o "$work/consumer.json"
 test -s "$work/consumer.json"

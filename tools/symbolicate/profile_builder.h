@@ -1,0 +1,188 @@
+// The Firefox Profiler processed-format tables (v66), built append-only: every handle_for_*
+// call returns the index of an equal existing row or appends a new one, so the tables hold no
+// duplicates. Indices are typed so a frame index cannot be used as a func index.
+#ifndef INPROF_TOOLS_SYMBOLICATE_PROFILE_BUILDER_H_
+#define INPROF_TOOLS_SYMBOLICATE_PROFILE_BUILDER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+namespace inprof::symbolicate {
+
+enum class StringIndex : uint32_t {};
+enum class CategoryIndex : uint32_t {};
+enum class LibIndex : uint32_t {};
+enum class ResourceIndex : uint32_t {};
+enum class SourceIndex : uint32_t {};
+enum class FuncIndex : uint32_t {};
+enum class NativeSymbolIndex : uint32_t {};
+enum class FrameIndex : uint32_t {};
+enum class StackIndex : uint32_t {};
+enum class ThreadIndex : uint32_t {};
+
+template <typename Index>
+constexpr uint32_t raw(Index i) {
+  return static_cast<uint32_t>(i);
+}
+
+struct Category {
+  std::string name;
+  std::string color;
+  std::vector<std::string> subcategories;
+};
+
+struct Lib {
+  std::string name;
+  std::string path;
+  std::string debug_name;
+  std::string debug_path;
+  std::string breakpad_id;
+  std::optional<std::string> code_id;
+  std::string arch;
+};
+
+struct ResourceTable {
+  std::vector<LibIndex> lib;
+  std::vector<StringIndex> name;
+  size_t size() const { return lib.size(); }
+};
+
+struct SourceTable {
+  std::vector<StringIndex> filename;
+  size_t size() const { return filename.size(); }
+};
+
+struct FuncTable {
+  std::vector<StringIndex> name;
+  std::vector<std::optional<ResourceIndex>> resource;
+  std::vector<std::optional<SourceIndex>> source;
+  std::vector<std::optional<uint32_t>> line_number;
+  size_t size() const { return name.size(); }
+};
+
+struct NativeSymbolTable {
+  std::vector<LibIndex> lib;
+  std::vector<uint64_t> address;  // library-relative
+  std::vector<StringIndex> name;
+  std::vector<std::optional<uint64_t>> function_size;
+  size_t size() const { return lib.size(); }
+};
+
+struct FrameTable {
+  std::vector<FuncIndex> func;
+  std::vector<std::optional<uint64_t>> address;  // library-relative; nothing -> -1
+  std::vector<uint32_t> inline_depth;
+  std::vector<CategoryIndex> category;
+  std::vector<uint32_t> subcategory;
+  std::vector<std::optional<NativeSymbolIndex>> native_symbol;
+  std::vector<std::optional<uint32_t>> line;
+  size_t size() const { return func.size(); }
+};
+
+struct StackTable {
+  std::vector<FrameIndex> frame;
+  std::vector<std::optional<StackIndex>> prefix;
+  size_t size() const { return frame.size(); }
+};
+
+struct SampleTable {
+  std::vector<std::optional<StackIndex>> stack;
+  std::vector<uint64_t> time_ns;  // since the profile's start
+  std::vector<std::optional<uint64_t>> cpu_delta_ns;
+  size_t size() const { return stack.size(); }
+};
+
+struct Thread {
+  std::string name;
+  bool is_main = false;
+  std::string process_name;
+  uint64_t pid = 0;
+  uint64_t tid = 0;
+  uint64_t register_ns = 0;
+  std::optional<uint64_t> unregister_ns;
+  SampleTable samples;
+};
+
+// A row of meta.extra ("Profile Info" panel).
+struct ExtraEntry {
+  std::string label;
+  std::variant<std::string, uint64_t, bool> value;
+};
+
+struct Meta {
+  uint64_t start_unix_ns = 0;
+  uint64_t interval_ns = 1'000'000;
+  std::string product;
+  std::string arguments;
+  std::string oscpu;  // architecture
+  std::string platform;
+  bool has_cpu_deltas = false;  // write threadCPUDelta columns
+  std::vector<ExtraEntry> extra;
+};
+
+class ProfileBuilder {
+ public:
+  Meta& meta() { return meta_; }
+  const Meta& meta() const { return meta_; }
+
+  StringIndex handle_for_string(std::string_view s);
+  CategoryIndex add_category(Category category);
+  LibIndex add_lib(Lib lib);  // also adds the library's resource
+  ResourceIndex resource_for_lib(LibIndex lib) const { return lib_resources_[raw(lib)]; }
+  SourceIndex handle_for_source(std::string_view filename);
+  FuncIndex handle_for_func(StringIndex name, std::optional<ResourceIndex> resource,
+                            std::optional<SourceIndex> source, std::optional<uint32_t> line);
+  NativeSymbolIndex handle_for_native_symbol(LibIndex lib, uint64_t address, StringIndex name,
+                                             std::optional<uint64_t> size);
+  FrameIndex handle_for_frame(FuncIndex func, std::optional<uint64_t> address,
+                              uint32_t inline_depth, CategoryIndex category, uint32_t subcategory,
+                              std::optional<NativeSymbolIndex> native_symbol,
+                              std::optional<uint32_t> line);
+  StackIndex handle_for_stack(std::optional<StackIndex> prefix, FrameIndex frame);
+  ThreadIndex add_thread(Thread thread);
+  Thread& thread(ThreadIndex i) { return threads_[raw(i)]; }
+
+  const std::vector<std::string>& strings() const { return strings_; }
+  const std::vector<Category>& categories() const { return categories_; }
+  const std::vector<Lib>& libs() const { return libs_; }
+  const ResourceTable& resources() const { return resources_; }
+  const SourceTable& sources() const { return sources_; }
+  const FuncTable& funcs() const { return funcs_; }
+  const NativeSymbolTable& native_symbols() const { return native_symbols_; }
+  const FrameTable& frames() const { return frames_; }
+  const StackTable& stacks() const { return stacks_; }
+  const std::vector<Thread>& threads() const { return threads_; }
+
+ private:
+  Meta meta_;
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, StringIndex> string_index_;
+  std::vector<Category> categories_;
+  std::vector<Lib> libs_;
+  std::vector<ResourceIndex> lib_resources_;
+  ResourceTable resources_;
+  SourceTable sources_;
+  std::unordered_map<uint32_t, SourceIndex> source_index_;  // by filename string
+  FuncTable funcs_;
+  std::map<std::tuple<uint32_t, int64_t, int64_t, int64_t>, FuncIndex> func_index_;
+  NativeSymbolTable native_symbols_;
+  std::map<std::pair<uint32_t, uint64_t>, NativeSymbolIndex> native_symbol_index_;
+  FrameTable frames_;
+  std::map<std::tuple<uint32_t, int64_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t>,
+           FrameIndex>
+      frame_index_;
+  StackTable stacks_;
+  std::unordered_map<uint64_t, StackIndex> stack_index_;  // (prefix + 1) << 32 | frame
+  std::vector<Thread> threads_;
+};
+
+}  // namespace inprof::symbolicate
+
+#endif  // INPROF_TOOLS_SYMBOLICATE_PROFILE_BUILDER_H_

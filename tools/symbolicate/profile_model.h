@@ -1,0 +1,105 @@
+// Everything symbolicate needs from a dump, collected in one pass: the process, the modules with
+// their lifetimes, the threads and their samples. Stacks are interned, so memory grows with the
+// number of distinct stacks rather than with the number of samples.
+#ifndef INPROF_TOOLS_SYMBOLICATE_PROFILE_MODEL_H_
+#define INPROF_TOOLS_SYMBOLICATE_PROFILE_MODEL_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dump/dump_reader.h"
+
+namespace inprof::symbolicate {
+
+inline constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+
+struct ModuleInfo {
+  internal::ModuleRecord record;
+  uint64_t unload_ns = kNever;  // kNever: still loaded when the dump ended
+};
+
+// One distinct raw stack as the sampler recorded it. The flags and leaf candidates are part of
+// its identity because they change how it is turned into frames.
+struct RawStack {
+  std::vector<uint64_t> frames;  // [0] = leaf PC, then return addresses, outermost last
+  uint32_t flags = 0;            // the SampleFlags that matter for conversion
+  std::vector<internal::LeafCandidate> leaf_candidates;
+};
+
+using RawStackId = uint32_t;
+inline constexpr RawStackId kNoStack = std::numeric_limits<RawStackId>::max();
+
+struct RawSample {
+  uint64_t time_ns = 0;
+  std::optional<uint64_t> cpu_delta_ns;
+  RawStackId stack = kNoStack;
+};
+
+struct ThreadInfo {
+  uint64_t tid = 0;
+  std::string name;  // latest ThreadStart/ThreadName name; empty if none was seen
+  bool is_main = false;
+  std::optional<uint64_t> start_ns;
+  std::optional<uint64_t> end_ns;
+  std::vector<RawSample> samples;
+};
+
+class ProfileModel : public internal::DumpVisitor {
+ public:
+  void on_process(const internal::ProcessRecord& r) override;
+  void on_module_load(const internal::ModuleRecord& r) override;
+  void on_module_unload(const internal::ModuleUnloadRecord& r) override;
+  void on_thread_start(const internal::ThreadRecord& r) override;
+  void on_thread_name(const internal::ThreadRecord& r) override;
+  void on_thread_end(const internal::ThreadEndRecord& r) override;
+  void on_sample(const internal::SampleRecord& r) override;
+  void on_sample_repeat(const internal::SampleRepeatRecord& r) override;
+  void on_stats(const internal::StatsRecord& r) override;
+  void on_end(const internal::EndRecord& r) override;
+
+  const std::optional<internal::ProcessRecord>& process() const { return process_; }
+  const std::vector<ModuleInfo>& modules() const { return modules_; }
+  // Threads in the order they were first seen.
+  const std::vector<ThreadInfo>& threads() const { return threads_; }
+  const RawStack& stack(RawStackId id) const { return *stacks_[id]; }
+  size_t stack_count() const { return stacks_.size(); }
+  size_t sample_count() const { return sample_count_; }
+  const std::optional<internal::StatsRecord>& stats() const { return stats_; }
+  const std::optional<uint64_t>& end_ns() const { return end_ns_; }
+  bool any_cpu_delta() const { return any_cpu_delta_; }
+  // Repeat records that had no earlier sample on their thread (they get an empty stack).
+  uint64_t orphan_repeats() const { return orphan_repeats_; }
+
+ private:
+  ThreadInfo& thread(uint64_t tid);
+  RawStackId intern(const internal::SampleRecord& r);
+
+  struct KeyHash {
+    size_t operator()(const std::vector<uint64_t>& key) const;
+  };
+
+  std::optional<internal::ProcessRecord> process_;
+  std::vector<ModuleInfo> modules_;
+  std::unordered_map<uint64_t, size_t> module_by_id_;
+  std::vector<ThreadInfo> threads_;
+  std::unordered_map<uint64_t, size_t> thread_by_tid_;
+  std::unordered_map<uint64_t, RawStackId> last_stack_by_tid_;
+  // Interning: a flat key (flags, frames, candidates) maps to the stack's id.
+  std::unordered_map<std::vector<uint64_t>, RawStackId, KeyHash> stack_ids_;
+  std::vector<std::unique_ptr<RawStack>> stacks_;
+  std::vector<uint64_t> key_scratch_;
+  size_t sample_count_ = 0;
+  std::optional<internal::StatsRecord> stats_;
+  std::optional<uint64_t> end_ns_;
+  bool any_cpu_delta_ = false;
+  uint64_t orphan_repeats_ = 0;
+};
+
+}  // namespace inprof::symbolicate
+
+#endif  // INPROF_TOOLS_SYMBOLICATE_PROFILE_MODEL_H_
