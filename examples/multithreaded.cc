@@ -15,7 +15,7 @@
 
 namespace {
 
-__attribute__((noinline)) bool is_prime(uint64_t n) {
+__attribute__((noipa)) bool is_prime(uint64_t n) {
   if (n < 2) return false;
   for (uint64_t d = 2; d * d <= n; ++d) {
     if (n % d == 0) return false;
@@ -23,13 +23,13 @@ __attribute__((noinline)) bool is_prime(uint64_t n) {
   return true;
 }
 
-__attribute__((noinline)) uint64_t count_primes(uint64_t limit) {
+__attribute__((noipa)) uint64_t count_primes(uint64_t limit) {
   uint64_t count = 0;
   for (uint64_t n = 0; n < limit; ++n) count += is_prime(n);
   return count;
 }
 
-__attribute__((noinline)) void sort_random_vectors(int rounds) {
+__attribute__((noipa)) void sort_random_vectors(int rounds) {
   std::mt19937 rng(42);
   for (int r = 0; r < rounds; ++r) {
     std::vector<uint32_t> v(200000);
@@ -38,7 +38,7 @@ __attribute__((noinline)) void sort_random_vectors(int rounds) {
   }
 }
 
-__attribute__((noinline)) double simulate(int steps) {
+__attribute__((noipa)) double simulate(int steps) {
   double x = 1.0, v = 0.0;
   for (int i = 0; i < steps; ++i) {
     v -= std::sin(x) * 1e-4;

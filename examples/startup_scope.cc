@@ -12,19 +12,19 @@
 
 namespace {
 
-__attribute__((noinline)) std::map<std::string, int> load_configuration() {
+__attribute__((noipa)) std::map<std::string, int> load_configuration() {
   std::map<std::string, int> config;
   for (int i = 0; i < 300000; ++i) config["key" + std::to_string(i % 5000)] += i;
   return config;
 }
 
-__attribute__((noinline)) std::vector<double> build_lookup_tables() {
+__attribute__((noipa)) std::vector<double> build_lookup_tables() {
   std::vector<double> table(4000000);
   for (size_t i = 0; i < table.size(); ++i) table[i] = static_cast<double>(i * i % 977) / 3.0;
   return table;
 }
 
-__attribute__((noinline)) void warm_caches(const std::vector<double>& table) {
+__attribute__((noipa)) void warm_caches(const std::vector<double>& table) {
   volatile double sum = 0;
   for (int round = 0; round < 20; ++round) {
     for (double v : table) sum = sum + v;

@@ -159,7 +159,13 @@ void record_typed(std::string_view name, Category category, MarkerPhase phase, T
 }  // namespace internal
 
 // Whether markers are being recorded now.
-inline bool is_recording() { return internal::g_recording.load(std::memory_order_relaxed); }
+inline bool is_recording() {
+#if defined(INPROF_DISABLE)
+  return false;
+#else
+  return internal::g_recording.load(std::memory_order_relaxed);
+#endif
+}
 
 // An instant marker, now.
 inline void marker(std::string_view name, Category category = kCategoryOther) {
@@ -253,6 +259,22 @@ class INPROF_API Counter {
  private:
   std::atomic<int64_t>* value_;  // owned by the counter registry, never freed
 };
+
+#if defined(INPROF_DISABLE)
+// Compiled out: nothing is recorded and nothing needs the library.
+inline Timestamp now() { return 0; }
+inline Category Category::define(std::string_view, Color) { return kCategoryOther; }
+inline uint32_t internal::register_marker_type(const MarkerSchemaDescription&) { return 0; }
+inline void internal::record_marker(std::string_view, Category, MarkerPhase, Timestamp, Timestamp,
+                                    uint32_t, std::span<const FieldValue>) {}
+inline void text_marker(std::string_view, std::string_view, Category) {}
+inline LabelScope::LabelScope(const char*, Category) : pushed_(false) {}
+inline LabelScope::~LabelScope() {}
+inline Counter::Counter(std::string_view, std::string_view, Category) {
+  static std::atomic<int64_t> unused{0};
+  value_ = &unused;
+}
+#endif
 
 }  // namespace inprof
 

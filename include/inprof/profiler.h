@@ -47,6 +47,7 @@ class [[nodiscard]] Status {
     kSignalInUse,      // the program already handles the sampling signal
     kOutputError,      // the dump cannot be opened or written
     kPlatformError,    // the OS refused something the profiler needs
+    kDisabled,         // the program was built with INPROF_DISABLE
   };
 
   Status() = default;  // success
@@ -149,6 +150,21 @@ INPROF_API void set_thread_name(std::string_view name);
 
 // The library's version, "major.minor.patch".
 INPROF_API const char* version();
+
+#if defined(INPROF_DISABLE)
+// Compiled out: every call does nothing and the program links without the library.
+inline Status Profiler::start(const Options&) {
+  return Status::error(Status::Code::kDisabled, "profiling was compiled out (INPROF_DISABLE)");
+}
+inline Status Profiler::stop() { return start(); }
+inline bool Profiler::is_running() { return false; }
+inline Status Profiler::pause() { return start(); }
+inline Status Profiler::resume() { return start(); }
+inline ProfileScope::ProfileScope(const Options& options) : status_(Profiler::start(options)) {}
+inline ProfileScope::~ProfileScope() {}
+inline void set_thread_name(std::string_view) {}
+inline const char* version() { return "disabled"; }
+#endif
 
 }  // namespace inprof
 

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 
 #include "file_util_linux.h"
 
@@ -56,6 +58,25 @@ size_t read_memory(uint64_t address, void* out, size_t size) {
   iovec remote{reinterpret_cast<void*>(address), size};
   long n = syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0);
   return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+int signal_number(const std::string& name) {
+  if (name.rfind("RTMIN", 0) == 0 || name.rfind("RTMAX", 0) == 0) {
+    const int base = name[3] == 'I' ? SIGRTMIN : SIGRTMAX;
+    int offset = 0;
+    if (name.size() > 5) {
+      char* end;
+      offset = static_cast<int>(std::strtol(name.c_str() + 5, &end, 10));
+      if (*end != '\0') return 0;
+    }
+    const int sig = base + offset;
+    return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : 0;
+  }
+  for (int sig = 1; sig < SIGRTMIN; ++sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    if (abbrev && name == abbrev) return sig;
+  }
+  return 0;
 }
 
 void setup_profiler_thread(const char* name) {

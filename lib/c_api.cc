@@ -1,0 +1,98 @@
+// The C API (include/inprof/inprof.h), a thin layer over the C++ one.
+#include "inprof/inprof.h"
+
+#include <sstream>
+#include <string>
+
+#include "inprof/markers.h"
+#include "inprof/profiler.h"
+#include "label_stack.h"
+
+namespace {
+
+thread_local std::string t_last_error;
+
+int report(const inprof::Status& status) {
+  if (status.ok()) return 0;
+  t_last_error = status.message();
+  return -1;
+}
+
+inprof::Category category(uint16_t id) { return inprof::Category(id); }
+
+}  // namespace
+
+extern "C" {
+
+void inprof_options_init(inprof_options* options) {
+  *options = inprof_options{};
+}
+
+int inprof_start(const inprof_options* c) {
+  inprof::Options o;
+  if (c != nullptr) {
+    if (c->interval_ns) o.interval = std::chrono::nanoseconds(c->interval_ns);
+    if (c->output_path) o.output_path = c->output_path;
+    if (c->buffer_size) o.buffer_size = c->buffer_size;
+    if (c->stack_copy_size) o.stack_copy_size = c->stack_copy_size;
+    if (c->max_frames) o.max_frames = c->max_frames;
+    o.sample_signal = c->sample_signal;
+    if (c->unwinder < 0 || c->unwinder > 2) {
+      t_last_error = "unwinder must be 0 (auto), 1 (dwarf) or 2 (frame pointers)";
+      return -1;
+    }
+    o.unwinder = static_cast<inprof::UnwindMethod>(c->unwinder);
+    if (c->thread_filters) {
+      std::stringstream ss(c->thread_filters);
+      std::string part;
+      while (std::getline(ss, part, ',')) {
+        if (!part.empty()) o.thread_filters.push_back(part);
+      }
+    }
+  }
+  return report(inprof::Profiler::start(o));
+}
+
+int inprof_stop(void) { return report(inprof::Profiler::stop()); }
+int inprof_is_running(void) { return inprof::Profiler::is_running() ? 1 : 0; }
+int inprof_pause(void) { return report(inprof::Profiler::pause()); }
+int inprof_resume(void) { return report(inprof::Profiler::resume()); }
+const char* inprof_last_error(void) { return t_last_error.c_str(); }
+
+void inprof_set_thread_name(const char* name) {
+  if (name) inprof::set_thread_name(name);
+}
+
+uint64_t inprof_now(void) { return inprof::now(); }
+
+uint16_t inprof_define_category(const char* name, int color) {
+  if (name == nullptr || color < 0 || color > static_cast<int>(inprof::Color::kDarkGrey)) return 0;
+  return inprof::Category::define(name, static_cast<inprof::Color>(color)).id();
+}
+
+void inprof_marker(const char* name, uint16_t c) {
+  if (name) inprof::marker(name, category(c));
+}
+
+void inprof_text_marker(const char* name, const char* text, uint16_t c) {
+  if (name && text && inprof::is_recording()) inprof::text_marker(name, text, category(c));
+}
+
+void inprof_interval_marker(const char* name, uint64_t start, uint64_t end, uint16_t c) {
+  if (name) inprof::interval_marker(name, start, end, category(c));
+}
+
+int inprof_label_push(const char* name, uint16_t c) {
+  if (name == nullptr || !inprof::is_recording()) return 0;
+  // The label belongs to the caller's frame: this function's CFA is the caller's SP at the
+  // call, an address inside the caller's frame for as long as the label is pushed.
+  inprof::internal::current_label_stack().push(
+      {name, reinterpret_cast<uint64_t>(__builtin_dwarf_cfa()), c});
+  return 1;
+}
+
+void inprof_label_pop(int token) {
+  if (token) inprof::internal::current_label_stack().pop();
+}
+
+}  // extern "C"

@@ -1,0 +1,40 @@
+// Options from environment variables, for starting the profiler without changing the program
+// (LD_PRELOAD=libinprof.so INPROF_STARTUP=1 ./app). One table describes every variable: the
+// parser, INPROF_HELP and the README all come from it.
+#ifndef INPROF_LIB_ENV_OPTIONS_H_
+#define INPROF_LIB_ENV_OPTIONS_H_
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "inprof/profiler.h"
+
+namespace inprof::internal {
+
+struct EnvConfig {
+  bool startup = false;  // INPROF_STARTUP: profile from load to exit
+  bool help = false;     // INPROF_HELP: print the variables
+  Options options;
+  std::optional<std::chrono::nanoseconds> duration;  // INPROF_DURATION: stop after this long
+  int dump_signal = 0;  // INPROF_SIGNAL_DUMP: stop and write the dump on this signal
+};
+
+// Reads the variables through `getenv` (injectable for tests). On a bad value, returns nothing
+// and says why in `error`, naming the variable.
+std::optional<EnvConfig> parse_env(const std::function<const char*(const char*)>& getenv,
+                                   std::string* error);
+
+// The help text: every variable, its meaning and an example.
+std::string env_help();
+
+// Expands "%p" to the process id in an output path.
+std::string expand_output_path(const std::string& pattern, uint64_t pid);
+
+// Parses a signal given by number or name ("SIGUSR2", "USR2", "12"); 0 if it is neither.
+int parse_signal(const std::string& text);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_ENV_OPTIONS_H_
