@@ -2,7 +2,10 @@
 #include "inprof/profiler.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/select.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -209,6 +212,44 @@ TEST_F(ProfilerTest, CompleteStacksWithoutFramePointers) {
   }
   ASSERT_GT(total, 50u);
   EXPECT_GE(complete * 100, total * 99) << complete << " of " << total << " reached the start";
+}
+
+// Sleeping calls that Linux never restarts after a signal handler (nanosleep, poll, select,
+// epoll_wait...) must neither fail with EINTR nor return early because of the profiler.
+TEST_F(ProfilerTest, SleepingCallsAreNotCutShort) {
+  Options o = options();
+  o.interval = std::chrono::microseconds(100);
+  std::atomic<int> eintr{0}, early{0};
+  auto expect_full = [&](auto call, int64_t ms) {
+    const auto start = std::chrono::steady_clock::now();
+    const int r = call();
+    if (r < 0 && errno == EINTR) ++eintr;
+    if (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(ms)) ++early;
+  };
+  std::atomic<bool> run{true};
+  std::thread sleeper([&] {
+    while (run.load()) {
+      // A little work first, so the profiler sees the thread running and samples it again.
+      for (int i = 0; i < 200000; ++i) {
+        asm volatile("" ::: "memory");
+      }
+      expect_full([] { timespec t{0, 3000000}; return nanosleep(&t, nullptr); }, 3);
+      expect_full([] { return usleep(3000); }, 3);
+      expect_full([] { return poll(nullptr, 0, 3); }, 3);
+      expect_full([] { timeval tv{0, 3000}; return select(0, nullptr, nullptr, nullptr, &tv); }, 3);
+      expect_full([] {
+        timespec t{0, 3000000};
+        return clock_nanosleep(CLOCK_MONOTONIC, 0, &t, nullptr) == 0 ? 0 : -1;
+      }, 3);
+    }
+  });
+  ASSERT_TRUE(Profiler::start(o));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(Profiler::stop());
+  run = false;
+  sleeper.join();
+  EXPECT_EQ(eintr.load(), 0);
+  EXPECT_EQ(early.load(), 0);
 }
 
 TEST_F(ProfilerTest, RefusesASecondStartAndAStopWithoutStart) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "interrupted_calls_linux.h"
 #include "process_info.h"
 #include "stack_copier.h"
 #include "stack_regions_linux.h"
@@ -121,6 +122,9 @@ void copy_stack(StackSnapshot* out, int pid) {
 
 // SUSPENDED: the signal handler. Async-signal-safe throughout.
 void on_sample_signal(int, siginfo_t* info, void* context) {
+  // Any run of this handler may have cut a sleeping call short: let the wrappers in
+  // restarted_calls_linux.cc resume it.
+  ++t_sample_interruptions;
   if (info->si_code != SI_QUEUE || info->si_pid != g_shared.pid.load(std::memory_order_relaxed)) {
     return;  // not ours: someone else's SIGPROF (ignored while we own the signal)
   }
