@@ -46,7 +46,8 @@ class DwarfUnwinderTest : public ::testing::Test {
  protected:
   void SetUp() override {
     Status status;
-    copier_ = StackCopier::create({}, &status);
+    // Generous: on an overloaded machine a thread may wait long for a CPU to take its signal.
+    copier_ = StackCopier::create({0, std::chrono::seconds(2)}, &status);
     ASSERT_TRUE(copier_) << status.message();
     stack_.resize(256 << 10);
     snapshot_.buffer = stack_.data();

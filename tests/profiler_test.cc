@@ -15,6 +15,7 @@
 
 #include "dump/dump_reader.h"
 #include "process_info.h"
+#include "test_util.h"
 #include "unwind_targets/unwind_targets.h"
 
 namespace inprof {
@@ -79,7 +80,7 @@ TEST_F(ProfilerTest, SamplesABusyThreadWhereItRuns) {
   while (spinner_tid == 0) std::this_thread::yield();
   ASSERT_TRUE(Profiler::start(options()));
   EXPECT_TRUE(Profiler::is_running());
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  testing::wait_for_cpu(spinner.native_handle(), std::chrono::milliseconds(300));
   Status stopped = Profiler::stop();
   g_spin = false;
   spinner.join();
@@ -135,9 +136,10 @@ TEST_F(ProfilerTest, IdleThreadsAreRepeatedNotStopped) {
   ASSERT_TRUE(read(c).ok);
   size_t main_samples = 0;
   for (const auto& s : c.samples) main_samples += s.tid == internal::main_thread_id();
-  // One real sample when it was first seen (plus any after it woke), repeats while it slept.
+  // One real sample when it was first seen (plus any after it woke), repeats while it slept
+  // (fewer ticks than 200 on an overloaded machine, but many).
   EXPECT_GE(main_samples, 1u);
-  EXPECT_GT(c.repeats, 50u);
+  EXPECT_GT(c.repeats, 20u);
 }
 
 __attribute__((noinline)) void nap_first() {
@@ -197,7 +199,7 @@ TEST_F(ProfilerTest, CompleteStacksWithoutFramePointers) {
   });
   while (!unwind_target_ready) std::this_thread::yield();
   ASSERT_TRUE(Profiler::start(options()));
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  testing::wait_for_cpu(worker.native_handle(), std::chrono::milliseconds(400));
   ASSERT_TRUE(Profiler::stop());
   unwind_target_release = 1;
   worker.join();

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
-  libzstd-dev libdw-dev libelf-dev libunwind-dev rapidjson-dev
+  libzstd-dev libdw-dev libelf-dev rapidjson-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
 )
 # The Firefox Profiler's own loading code (profiler-cli, from npm) checks generated profiles.

@@ -1,0 +1,33 @@
+// Helpers that keep sampling tests meaningful on an overloaded machine: they wait for work
+// actually done (CPU consumed), not for wall time.
+#ifndef INPROF_TESTS_TEST_UTIL_H_
+#define INPROF_TESTS_TEST_UTIL_H_
+
+#include <pthread.h>
+#include <time.h>
+
+#include <chrono>
+#include <thread>
+
+namespace inprof::testing {
+
+inline std::chrono::nanoseconds thread_cpu_time(pthread_t thread) {
+  clockid_t clock;
+  timespec ts{};
+  if (pthread_getcpuclockid(thread, &clock) != 0 || clock_gettime(clock, &ts) != 0) return {};
+  return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
+}
+
+// Returns once `thread` has used `cpu` more CPU time than when called, or after `limit`.
+inline void wait_for_cpu(pthread_t thread, std::chrono::milliseconds cpu,
+                         std::chrono::seconds limit = std::chrono::seconds(30)) {
+  const auto start_cpu = thread_cpu_time(thread);
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (thread_cpu_time(thread) - start_cpu < cpu && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+}  // namespace inprof::testing
+
+#endif  // INPROF_TESTS_TEST_UTIL_H_
