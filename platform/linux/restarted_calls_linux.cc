@@ -1,17 +1,20 @@
 // Sleeping system calls that the sampling signal must not cut short.
 //
 // Linux restarts most interrupted system calls for a SA_RESTART handler, but never nanosleep,
-// clock_nanosleep, poll, ppoll, select, pselect, epoll_wait, sigtimedwait or pause: after any
+// clock_nanosleep, poll, ppoll, select, pselect, epoll_wait, sigtimedwait, pause or a timed
+// futex wait (sem_timedwait, sem_clockwait): after any
 // handler they fail with EINTR (or return a shortened sleep). A program that samples itself
 // must not change what its threads see, so these wrappers, which the library exports in place of
 // libc's, resume a call when the only thing that interrupted it was the profiler's signal,
 // with the time that was left. An EINTR from any other signal is returned as before.
 //
-// Limits: calls made inside libc itself (not through the PLT) and raw syscall(2) are not
-// covered; if the profiler's signal and another one interrupt the same call, it is resumed.
+// Limits: calls made inside libc itself (not through the PLT) and raw syscall(2) (a timed
+// FUTEX_WAIT made directly) are not covered; if the profiler's signal and another one interrupt
+// the same call, it is resumed.
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -234,6 +237,25 @@ INPROF_EXPORT int pause(void) {
   for (;;) {
     const uint32_t before = t_sample_interruptions;
     const int r = real_pause();
+    if (!interrupted_by_us(r, before)) return r;
+  }
+}
+
+// Semaphore waits with a deadline: absolute, so a resumed wait keeps the same one.
+INPROF_EXPORT int sem_timedwait(sem_t* sem, const timespec* deadline) {
+  REAL(sem_timedwait);
+  for (;;) {
+    const uint32_t before = t_sample_interruptions;
+    const int r = real_sem_timedwait(sem, deadline);
+    if (!interrupted_by_us(r, before)) return r;
+  }
+}
+
+INPROF_EXPORT int sem_clockwait(sem_t* sem, clockid_t clock, const timespec* deadline) {
+  REAL(sem_clockwait);
+  for (;;) {
+    const uint32_t before = t_sample_interruptions;
+    const int r = real_sem_clockwait(sem, clock, deadline);
     if (!interrupted_by_us(r, before)) return r;
   }
 }

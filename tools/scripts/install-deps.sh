@@ -7,6 +7,7 @@ packages=(
   build-essential cmake pkg-config
   libzstd-dev libdw-dev libelf-dev rapidjson-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
+  python3 xz-utils
 )
 # The Firefox Profiler's own loading code (profiler-cli, from npm) checks generated profiles.
 if ! command -v node >/dev/null 2>&1; then packages+=(nodejs); fi

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Profiles programs nobody here wrote, without changing them: Debian's python3 and xz run under
+# `inprof record` (LD_PRELOAD + INPROF_* variables). Their profiles must symbolicate, pass the
+# structural check, and show the programs' own functions (python's interpreter loop).
+set -euo pipefail
+launcher="$1"; symbolicate="$2"; check="$3"; work="$4"
+rm -rf "$work"; mkdir -p "$work"
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+echo "== python3"
+command -v python3 >/dev/null || fail "python3 is not installed (the setup script installs it)"
+"$launcher" record -o "$work/python-%p.inprof" -- python3 -c 'print(sum(i * i for i in range(4000000)))'
+dump=$(ls "$work"/python-*.inprof | head -1)
+"$symbolicate" "$dump" -o "$work/python.json" 2>"$work/python.log"
+"$check" "$work/python.json"
+grep -q '_PyEval_EvalFrameDefault' "$work/python.json" || fail "no interpreter frames in python's profile"
+
+echo "== xz"
+command -v xz >/dev/null || fail "xz is not installed"
+head -c 20000000 /dev/urandom > "$work/data"
+"$launcher" record -o "$work/xz.inprof" -- xz -6 -T1 -k -f "$work/data"
+"$symbolicate" "$work/xz.inprof" -o "$work/xz.json" 2>"$work/xz.log"
+"$check" "$work/xz.json"
+grep -q 'lzma' "$work/xz.json" || fail "no liblzma frames in xz's profile"
+
+echo "== a bad setting leaves the program unprofiled, and running"
+out=$(INPROF_INTERVAL=bogus "$launcher" record -o "$work/bad.inprof" -- python3 -c 'print("ran")' 2>&1)
+[[ "$out" == *"ran"* ]] || fail "the program did not run: $out"
+[[ "$out" == *"INPROF_INTERVAL"* ]] || fail "no message about the bad setting: $out"
+
+echo "== launcher usage errors"
+set +e
+"$launcher" record >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing program: expected exit 2"
+"$launcher" record -- /nonexistent/program >/dev/null 2>&1; [ $? -eq 127 ] || fail "expected 127"
+set -e
+echo "preload: ok"

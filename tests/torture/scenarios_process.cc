@@ -1,0 +1,193 @@
+// Process-level torture: fork and fork+exec storms from several threads while sampling (the
+// child inherits no sampler, no lock held by a missing thread, and its own profiler must work),
+// and the program ending while profiling: return from main, exit() from another thread, _exit().
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <inprof/markers.h>
+
+#include "torture.h"
+
+extern char** environ;
+
+namespace {
+
+// What a forked child does: work, allocate, sometimes profile itself, then exit with a status
+// the parent can predict.
+[[noreturn]] void child_main(const torture::Context& ctx, uint64_t n) {
+  alarm(20);  // a child that hangs dies with SIGALRM, which the parent reports
+  uint64_t v = torture::mix(n, 20000);
+  std::vector<std::string> strings;
+  for (int i = 0; i < 50; ++i) strings.push_back(std::to_string(v + i));
+  int status = static_cast<int>(v % 100);
+  if (n % 16 == 0) {
+    // A profiler of its own in the child: the parent's session must be fully released.
+    inprof::Options o = torture::options(ctx);
+    o.output_path = ctx.dump_path + ".child." + std::to_string(getpid());
+    inprof::Status s = inprof::Profiler::start(o);
+    if (!s) {
+      std::fprintf(stderr, "child %d: start: %s\n", getpid(), s.message().c_str());
+      _exit(101);
+    }
+    (void)torture::mix(v, 200000);
+    s = inprof::Profiler::stop();
+    unlink(o.output_path.c_str());
+    if (!s) {
+      std::fprintf(stderr, "child %d: stop: %s\n", getpid(), s.message().c_str());
+      _exit(102);
+    }
+  }
+  if (n % 2) exit(status);  // atexit handlers and static destructors of a forked child
+  _exit(status);
+}
+
+std::string describe(int status) {
+  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("killed by ") + strsignal(WTERMSIG(status));
+  return "status " + std::to_string(status);
+}
+
+}  // namespace
+
+// fork() from three threads at once, children doing real work (and sometimes profiling).
+TORTURE_SCENARIO(fork_storm) {
+  torture::start(ctx);
+  torture::Deadline deadline(ctx.seconds);
+  std::atomic<uint64_t> forks{0}, profiled{0};
+  auto work = [&](uint64_t base) {
+    for (uint64_t i = 0; !deadline.passed(); ++i) {
+      const uint64_t n = base + i;
+      const pid_t pid = fork();
+      TT_CHECK(pid >= 0, "fork: %s", strerror(errno));
+      if (pid == 0) child_main(ctx, n);
+      int status = 0;
+      TT_CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+      const int expected = static_cast<int>(torture::mix(n, 20000) % 100);
+      TT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == expected,
+               "child %llu: %s, expected exit %d", (unsigned long long)n, describe(status).c_str(),
+               expected);
+      forks.fetch_add(1);
+      if (n % 16 == 0) profiled.fetch_add(1);
+      (void)torture::mix(n, 5000);
+    }
+  };
+  std::thread a(work, 1000000), b(work, 2000000);
+  work(0);
+  a.join();
+  b.join();
+  torture::stop();
+  TT_CHECK(forks.load() > 0, "no fork");
+  torture::report(ctx, "%llu children forked, all exited as expected (%llu profiled themselves)",
+                  (unsigned long long)forks.load(), (unsigned long long)profiled.load());
+  return 0;
+}
+
+// fork()+execv() of this program and posix_spawn() (vfork-style) of /bin/true, from three
+// threads.
+TORTURE_SCENARIO(fork_exec_storm) {
+  torture::start(ctx);
+  torture::Deadline deadline(ctx.seconds);
+  std::atomic<uint64_t> execs{0}, spawns{0};
+  auto work = [&](uint64_t base) {
+    for (uint64_t i = 0; !deadline.passed(); ++i) {
+      const int expected = static_cast<int>((base + i) % 100);
+      const std::string code = std::to_string(expected);
+      pid_t pid;
+      if (i % 2 == 0) {
+        pid = fork();
+        TT_CHECK(pid >= 0, "fork: %s", strerror(errno));
+        if (pid == 0) {
+          char* argv[] = {const_cast<char*>(ctx.self_path.c_str()), const_cast<char*>("--exit-with"),
+                          const_cast<char*>(code.c_str()), nullptr};
+          execv(argv[0], argv);
+          _exit(127);
+        }
+      } else {
+        char* argv[] = {const_cast<char*>("/bin/true"), nullptr};
+        TT_CHECK(posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, environ) == 0,
+                 "posix_spawn");
+      }
+      int status = 0;
+      TT_CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+      const int want = i % 2 == 0 ? expected : 0;
+      TT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == want, "child: %s, expected exit %d",
+               describe(status).c_str(), want);
+      (i % 2 == 0 ? execs : spawns).fetch_add(1);
+    }
+  };
+  std::thread a(work, 1), b(work, 2);
+  work(3);
+  a.join();
+  b.join();
+  torture::stop();
+  torture::report(ctx, "%llu fork+exec, %llu posix_spawn, all exit statuses right",
+                  (unsigned long long)execs.load(), (unsigned long long)spawns.load());
+  return 0;
+}
+
+namespace {
+
+// Workers that are still running (and recording markers) when the process ends.
+void start_background_workers(int count) {
+  for (int i = 0; i < count; ++i) {
+    std::thread([i] {
+      for (uint64_t n = 0;; ++n) {
+        INPROF_SCOPED_MARKER("exit-worker");
+        (void)torture::mix(n + i, 20000);
+      }
+    }).detach();
+  }
+}
+
+uint64_t checked_main_work(const torture::Context& ctx) {
+  torture::Deadline deadline(ctx.seconds);
+  uint64_t rounds = 0;
+  while (!deadline.passed()) {
+    TT_CHECK(torture::mix(rounds, 10000) == torture::mix(rounds, 10000), "mix not deterministic");
+    ++rounds;
+  }
+  return rounds;
+}
+
+}  // namespace
+
+// main() returns with the profiler still running and workers busy: the atexit hook must stop it
+// and complete the dump; the status is main's.
+TORTURE_SCENARIO(exit_return) {
+  torture::start(ctx);
+  start_background_workers(2);
+  const uint64_t rounds = checked_main_work(ctx);
+  torture::report(ctx, "%llu rounds; returning 0 from main while profiling",
+                  (unsigned long long)rounds);
+  return 0;
+}
+
+// exit(3) called from a worker thread while the main thread is blocked in join.
+TORTURE_SCENARIO(exit_from_thread) {
+  torture::start(ctx);
+  start_background_workers(1);
+  std::thread exiter([&ctx] {
+    const uint64_t rounds = checked_main_work(ctx);
+    torture::report(ctx, "%llu rounds; exit(3) from a worker thread while profiling",
+                    (unsigned long long)rounds);
+    exit(3);
+  });
+  exiter.join();
+  TT_CHECK(false, "exit() returned");
+}
+
+// _exit(4): no atexit hook, no stop. The dump must still be readable up to its last flush.
+TORTURE_SCENARIO(exit_immediately) {
+  torture::start(ctx);
+  start_background_workers(2);
+  const uint64_t rounds = checked_main_work(ctx);
+  torture::report(ctx, "%llu rounds; _exit(4) while profiling", (unsigned long long)rounds);
+  _exit(4);
+}

@@ -1,0 +1,190 @@
+// torture_dump_check DUMP [expectations]: reads a dump the way symbolicate would, prints what it
+// holds on one line, and checks it is readable and consistent. Exit status 0 when every check
+// passes, 1 otherwise.
+//
+//   --complete             the session stopped cleanly (end record; no damage at all)
+//   --partial              the process died without stop(): the tail may be cut, nothing else
+//   --min-samples N        samples + repeats at least N
+//   --min-markers N
+//   --expect-unload TEXT   a module whose path contains TEXT was unloaded at least once
+//   --expect-samples-in TEXT  at least one sample's leaf lies in a module whose path contains TEXT
+//   --expect-flag BIT      at least one sample carries this flag (FORMAT.md, "Sample flags")
+//   --min-timeouts N       the sampler skipped threads that did not answer at least N times
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dump/dump_reader.h"
+
+namespace {
+
+using namespace inprof::internal;
+
+struct Tally : DumpVisitor {
+  bool process_seen = false;
+  uint64_t samples = 0, repeats = 0, markers = 0, loads = 0, unloads = 0, thread_starts = 0;
+  uint64_t unannounced = 0;  // samples of a thread without a start record before them
+  uint64_t flag_counts[5] = {};
+  StatsRecord stats;
+  bool stats_seen = false;
+  std::set<uint64_t> threads;
+  std::vector<ModuleRecord> modules;  // every module ever loaded (ranges may be reused)
+  std::set<uint64_t> unloaded_ids;
+  std::string unload_text, samples_in_text;
+  uint64_t samples_in = 0;
+
+  void on_process(const ProcessRecord&) override { process_seen = true; }
+  void on_module_load(const ModuleRecord& m) override {
+    ++loads;
+    modules.push_back(m);
+  }
+  void on_module_unload(const ModuleUnloadRecord& u) override {
+    ++unloads;
+    unloaded_ids.insert(u.id);
+  }
+  void on_thread_start(const ThreadRecord& t) override {
+    ++thread_starts;
+    threads.insert(t.tid);
+  }
+  void on_sample(const SampleRecord& s) override {
+    ++samples;
+    if (!threads.count(s.tid)) ++unannounced;
+    for (int bit = 0; bit < 5; ++bit) {
+      if (s.flags & (1u << bit)) ++flag_counts[bit];
+    }
+    if (!samples_in_text.empty() && !s.frames.empty()) {
+      for (const ModuleRecord& m : modules) {
+        if (s.frames[0] >= m.start && s.frames[0] < m.end &&
+            m.path.find(samples_in_text) != std::string::npos) {
+          ++samples_in;
+          break;
+        }
+      }
+    }
+  }
+  void on_sample_repeat(const SampleRepeatRecord& s) override {
+    ++repeats;
+    if (!threads.count(s.tid)) ++unannounced;
+  }
+  void on_stats(const StatsRecord& s) override {
+    stats = s;
+    stats_seen = true;
+  }
+  void on_marker(const MarkerRecord&) override { ++markers; }
+
+  uint64_t unloads_matching(const std::string& text) const {
+    uint64_t n = 0;
+    for (const ModuleRecord& m : modules) {
+      if (unloaded_ids.count(m.id) && m.path.find(text) != std::string::npos) ++n;
+    }
+    return n;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: torture_dump_check DUMP [--complete|--partial] [--min-samples N] "
+                         "[--min-markers N] [--expect-unload TEXT] [--expect-samples-in TEXT] "
+                         "[--expect-flag BIT]\n");
+    return 2;
+  }
+  const std::string path = argv[1];
+  bool want_complete = false, want_partial = false;
+  uint64_t min_samples = 1, min_markers = 0, min_timeouts = 0;
+  std::vector<std::string> unload_texts;
+  std::vector<unsigned> flags;
+  Tally tally;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "torture_dump_check: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--complete") want_complete = true;
+    else if (a == "--partial") want_partial = true;
+    else if (a == "--min-samples") min_samples = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--min-markers") min_markers = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--min-timeouts") min_timeouts = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--expect-unload") unload_texts.push_back(value());
+    else if (a == "--expect-samples-in") tally.samples_in_text = value();
+    else if (a == "--expect-flag") flags.push_back(static_cast<unsigned>(std::atoi(value().c_str())));
+    else {
+      std::fprintf(stderr, "torture_dump_check: unknown option %s\n", a.c_str());
+      return 2;
+    }
+  }
+
+  const DumpReadResult r = read_dump_file(path, tally);
+  std::vector<std::string> problems;
+  if (!r.ok) problems.push_back("unreadable: " + r.error);
+  if (!tally.process_seen) problems.push_back("no process record");
+  if (want_complete) {
+    if (!r.complete) problems.push_back("no end record: the session did not stop cleanly");
+    for (const std::string& w : r.warnings) problems.push_back("damage: " + w);
+    // Every sample the sampler counted must be in the file.
+    if (tally.stats_seen && tally.stats.samples_recorded != tally.samples + tally.repeats) {
+      problems.push_back("stats say " + std::to_string(tally.stats.samples_recorded) +
+                         " samples recorded, the file holds " +
+                         std::to_string(tally.samples + tally.repeats));
+    }
+  }
+  if (want_partial && r.warnings.size() > 1) {
+    for (const std::string& w : r.warnings) problems.push_back("damage beyond a cut tail: " + w);
+  }
+  if (tally.samples + tally.repeats < min_samples) {
+    problems.push_back("only " + std::to_string(tally.samples + tally.repeats) + " samples, want " +
+                       std::to_string(min_samples));
+  }
+  if (tally.markers < min_markers) {
+    problems.push_back("only " + std::to_string(tally.markers) + " markers, want " +
+                       std::to_string(min_markers));
+  }
+  if (tally.stats.threads_timed_out < min_timeouts) {
+    problems.push_back("only " + std::to_string(tally.stats.threads_timed_out) +
+                       " unanswered requests, want " + std::to_string(min_timeouts));
+  }
+  if (tally.unannounced) {
+    problems.push_back(std::to_string(tally.unannounced) +
+                       " samples of threads without a thread-start record before them");
+  }
+  for (const std::string& t : unload_texts) {
+    if (tally.unloads_matching(t) == 0) problems.push_back("no unload of a module matching " + t);
+  }
+  if (!tally.samples_in_text.empty() && tally.samples_in == 0) {
+    problems.push_back("no sample inside a module matching " + tally.samples_in_text);
+  }
+  for (unsigned bit : flags) {
+    if (bit > 4 || tally.flag_counts[bit] == 0) {
+      problems.push_back("no sample with flag bit " + std::to_string(bit));
+    }
+  }
+
+  std::printf("samples %llu (stacks %llu, repeats %llu), threads %zu, markers %llu, modules "
+              "loaded %llu unloaded %llu, timed out %llu, dropped %llu, late ticks %llu, "
+              "truncated %llu, depth-limited %llu, no-stack %llu, incomplete %llu, %s",
+              (unsigned long long)(tally.samples + tally.repeats),
+              (unsigned long long)tally.samples, (unsigned long long)tally.repeats,
+              tally.threads.size(), (unsigned long long)tally.markers,
+              (unsigned long long)tally.loads, (unsigned long long)tally.unloads,
+              (unsigned long long)tally.stats.threads_timed_out,
+              (unsigned long long)tally.stats.samples_dropped,
+              (unsigned long long)tally.stats.ticks_late,
+              (unsigned long long)tally.flag_counts[0], (unsigned long long)tally.flag_counts[1],
+              (unsigned long long)tally.flag_counts[2], (unsigned long long)tally.flag_counts[4],
+              r.complete ? "complete" : "no end record");
+  if (!tally.samples_in_text.empty()) {
+    std::printf(", %llu in %s", (unsigned long long)tally.samples_in, tally.samples_in_text.c_str());
+  }
+  std::printf("\n");
+  for (const std::string& w : r.warnings) std::printf("  reader: %s\n", w.c_str());
+  for (const std::string& p : problems) std::printf("  PROBLEM: %s\n", p.c_str());
+  return problems.empty() ? 0 : 1;
+}
