@@ -1,5 +1,6 @@
 #include "session.h"
 
+#include <fstream>
 #include <future>
 #include <string>
 
@@ -193,7 +194,10 @@ void Session::drain(bool final) {
   dump_->add(RecordType::kStats,
              StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
                          MarkerRecorder::instance().dropped() - markers_dropped_at_start_});
-  if (final) dump_->add(RecordType::kEnd, EndRecord{now - start_ns_});
+  if (final) {
+    copy_jit_map();
+    dump_->add(RecordType::kEnd, EndRecord{now - start_ns_});
+  }
   Status flushed = dump_->flush();
   if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
   last_flush_ns_ = now;
@@ -228,6 +232,31 @@ void Session::abandon_in_child() {
   MarkerRecorder::instance().abandon();
   Declarations::instance().detach();
   StackCopier::release_after_fork();
+}
+
+}  // namespace inprof::internal
+
+namespace inprof::internal {
+
+void Session::copy_jit_map() {
+  // perf's convention, followed by node --perf-basic-prof, python -X perf and other JITs.
+  constexpr size_t kMaxMap = 256u << 20;
+  const std::string path = "/tmp/perf-" + std::to_string(process_id()) + ".map";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return;
+  std::string piece, line;
+  size_t total = 0;
+  while (std::getline(in, line) && total < kMaxMap) {
+    if (line.size() > 4096) continue;  // not a symbol line
+    total += line.size() + 1;
+    if (piece.size() + line.size() + 1 > kMaxJitMapPiece) {
+      dump_->add(RecordType::kJitMap, JitMapRecord{std::move(piece)});
+      piece.clear();
+    }
+    piece += line;
+    piece += '\n';
+  }
+  if (!piece.empty()) dump_->add(RecordType::kJitMap, JitMapRecord{std::move(piece)});
 }
 
 }  // namespace inprof::internal

@@ -45,6 +45,8 @@ class Session {
   Session(const Options& options, uint64_t start_ns);
   void writer_loop();
   void drain(bool final);
+  // Copies the process's JIT symbol map (/tmp/perf-<pid>.map), if any, into the dump.
+  void copy_jit_map();
 
   const Options options_;
   const uint64_t start_ns_;

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -252,6 +254,35 @@ TEST_F(ProfilerTest, SleepingCallsAreNotCutShort) {
   sleeper.join();
   EXPECT_EQ(eintr.load(), 0);
   EXPECT_EQ(early.load(), 0);
+}
+
+// A JIT's symbol map (perf's /tmp/perf-<pid>.map) is copied into the dump when the session
+// stops: the file may be gone by the time the dump is symbolicated.
+TEST_F(ProfilerTest, CopiesTheJitMapIntoTheDump) {
+  const std::string map_path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+  {
+    std::ofstream map(map_path);
+    for (int i = 0; i < 30000; ++i) {  // over 1 MiB: several pieces
+      map << std::hex << 0x7f0000000000 + i * 0x40 << " 40 LazyCompile:*jsFunction" << std::dec
+          << i << " /app/script.js:" << i << "\n";
+    }
+  }
+  ASSERT_TRUE(Profiler::start(options()));
+  ASSERT_TRUE(Profiler::stop());
+  std::filesystem::remove(map_path);
+  struct : internal::DumpVisitor {
+    std::string text;
+    int pieces = 0;
+    void on_jit_map(const internal::JitMapRecord& r) override {
+      text += r.text;
+      ++pieces;
+    }
+  } v;
+  ASSERT_TRUE(internal::read_dump_file(path_, v).ok);
+  EXPECT_GT(v.pieces, 1);
+  EXPECT_EQ(std::count(v.text.begin(), v.text.end(), '\n'), 30000);
+  EXPECT_NE(v.text.find("7f0000000040 40 LazyCompile:*jsFunction1 /app/script.js:1\n"),
+            std::string::npos);
 }
 
 TEST_F(ProfilerTest, RefusesASecondStartAndAStopWithoutStart) {

@@ -65,6 +65,7 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
         break;
       case RecordType::kPause: ok = dispatch(payload, v, &DumpVisitor::on_pause); break;
       case RecordType::kResume: ok = dispatch(payload, v, &DumpVisitor::on_resume); break;
+      case RecordType::kJitMap: ok = dispatch(payload, v, &DumpVisitor::on_jit_map); break;
       default: break;  // a newer writer's record: skip it (its size is known)
     }
     if (!ok) return false;

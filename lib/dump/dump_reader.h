@@ -34,6 +34,7 @@ class DumpVisitor {
   virtual void on_counter_sample(const CounterSampleRecord&) {}
   virtual void on_pause(const PauseRecord&) {}
   virtual void on_resume(const PauseRecord&) {}
+  virtual void on_jit_map(const JitMapRecord&) {}
 };
 
 struct DumpReadResult {

@@ -323,6 +323,10 @@ void encode(ByteWriter& w, const PauseRecord& r) { w.varint(r.time_ns); }
 
 bool decode(ByteReader& r, PauseRecord& out) { return r.varint(out.time_ns); }
 
+void encode(ByteWriter& w, const JitMapRecord& r) { w.string(r.text); }
+
+bool decode(ByteReader& r, JitMapRecord& out) { return r.string(out.text, kMaxJitMapPiece); }
+
 void append_record(std::vector<uint8_t>& chunk, RecordType type, std::span<const uint8_t> payload) {
   chunk.push_back(static_cast<uint8_t>(type));
   uint64_t n = payload.size();

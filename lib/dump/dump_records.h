@@ -26,6 +26,7 @@ inline constexpr size_t kMaxFrames = 4096;
 inline constexpr size_t kMaxLeafCandidates = 16;
 inline constexpr size_t kMaxLabels = 256;
 inline constexpr size_t kMaxMarkerFields = 64;
+inline constexpr size_t kMaxJitMapPiece = 1 << 20;
 
 enum class RecordType : uint8_t {
   kProcess = 1,
@@ -46,6 +47,7 @@ enum class RecordType : uint8_t {
   kCounterSample = 16,
   kPause = 17,
   kResume = 18,
+  kJitMap = 19,
 };
 
 struct ProcessRecord {
@@ -208,6 +210,13 @@ struct PauseRecord {  // kPause and kResume
   uint64_t time_ns = 0;
 };
 
+// A piece of the process's JIT symbol map (perf's /tmp/perf-<pid>.map: lines "START SIZE name",
+// hex), copied at stop because the file may be gone when symbolicate runs. Long maps come in
+// several records, each ending on a line boundary.
+struct JitMapRecord {
+  std::string text;
+};
+
 // Payload encoders. Each writes one record's payload (no type or size) into `w`.
 void encode(ByteWriter& w, const ProcessRecord& r);
 void encode(ByteWriter& w, const ModuleRecord& r);
@@ -223,6 +232,7 @@ void encode(ByteWriter& w, const StringRecord& r);
 void encode(ByteWriter& w, const CounterRecord& r);
 void encode(ByteWriter& w, const CounterSampleRecord& r);
 void encode(ByteWriter& w, const PauseRecord& r);
+void encode(ByteWriter& w, const JitMapRecord& r);
 // The sample encoder takes spans so the sampler can encode without allocating.
 void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
                    std::optional<uint64_t> cpu_delta_ns, uint32_t flags,
@@ -257,6 +267,7 @@ bool decode(ByteReader& r, StringRecord& out);
 bool decode(ByteReader& r, CounterRecord& out);
 bool decode(ByteReader& r, CounterSampleRecord& out);
 bool decode(ByteReader& r, PauseRecord& out);
+bool decode(ByteReader& r, JitMapRecord& out);
 
 // Appends a framed record (type, varint payload size, payload) to a chunk.
 void append_record(std::vector<uint8_t>& chunk, RecordType type, std::span<const uint8_t> payload);
