@@ -9,7 +9,7 @@ namespace inprof::internal {
 RingBuffer::RingBuffer(size_t capacity)
     : capacity_(std::bit_ceil(std::max<size_t>(capacity, 4096))),
       mask_(capacity_ - 1),
-      words_(new uint64_t[capacity_ / 8]()) {}
+      words_(static_cast<uint64_t*>(std::calloc(capacity_ / 8, sizeof(uint64_t)))) {}
 
 bool RingBuffer::write(uint8_t type, std::span<const uint8_t> payload) {
   if (payload.size() > max_payload()) {

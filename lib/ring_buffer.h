@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <span>
 #include <vector>
@@ -60,7 +61,12 @@ class RingBuffer {
 
   size_t capacity_;
   size_t mask_;
-  std::unique_ptr<uint64_t[]> words_;  // 8-byte aligned storage; headers never straddle the end
+  // 8-byte aligned storage; headers never straddle the end. calloc: a large block comes zeroed
+  // from the kernel page by page, instead of being cleared up front by start().
+  struct FreeDeleter {
+    void operator()(uint64_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint64_t[], FreeDeleter> words_;
   alignas(64) std::atomic<uint64_t> head_{0};  // next byte to reserve
   alignas(64) std::atomic<uint64_t> tail_{0};  // next byte to consume
   alignas(64) std::atomic<uint64_t> dropped_{0};

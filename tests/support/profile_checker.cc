@@ -129,6 +129,8 @@ class Checker {
   void check_samples(const Value& thread, const std::string& path);
   void check_markers(const Value& thread, const std::string& path);
   void check_marker_data(const Value& data, const std::string& path);
+  void check_paused_ranges(const Value& thread, const std::string& path);
+  void check_counters(const Value& root);
 
   std::vector<std::string> problems_;
   std::map<std::string, size_t> column_reports_;
@@ -138,6 +140,7 @@ class Checker {
   std::optional<size_t> libs_;
   std::optional<std::vector<size_t>> subcategories_;  // per category
   std::map<std::string, const Value*> schemas_;
+  std::set<std::string> category_names_;
   Table sources_, resources_, funcs_, native_symbols_, frames_, stacks_;
   bool any_cpu_delta_ = false;
 };
@@ -287,6 +290,7 @@ std::vector<std::string> Checker::run(const Value& root) {
       check_thread((*threads)[static_cast<rapidjson::SizeType>(i)], at("threads", i));
     }
   }
+  check_counters(root);
   // The CPU graph needs the unit as soon as any thread carries CPU deltas.
   if (any_cpu_delta_ && meta) {
     const Value* units = member(*meta, "sampleUnits");
@@ -364,6 +368,7 @@ void Checker::check_categories(const Value& meta) {
       std::string color = c["color"].GetString();
       if (!kColors.count(color)) problem(path + ".color", "unknown colour \"" + color + "\"");
       any_grey |= color == "grey";
+      if (named) category_names_.insert(c["name"].GetString());
       if (named && std::string(c["name"].GetString()) == "Idle" && color != "transparent") {
         problem(path + ".color",
                 "the Idle category should be transparent so idle samples do not fill the graph");
@@ -642,8 +647,7 @@ void Checker::check_thread(const Value& thread, const std::string& path) {
   require_number(thread, path, "processShutdownTime", Null::kAllowed);
   require_number(thread, path, "registerTime");
   require_number(thread, path, "unregisterTime", Null::kAllowed);
-  const Value* paused = require(thread, path, "pausedRanges");
-  if (paused && !paused->IsArray()) problem(path + ".pausedRanges", "expected an array");
+  check_paused_ranges(thread, path);
   check_samples(thread, path);
   check_markers(thread, path);
 }
@@ -689,6 +693,91 @@ void Checker::check_samples(const Value& thread, const std::string& path) {
   if (member(object, "threadCPUDelta")) {
     any_cpu_delta_ = true;
     check_number_column(samples, "threadCPUDelta", Null::kAllowed, true);
+  }
+}
+
+void Checker::check_paused_ranges(const Value& thread, const std::string& path) {
+  const Value* paused = require(thread, path, "pausedRanges");
+  if (!paused) return;
+  if (!paused->IsArray()) {
+    problem(path + ".pausedRanges", "expected an array");
+    return;
+  }
+  for (size_t i = 0; i < paused->Size(); ++i) {
+    const Value& r = (*paused)[static_cast<rapidjson::SizeType>(i)];
+    std::string range_path = at(path + ".pausedRanges", i);
+    if (!r.IsObject()) {
+      problem(range_path, "expected an object {startTime, endTime}, got " + show(r));
+      continue;
+    }
+    // null means "before the profile began" / "still paused at its end".
+    bool start = require_number(r, range_path, "startTime", Null::kAllowed);
+    bool end = require_number(r, range_path, "endTime", Null::kAllowed);
+    if (start && end && r["startTime"].IsNumber() && r["endTime"].IsNumber() &&
+        r["endTime"].GetDouble() < r["startTime"].GetDouble()) {
+      problem(range_path, "ends before it starts");
+    }
+  }
+}
+
+void Checker::check_counters(const Value& root) {
+  const Value* counters = member(root, "counters");
+  if (!counters || !counters->IsArray()) return;  // reported in run()
+  const Value* threads = member(root, "threads");
+  size_t thread_count = threads && threads->IsArray() ? threads->Size() : 0;
+  for (size_t i = 0; i < counters->Size(); ++i) {
+    const Value& c = (*counters)[static_cast<rapidjson::SizeType>(i)];
+    std::string path = at("counters", i);
+    if (!c.IsObject()) {
+      problem(path, "expected an object, got " + show(c));
+      continue;
+    }
+    require_string(c, path, "name");
+    require_string(c, path, "description");
+    // A category *name* here, unlike everywhere else.
+    if (require_string(c, path, "category") && !category_names_.empty() &&
+        !category_names_.count(c["category"].GetString())) {
+      problem(path + ".category", show(c["category"]) + " names no category in meta.categories");
+    }
+    const Value* pid = require(c, path, "pid");
+    if (pid && !pid->IsString()) problem(path + ".pid", "expected a string, got " + show(*pid));
+    const Value* main = require(c, path, "mainThreadIndex");
+    if (main && (!main->IsUint64() || main->GetUint64() >= thread_count)) {
+      problem(path + ".mainThreadIndex", "expected a thread index, got " + show(*main));
+    }
+    // From version 62 on the viewer reads the track's look from here, with no fallback.
+    const Value* display = require(c, path, "display");
+    if (display && !display->IsObject()) {
+      problem(path + ".display", "expected an object, got " + show(*display));
+    } else if (display) {
+      require_string(*display, path + ".display", "graphType");
+      require_string(*display, path + ".display", "unit");
+      require_string(*display, path + ".display", "label");
+      if (require_string(*display, path + ".display", "color") &&
+          !kColors.count((*display)["color"].GetString())) {
+        problem(path + ".display.color", "unknown colour " + show((*display)["color"]));
+      }
+    }
+    Table samples = open_table(&c, path, "samples", {"count"});
+    if (!samples.ok) continue;
+    bool deltas = member(c["samples"], "timeDeltas") != nullptr;
+    bool times = member(c["samples"], "time") != nullptr;
+    if (deltas == times) {
+      problem(samples.path,
+              deltas ? "has both time and timeDeltas; write one" : "has neither time nor timeDeltas");
+    }
+    check_number_column(samples, "timeDeltas", Null::kRejected, true);
+    check_number_column(samples, "time", Null::kRejected, false);
+    check_number_column(samples, "count", Null::kRejected, false, true);
+    if (const Value* time = samples.column("time")) {
+      for (size_t k = 1; k < time->Size(); ++k) {
+        const Value& a = (*time)[static_cast<rapidjson::SizeType>(k - 1)];
+        const Value& b = (*time)[static_cast<rapidjson::SizeType>(k)];
+        if (a.IsNumber() && b.IsNumber() && b.GetDouble() < a.GetDouble()) {
+          element_problem(samples.path + ".time", k, "goes back in time");
+        }
+      }
+    }
   }
 }
 

@@ -310,5 +310,71 @@ TEST(ProfileCheckCommand, ExitStatus) {
       << out.str();
 }
 
+// A counter as symbolicate writes it (v66: display required, category by name).
+constexpr const char* kCounter = R"({
+  "name": "queue", "category": "Other", "description": "", "pid": "100", "mainThreadIndex": 0,
+  "display": {"graphType": "line-accumulated", "unit": "", "color": "grey",
+              "markerSchemaLocation": null, "sortWeight": 50, "label": "queue"},
+  "samples": {"length": 3, "time": [1.0, 2.0, 3.0], "count": [10, 10, -15]}})";
+
+class CounterCheckTest : public ProfileCheckerTest {
+ protected:
+  void SetUp() override {
+    Document counter;
+    counter.Parse(kCounter);
+    ASSERT_FALSE(counter.HasParseError());
+    set("/counters/0", counter);
+  }
+};
+
+TEST_F(CounterCheckTest, WellFormedCounterPasses) {
+  std::vector<std::string> problems = check_profile(doc_);
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+}
+
+TEST_F(CounterCheckTest, CountColumnShorterThanLength) {
+  erase("/counters/0/samples/count/2");
+  EXPECT_TRUE(reports(doc_, "counters[0].samples.count", "length is 3"));
+}
+
+TEST_F(CounterCheckTest, MainThreadOutOfRange) {
+  set("/counters/0/mainThreadIndex", 1);
+  EXPECT_TRUE(reports(doc_, "counters[0].mainThreadIndex", "expected a thread index"));
+}
+
+TEST_F(CounterCheckTest, CategoryIndexInsteadOfName) {
+  set("/counters/0/category", 0);
+  EXPECT_TRUE(reports(doc_, "counters[0].category", "expected a string"));
+}
+
+TEST_F(CounterCheckTest, UnknownCategoryName) {
+  set("/counters/0/category", "Nonexistent");
+  EXPECT_TRUE(reports(doc_, "counters[0].category", "names no category"));
+}
+
+TEST_F(CounterCheckTest, MissingDisplay) {
+  erase("/counters/0/display");
+  EXPECT_TRUE(reports(doc_, "counters[0].display", "missing"));
+}
+
+TEST_F(CounterCheckTest, TimeGoesBack) {
+  set("/counters/0/samples/time/2", 0);
+  EXPECT_TRUE(reports(doc_, "counters[0].samples.time[2]", "goes back in time"));
+}
+
+TEST_F(ProfileCheckerTest, PausedRangeEndingBeforeItStarts) {
+  Document range;
+  range.Parse(R"({"startTime": 5.0, "endTime": 2.0})");
+  set("/threads/0/pausedRanges/0", range);
+  EXPECT_TRUE(reports(doc_, "threads[0].pausedRanges[0]", "ends before it starts"));
+}
+
+TEST_F(ProfileCheckerTest, PausedRangeWithoutTimes) {
+  Document range;
+  range.Parse(R"({"startTime": 5.0})");
+  set("/threads/0/pausedRanges/0", range);
+  EXPECT_TRUE(reports(doc_, "threads[0].pausedRanges[0].endTime", "missing"));
+}
+
 }  // namespace
 }  // namespace inprof::test_support

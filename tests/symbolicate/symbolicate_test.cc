@@ -158,7 +158,9 @@ TEST_F(SymbolicateTest, BuildIdMismatchLeavesTheModuleUnsymbolicated) {
   EXPECT_NE(err_.find("build-id mismatch"), std::string::npos) << err_;
 }
 
-TEST_F(SymbolicateTest, RepeatSamplesShareTheStackAndCarryCpuDeltas) {
+// Repeats share one stack among themselves; it differs from the sample's only in the leaf
+// frame's category, Idle (the thread did not run).
+TEST_F(SymbolicateTest, RepeatSamplesShareAnIdleStackAndCarryCpuDeltas) {
   uint64_t leaf = reinterpret_cast<uintptr_t>(&symtest::leaf_function);
   uint64_t caller_ra = symtest::caller_function();
   {
@@ -173,8 +175,16 @@ TEST_F(SymbolicateTest, RepeatSamplesShareTheStackAndCarryCpuDeltas) {
   convert();
   const auto& samples = doc_["threads"][0]["samples"];
   ASSERT_EQ(samples["length"].GetUint(), 3u);
-  EXPECT_EQ(symtest::sample_stack_index(doc_, 0, 0), symtest::sample_stack_index(doc_, 0, 1));
-  EXPECT_EQ(symtest::sample_stack_index(doc_, 0, 0), symtest::sample_stack_index(doc_, 0, 2));
+  EXPECT_NE(symtest::sample_stack_index(doc_, 0, 0), symtest::sample_stack_index(doc_, 0, 1));
+  EXPECT_EQ(symtest::sample_stack_index(doc_, 0, 1), symtest::sample_stack_index(doc_, 0, 2));
+  std::vector<FrameView> ran = stack(0), idle = stack(1);
+  ASSERT_EQ(ran.size(), idle.size());
+  for (size_t i = 0; i < ran.size(); ++i) {
+    EXPECT_EQ(ran[i].func, idle[i].func);
+    EXPECT_EQ(ran[i].line, idle[i].line);
+  }
+  EXPECT_EQ(ran.back().category, "Native");
+  EXPECT_EQ(idle.back().category, "Idle");
   EXPECT_DOUBLE_EQ(samples["timeDeltas"][0].GetDouble(), 1.0);
   EXPECT_DOUBLE_EQ(samples["timeDeltas"][1].GetDouble(), 1.0);
   EXPECT_DOUBLE_EQ(samples["timeDeltas"][2].GetDouble(), 1.5);

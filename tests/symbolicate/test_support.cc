@@ -62,11 +62,40 @@ void DumpFile::thread_end(uint64_t tid, uint64_t time_ns) {
 }
 void DumpFile::sample(uint64_t tid, uint64_t time_ns, const std::vector<uint64_t>& frames,
                       uint32_t flags, std::optional<uint64_t> cpu_delta_ns,
-                      const std::vector<LeafCandidate>& candidates) {
+                      const std::vector<LeafCandidate>& candidates,
+                      const std::vector<SampleLabel>& labels) {
   std::vector<uint8_t> payload;
   ByteWriter w(&payload);
-  encode_sample(w, tid, time_ns, cpu_delta_ns, flags, frames, candidates);
+  encode_sample(w, tid, time_ns, cpu_delta_ns, flags, frames, candidates, labels);
   writer_->add_payload(RecordType::kSample, w.view());
+}
+void DumpFile::category(uint32_t id, uint8_t color, const std::string& name) {
+  writer_->add(RecordType::kCategory, CategoryRecord{id, color, name});
+}
+void DumpFile::marker_schema(const MarkerSchemaRecord& r) {
+  writer_->add(RecordType::kMarkerSchema, r);
+}
+void DumpFile::marker(const MarkerRecord& r) {
+  std::vector<MarkerValueView> values;
+  for (const MarkerValue& v : r.values) values.push_back({v.kind, v.integer, v.decimal, v.string});
+  std::vector<uint8_t> payload;
+  ByteWriter w(&payload);
+  encode_marker(w, r.tid, r.category, r.phase, r.start_ns, r.end_ns, r.name, r.type, values);
+  writer_->add_payload(RecordType::kMarker, w.view());
+}
+void DumpFile::string(uint64_t id, const std::string& text) {
+  writer_->add(RecordType::kString, StringRecord{id, text});
+}
+void DumpFile::counter(uint32_t id, uint32_t category, const std::string& name,
+                       const std::string& description) {
+  writer_->add(RecordType::kCounter, CounterRecord{id, category, name, description});
+}
+void DumpFile::counter_sample(uint32_t id, uint64_t time_ns, int64_t value) {
+  writer_->add(RecordType::kCounterSample, CounterSampleRecord{id, time_ns, value});
+}
+void DumpFile::pause(uint64_t time_ns) { writer_->add(RecordType::kPause, PauseRecord{time_ns}); }
+void DumpFile::resume(uint64_t time_ns) {
+  writer_->add(RecordType::kResume, PauseRecord{time_ns});
 }
 void DumpFile::repeat(uint64_t tid, uint64_t time_ns, std::optional<uint64_t> cpu_delta_ns) {
   writer_->add(RecordType::kSampleRepeat, SampleRepeatRecord{tid, time_ns, cpu_delta_ns});
@@ -398,6 +427,9 @@ std::vector<FrameView> sample_stack(const rapidjson::Document& doc, size_t threa
     if (!ft["line"][f].IsNull()) v.line = ft["line"][f].GetInt64();
     v.address = ft["address"][f].GetInt64();
     v.inline_depth = ft["inlineDepth"][f].GetInt64();
+    if (ft["category"][f].IsUint()) {
+      v.category = doc["meta"]["categories"][ft["category"][f].GetUint()]["name"].GetString();
+    }
     int64_t res = fn["resource"][func].GetInt64();
     if (res >= 0) {
       uint32_t lib = sh["resourceTable"]["lib"][static_cast<rapidjson::SizeType>(res)].GetUint();

@@ -41,9 +41,19 @@ class DumpFile {
   void thread_end(uint64_t tid, uint64_t time_ns);
   void sample(uint64_t tid, uint64_t time_ns, const std::vector<uint64_t>& frames,
               uint32_t flags = 0, std::optional<uint64_t> cpu_delta_ns = std::nullopt,
-              const std::vector<inprof::internal::LeafCandidate>& candidates = {});
+              const std::vector<inprof::internal::LeafCandidate>& candidates = {},
+              const std::vector<inprof::internal::SampleLabel>& labels = {});
   void repeat(uint64_t tid, uint64_t time_ns, std::optional<uint64_t> cpu_delta_ns = std::nullopt);
   void stats(const inprof::internal::StatsRecord& r);
+  void category(uint32_t id, uint8_t color, const std::string& name);
+  void marker_schema(const inprof::internal::MarkerSchemaRecord& r);
+  void marker(const inprof::internal::MarkerRecord& r);  // through encode_marker, as the library
+  void string(uint64_t id, const std::string& text);
+  void counter(uint32_t id, uint32_t category, const std::string& name,
+               const std::string& description = {});
+  void counter_sample(uint32_t id, uint64_t time_ns, int64_t value);
+  void pause(uint64_t time_ns);
+  void resume(uint64_t time_ns);
   void end(uint64_t time_ns);
   void flush();
   void close();
@@ -84,6 +94,7 @@ struct FrameView {
   int64_t address = -1;
   int64_t inline_depth = 0;
   std::string lib;  // libs[resourceTable.lib].name, "" if none
+  std::string category;  // meta.categories[frameTable.category].name
 };
 
 // The stack of sample `sample` of thread `thread`, root first. Empty for a null stack.

@@ -91,6 +91,14 @@ FrameIndex ProfileBuilder::handle_for_frame(FuncIndex func, std::optional<uint64
   return it->second;
 }
 
+FrameIndex ProfileBuilder::frame_with_category(FrameIndex frame, CategoryIndex category) {
+  const uint32_t i = raw(frame);
+  if (frames_.category[i] == category) return frame;
+  // A new category starts at its first subcategory: the old one may not exist in it.
+  return handle_for_frame(frames_.func[i], frames_.address[i], frames_.inline_depth[i], category, 0,
+                          frames_.native_symbol[i], frames_.line[i]);
+}
+
 StackIndex ProfileBuilder::handle_for_stack(std::optional<StackIndex> prefix, FrameIndex frame) {
   uint64_t key = (uint64_t(prefix ? raw(*prefix) + 1ull : 0ull) << 32) | raw(frame);
   auto [it, inserted] = stack_index_.try_emplace(key, static_cast<StackIndex>(stacks_.size()));

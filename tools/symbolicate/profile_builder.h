@@ -99,6 +99,58 @@ struct SampleTable {
   size_t size() const { return stack.size(); }
 };
 
+// A marker payload: {type, key: value, ...}. monostate is written as null.
+using MarkerValue = std::variant<std::monostate, int64_t, double, std::string>;
+struct MarkerData {
+  std::string type;  // a MarkerSchema name
+  std::vector<std::pair<std::string, MarkerValue>> fields;
+};
+
+enum class MarkerPhase : uint8_t { kInstant = 0, kInterval = 1, kIntervalStart = 2, kIntervalEnd = 3 };
+
+struct MarkerTable {
+  std::vector<StringIndex> name;
+  std::vector<std::optional<uint64_t>> start_ns;  // since the profile's start
+  std::vector<std::optional<uint64_t>> end_ns;
+  std::vector<MarkerPhase> phase;
+  std::vector<CategoryIndex> category;
+  std::vector<std::optional<MarkerData>> data;
+  size_t size() const { return name.size(); }
+};
+
+struct MarkerSchemaField {
+  std::string key;
+  std::string label;
+  std::string format;  // a Firefox Profiler format name: "string", "bytes", "url", ...
+};
+
+struct MarkerSchema {
+  std::string name;
+  std::vector<std::string> display;
+  std::string chart_label, table_label, tooltip_label, description;  // empty: not written
+  std::vector<MarkerSchemaField> fields;
+};
+
+struct PausedRange {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
+struct Counter {
+  std::string name;
+  std::string category;  // a category name, not an index
+  std::string description;
+  uint64_t pid = 0;
+  ThreadIndex main_thread{};
+  // counters[i].display, required from processed version 62 on.
+  std::string graph_type = "line-accumulated";
+  std::string unit;
+  std::string color = "grey";
+  std::vector<uint64_t> time_ns;  // since the profile's start
+  std::vector<int64_t> count;     // change since the previous sample; the first is the value
+  size_t size() const { return time_ns.size(); }
+};
+
 struct Thread {
   std::string name;
   bool is_main = false;
@@ -107,7 +159,9 @@ struct Thread {
   uint64_t tid = 0;
   uint64_t register_ns = 0;
   std::optional<uint64_t> unregister_ns;
+  std::vector<PausedRange> paused_ranges;
   SampleTable samples;
+  MarkerTable markers;
 };
 
 // A row of meta.extra ("Profile Info" panel).
@@ -124,6 +178,9 @@ struct Meta {
   std::string oscpu;  // architecture
   std::string platform;
   bool has_cpu_deltas = false;  // write threadCPUDelta columns
+  // The recorded session, since start_unix_ns. Without it the viewer's range runs from the first
+  // to the last sample and hides markers outside it.
+  std::optional<uint64_t> profiling_end_ns;
   std::vector<ExtraEntry> extra;
 };
 
@@ -145,7 +202,11 @@ class ProfileBuilder {
                               uint32_t inline_depth, CategoryIndex category, uint32_t subcategory,
                               std::optional<NativeSymbolIndex> native_symbol,
                               std::optional<uint32_t> line);
+  // The same frame with another category (an idle leaf).
+  FrameIndex frame_with_category(FrameIndex frame, CategoryIndex category);
   StackIndex handle_for_stack(std::optional<StackIndex> prefix, FrameIndex frame);
+  void add_marker_schema(MarkerSchema schema) { marker_schemas_.push_back(std::move(schema)); }
+  void add_counter(Counter counter) { counters_.push_back(std::move(counter)); }
   ThreadIndex add_thread(Thread thread);
   Thread& thread(ThreadIndex i) { return threads_[raw(i)]; }
 
@@ -159,6 +220,8 @@ class ProfileBuilder {
   const FrameTable& frames() const { return frames_; }
   const StackTable& stacks() const { return stacks_; }
   const std::vector<Thread>& threads() const { return threads_; }
+  const std::vector<MarkerSchema>& marker_schemas() const { return marker_schemas_; }
+  const std::vector<Counter>& counters() const { return counters_; }
 
  private:
   Meta meta_;
@@ -181,6 +244,8 @@ class ProfileBuilder {
   StackTable stacks_;
   std::unordered_map<uint64_t, StackIndex> stack_index_;  // (prefix + 1) << 32 | frame
   std::vector<Thread> threads_;
+  std::vector<MarkerSchema> marker_schemas_;
+  std::vector<Counter> counters_;
 };
 
 }  // namespace inprof::symbolicate

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -31,6 +33,7 @@ class Converter {
       : model_(model), b_(builder), diag_(diag), map_(model.modules()) {
     modules_.resize(model.modules().size());
     stack_cache_.resize(model.stack_count());
+    idle_stack_cache_.resize(model.stack_count());
     if (model.process()) {
       arch_ = model.process()->arch;
       fix_leaves_ = arch_ == "x86_64";
@@ -40,6 +43,10 @@ class Converter {
   ConversionSummary run();
 
  private:
+  struct LabelView {  // a label ready to be placed: its frame and its slot in the stack
+    uint32_t position;
+    FrameIndex frame;
+  };
   struct ModuleState {
     bool opened = false;
     std::unique_ptr<ModuleSymbolizer> symbolizer;
@@ -60,9 +67,17 @@ class Converter {
   };
 
   void add_meta();
+  void add_categories();
+  CategoryIndex category(uint32_t dump_id) const;
   void add_threads();
-  std::optional<StackIndex> stack_for(RawStackId id, uint64_t time_ns);
+  void add_marker_schemas();
+  void add_markers();
+  std::optional<MarkerData> marker_data(const internal::MarkerRecord& m);
+  void add_counters();
+  void add_paused_ranges();
+  std::optional<StackIndex> stack_for(RawStackId id, uint64_t time_ns, bool idle);
   std::optional<StackIndex> build_stack(const RawStack& raw, uint64_t time_ns);
+  FrameIndex label_frame(const internal::SampleLabel& label);
   const std::vector<FrameIndex>& frames_for(uint64_t address, bool leaf, uint64_t time_ns);
   std::vector<FrameIndex> make_frames(size_t module, uint64_t address, bool leaf);
   ModuleSymbolizer* symbolizer(size_t module);
@@ -75,11 +90,17 @@ class Converter {
   ModuleMap map_;
   std::string arch_;
   bool fix_leaves_ = false;
-  CategoryIndex other_{}, native_{};
+  CategoryIndex other_{}, native_{}, idle_{};
+  std::map<uint32_t, CategoryIndex> categories_;  // by dump category id
+  std::map<uint32_t, std::string> schema_names_;  // by dump marker type
+  std::unordered_map<uint64_t, ThreadIndex> thread_by_tid_;
+  std::optional<ThreadIndex> main_thread_;
+  uint64_t untyped_markers_ = 0;  // markers whose type has no schema record
   std::vector<ModuleState> modules_;
   std::map<std::tuple<std::string, std::string, uint64_t>, LibIndex> lib_by_file_;
   std::map<AddressKey, std::vector<FrameIndex>> address_frames_;
   std::vector<StackCacheEntry> stack_cache_;  // one slot per raw stack: memory stays bounded
+  std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle leaf
   std::optional<FrameIndex> truncated_frame_;
   ConversionSummary summary_;
 };
@@ -87,9 +108,15 @@ class Converter {
 ConversionSummary Converter::run() {
   other_ = b_.add_category({"Other", "grey", {"Other"}});
   native_ = b_.add_category({"Native", "blue", {"Other"}});
-  b_.add_category({"Idle", "transparent", {"Other"}});
+  // The viewer finds idle samples by this exact name.
+  idle_ = b_.add_category({"Idle", "transparent", {"Other"}});
+  add_categories();
   add_meta();
   add_threads();
+  add_marker_schemas();
+  add_markers();
+  add_counters();
+  add_paused_ranges();
   for (const ModuleState& m : modules_) {
     if (!m.opened) continue;
     ++summary_.modules_used;
@@ -101,6 +128,10 @@ ConversionSummary Converter::run() {
 void Converter::add_meta() {
   Meta& meta = b_.meta();
   meta.has_cpu_deltas = model_.any_cpu_delta();
+  // Times are relative to the session's start, so the session spans [0, its last record].
+  uint64_t end = model_.end_ns().value_or(0);
+  end = std::max(end, model_.last_time_ns());
+  if (end > 0) meta.profiling_end_ns = end;
   if (const auto& p = model_.process()) {
     meta.start_unix_ns = p->start_unix_ns;
     if (p->interval_ns) meta.interval_ns = p->interval_ns;
@@ -130,6 +161,24 @@ void Converter::add_meta() {
 void Converter::add_threads() {
   std::vector<const ThreadInfo*> order;
   for (const ThreadInfo& t : model_.threads()) order.push_back(&t);
+  // A thread may only have markers (recorded while it was never sampled): it still gets a track.
+  std::vector<std::unique_ptr<ThreadInfo>> marker_only;
+  {
+    std::unordered_map<uint64_t, ThreadInfo*> known;
+    for (const ThreadInfo& t : model_.threads()) known[t.tid] = nullptr;
+    for (const internal::MarkerRecord& m : model_.markers()) {
+      auto [it, inserted] = known.emplace(m.tid, nullptr);
+      if (inserted) {
+        marker_only.push_back(std::make_unique<ThreadInfo>());
+        it->second = marker_only.back().get();
+        it->second->tid = m.tid;
+        order.push_back(it->second);
+      }
+      if (ThreadInfo* t = it->second; t && (!t->start_ns || m.start_ns < *t->start_ns)) {
+        t->start_ns = m.start_ns;
+      }
+    }
+  }
   // The main thread first: the viewer shows threads in this order.
   std::stable_partition(order.begin(), order.end(), [](const ThreadInfo* t) { return t->is_main; });
 
@@ -156,15 +205,229 @@ void Converter::add_threads() {
     st.time_ns.reserve(samples.size());
     st.cpu_delta_ns.reserve(samples.size());
     for (const RawSample& s : samples) {
-      st.stack.push_back(s.stack == kNoStack ? std::nullopt : stack_for(s.stack, s.time_ns));
+      st.stack.push_back(s.stack == kNoStack ? std::nullopt
+                                             : stack_for(s.stack, s.time_ns, s.idle));
       st.time_ns.push_back(s.time_ns);
       st.cpu_delta_ns.push_back(s.cpu_delta_ns);
     }
-    b_.add_thread(std::move(t));
+    bool is_main = t.is_main;
+    ThreadIndex index = b_.add_thread(std::move(t));
+    thread_by_tid_.emplace(info->tid, index);
+    if (is_main && !main_thread_) main_thread_ = index;
   }
 }
 
-std::optional<StackIndex> Converter::stack_for(RawStackId id, uint64_t time_ns) {
+namespace {
+
+const char* color_name(uint8_t color) {
+  static const char* const kColors[] = {"grey",     "transparent", "purple", "green", "orange",
+                                        "yellow",   "lightblue",   "blue",   "brown", "magenta",
+                                        "red",      "lightred",    "darkgrey"};
+  return color < std::size(kColors) ? kColors[color] : "grey";
+}
+
+const char* format_name(uint8_t format) {
+  static const char* const kFormats[] = {
+      "string",       "integer",      "decimal",     "bytes",     "percentage", "duration",
+      "milliseconds", "microseconds", "nanoseconds", "file-path", "url"};
+  return format < std::size(kFormats) ? kFormats[format] : "string";
+}
+
+}  // namespace
+
+void Converter::add_categories() {
+  // Categories with a name the profile already has (Other, Idle) are merged into it, so there is
+  // one grey Other at index 0 and one transparent Idle.
+  std::map<std::string, CategoryIndex> by_name;
+  for (size_t i = 0; i < b_.categories().size(); ++i) {
+    by_name.emplace(b_.categories()[i].name, static_cast<CategoryIndex>(i));
+  }
+  for (const auto& [id, record] : model_.categories()) {
+    std::string name = record.name.empty() ? "Category " + std::to_string(id) : record.name;
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      it = by_name.emplace(name, b_.add_category({name, color_name(record.color), {"Other"}})).first;
+    }
+    categories_[id] = it->second;
+  }
+}
+
+CategoryIndex Converter::category(uint32_t dump_id) const {
+  auto it = categories_.find(dump_id);
+  return it == categories_.end() ? other_ : it->second;
+}
+
+void Converter::add_marker_schemas() {
+  std::map<std::string, bool> written;
+  for (const auto& [type, record] : model_.marker_schemas()) {
+    std::string name = record.name.empty() ? "Type" + std::to_string(type) : record.name;
+    schema_names_[type] = name;
+    // Two types with one name (two copies of a library) share the first one's schema.
+    if (!written.emplace(name, true).second) continue;
+    MarkerSchema schema;
+    schema.name = name;
+    schema.display = {"marker-chart", "marker-table", "timeline-overview"};
+    schema.chart_label = record.chart_label;
+    schema.table_label = record.table_label;
+    schema.tooltip_label = record.tooltip_label;
+    schema.description = record.description;
+    for (const internal::MarkerFieldRecord& f : record.fields) {
+      schema.fields.push_back({f.key, f.label.empty() ? f.key : f.label, format_name(f.format)});
+    }
+    b_.add_marker_schema(std::move(schema));
+  }
+}
+
+std::optional<MarkerData> Converter::marker_data(const internal::MarkerRecord& m) {
+  if (m.type == 0) return std::nullopt;
+  auto schema = model_.marker_schemas().find(m.type);
+  if (schema == model_.marker_schemas().end()) {
+    ++untyped_markers_;
+    return std::nullopt;
+  }
+  MarkerData data;
+  data.type = schema_names_[m.type];
+  const auto& fields = schema->second.fields;
+  for (size_t i = 0; i < fields.size() && i < m.values.size(); ++i) {
+    const internal::MarkerValue& v = m.values[i];
+    MarkerValue value;
+    switch (v.kind) {
+      case internal::MarkerValue::kInteger:
+        value = v.integer;
+        break;
+      case internal::MarkerValue::kDecimal:
+        // JSON has no NaN or infinity.
+        if (std::isfinite(v.decimal)) value = v.decimal;
+        break;
+      default:
+        value = v.string;
+        break;
+    }
+    data.fields.emplace_back(fields[i].key, std::move(value));
+  }
+  return data;
+}
+
+void Converter::add_markers() {
+  // The viewer pairs interval starts and ends by name within one thread only; the library
+  // matches them by name across threads. Pair them here, in time order, the latest open start
+  // first (as the viewer does), and write each pair as one interval on the starting thread.
+  std::vector<size_t> order(model_.markers().size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto& markers = model_.markers();
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return markers[a].start_ns < markers[b].start_ns;
+  });
+  std::map<std::string, std::vector<size_t>> open;  // interval starts by name
+  struct Out {
+    size_t record;
+    std::optional<uint64_t> start, end;
+    MarkerPhase phase;
+    std::optional<size_t> end_record;  // the phase-3 record of a pair
+  };
+  std::vector<Out> out;
+  out.reserve(markers.size());
+  for (size_t i : order) {
+    const internal::MarkerRecord& m = markers[i];
+    switch (m.phase) {
+      case 1:
+        out.push_back({i, m.start_ns, std::max(m.start_ns, m.end_ns), MarkerPhase::kInterval, {}});
+        break;
+      case 2:
+        open[m.name].push_back(out.size());
+        out.push_back({i, m.start_ns, std::nullopt, MarkerPhase::kIntervalStart, {}});
+        break;
+      case 3: {
+        auto it = open.find(m.name);
+        if (it != open.end() && !it->second.empty()) {
+          Out& start = out[it->second.back()];
+          it->second.pop_back();
+          start.end = std::max(*start.start, m.start_ns);
+          start.phase = MarkerPhase::kInterval;
+          start.end_record = i;
+        } else {
+          // Its start was lost (or came before the session): the viewer starts it at the
+          // beginning of the profile.
+          out.push_back({i, std::nullopt, m.start_ns, MarkerPhase::kIntervalEnd, {}});
+        }
+        break;
+      }
+      default:  // 0, and unknown phases as instants
+        out.push_back({i, m.start_ns, std::nullopt, MarkerPhase::kInstant, {}});
+        break;
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Out& a, const Out& b) {
+    return a.start.value_or(a.end.value_or(0)) < b.start.value_or(b.end.value_or(0));
+  });
+  for (const Out& o : out) {
+    const internal::MarkerRecord& m = markers[o.record];
+    auto thread = thread_by_tid_.find(m.tid);
+    if (thread == thread_by_tid_.end()) continue;  // cannot happen: add_threads made one
+    MarkerTable& t = b_.thread(thread->second).markers;
+    t.name.push_back(b_.handle_for_string(m.name));
+    t.start_ns.push_back(o.start);
+    t.end_ns.push_back(o.end);
+    t.phase.push_back(o.phase);
+    t.category.push_back(category(m.category));
+    std::optional<MarkerData> data = marker_data(m);
+    if (!data && o.end_record) data = marker_data(markers[*o.end_record]);
+    t.data.push_back(std::move(data));
+  }
+  if (untyped_markers_) {
+    diag_.warn(std::to_string(untyped_markers_) +
+               " markers name a marker type the dump does not describe; their payload is dropped");
+  }
+}
+
+void Converter::add_counters() {
+  if (model_.counters().empty()) return;
+  if (b_.threads().empty()) {
+    diag_.warn("the dump has counters but no threads; the counters are left out");
+    return;
+  }
+  uint64_t pid = model_.process() ? model_.process()->pid : 0;
+  for (const CounterInfo& info : model_.counters()) {
+    if (info.samples.empty()) continue;  // nothing to draw
+    Counter c;
+    const internal::CounterRecord& r = info.record;
+    c.name = r.name.empty() ? "Counter " + std::to_string(r.id) : r.name;
+    const Category& cat = b_.categories()[raw(category(r.category))];
+    c.category = cat.name;
+    c.color = cat.color == "transparent" ? "grey" : cat.color;
+    c.description = r.description;
+    c.pid = pid;
+    c.main_thread = main_thread_.value_or(ThreadIndex{0});
+    std::vector<internal::CounterSampleRecord> samples = info.samples;
+    std::stable_sort(samples.begin(), samples.end(),
+                     [](const auto& a, const auto& b) { return a.time_ns < b.time_ns; });
+    int64_t previous = 0;
+    for (const auto& s : samples) {
+      c.time_ns.push_back(s.time_ns);
+      // The viewer adds the counts up; the first one is the starting value.
+      c.count.push_back(static_cast<int64_t>(static_cast<uint64_t>(s.value) -
+                                             static_cast<uint64_t>(previous)));
+      previous = s.value;
+    }
+    b_.add_counter(std::move(c));
+  }
+}
+
+void Converter::add_paused_ranges() {
+  if (model_.pauses().empty()) return;
+  // A pause left open ends with the profile.
+  uint64_t profile_end = model_.end_ns().value_or(model_.last_time_ns());
+  std::vector<PausedRange> ranges;
+  for (const PauseRange& p : model_.pauses()) {
+    ranges.push_back({p.start_ns, std::max(p.start_ns, p.end_ns.value_or(profile_end))});
+  }
+  // Sampling pauses for the whole process: every thread shows the same ranges.
+  for (size_t i = 0; i < b_.threads().size(); ++i) {
+    b_.thread(static_cast<ThreadIndex>(i)).paused_ranges = ranges;
+  }
+}
+
+std::optional<StackIndex> Converter::stack_for(RawStackId id, uint64_t time_ns, bool idle) {
   // The result changes only when modules are loaded or unloaded (a new epoch).
   StackCacheEntry& entry = stack_cache_[id];
   size_t epoch = map_.epoch(time_ns);
@@ -172,11 +435,32 @@ std::optional<StackIndex> Converter::stack_for(RawStackId id, uint64_t time_ns) 
     entry.stack = build_stack(model_.stack(id), time_ns);
     entry.epoch = epoch;
   }
-  return entry.stack;
+  if (!idle || !entry.stack) return entry.stack;
+  // The thread did not run: the viewer counts a sample as idle when its leaf frame's category
+  // is Idle, so the leaf is swapped for the same frame in that category.
+  StackCacheEntry& idle_entry = idle_stack_cache_[id];
+  if (idle_entry.epoch != epoch) {
+    const StackTable& st = b_.stacks();
+    const uint32_t leaf = raw(*entry.stack);
+    idle_entry.stack =
+        b_.handle_for_stack(st.prefix[leaf], b_.frame_with_category(st.frame[leaf], idle_));
+    idle_entry.epoch = epoch;
+  }
+  return idle_entry.stack;
+}
+
+FrameIndex Converter::label_frame(const internal::SampleLabel& label) {
+  const std::string* text = model_.string(label.string_id);
+  std::string name = text ? *text : "[label " + std::to_string(label.string_id) + "]";
+  FuncIndex func =
+      b_.handle_for_func(b_.handle_for_string(name), std::nullopt, std::nullopt, std::nullopt);
+  return b_.handle_for_frame(func, std::nullopt, 0, category(label.category), 0, std::nullopt,
+                             std::nullopt);
 }
 
 std::optional<StackIndex> Converter::build_stack(const RawStack& raw, uint64_t time_ns) {
   std::vector<uint64_t> addresses = raw.frames;
+  bool inserted_caller = false;
   if (fix_leaves_ && (raw.flags & internal::kSampleFramePointerWalk) && !addresses.empty() &&
       !raw.leaf_candidates.empty()) {
     uint64_t leaf = addresses[0];
@@ -193,19 +477,39 @@ std::optional<StackIndex> Converter::build_stack(const RawStack& raw, uint64_t t
       }
       if (auto caller = missing_leaf_caller(addresses, raw.leaf_candidates, it->second)) {
         addresses.insert(addresses.begin() + 1, *caller);
+        inserted_caller = true;
         ++summary_.leaf_callers_inserted;
       }
     }
   }
 
+  // Labels in recording order: an earlier one at the same position is the outer one.
+  std::vector<LabelView> labels;
+  for (const internal::SampleLabel& l : raw.labels) {
+    uint32_t position = std::min<uint32_t>(l.position, static_cast<uint32_t>(raw.frames.size()));
+    // The walk had merged the leaf's frame with its caller's: a label counted in the leaf's
+    // frame (position 0) really lives in the caller, and every later frame moved down by one.
+    if (inserted_caller) ++position;
+    labels.push_back({position, label_frame(l)});
+  }
+  auto push_labels_at = [&](size_t position, std::optional<StackIndex>& prefix) {
+    for (const LabelView& l : labels) {
+      if (l.position == position) prefix = b_.handle_for_stack(prefix, l.frame);
+    }
+  };
+
   std::optional<StackIndex> prefix;
   if (raw.flags & (internal::kSampleTruncatedCopy | internal::kSampleDepthLimit)) {
     prefix = b_.handle_for_stack(std::nullopt, truncated_frame());
   }
+  // A label at position p sits between frames[p] (its caller) and frames[p - 1]; position ==
+  // frame count puts it above the outermost frame.
+  push_labels_at(addresses.size(), prefix);
   for (size_t i = addresses.size(); i-- > 0;) {
     for (FrameIndex f : frames_for(addresses[i], i == 0, time_ns)) {
       prefix = b_.handle_for_stack(prefix, f);
     }
+    push_labels_at(i, prefix);
   }
   return prefix;
 }

@@ -47,6 +47,10 @@ class Emitter {
   explicit Emitter(JsonWriter& w) : w_(w) {}
 
   void key(const char* k) { w_.Key(k); }
+  void str_key(std::string_view k) {
+    std::string clean = sanitize_utf8(k);
+    w_.Key(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
+  }
   void str(std::string_view s) {
     std::string clean = sanitize_utf8(s);
     w_.String(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
@@ -103,6 +107,39 @@ class Emitter {
   JsonWriter& w_;
 };
 
+void write_marker_schema(Emitter& e, const MarkerSchema& schema) {
+  e.begin_object();
+  e.key("name");
+  e.str(schema.name);
+  e.key("display");
+  e.array(schema.display.size(), [&](size_t i) { e.str(schema.display[i]); });
+  // An absent label makes the viewer fall back to the marker's name; an empty one shows nothing.
+  const std::pair<const char*, const std::string*> labels[] = {
+      {"chartLabel", &schema.chart_label},
+      {"tableLabel", &schema.table_label},
+      {"tooltipLabel", &schema.tooltip_label},
+      {"description", &schema.description}};
+  for (const auto& [key, value] : labels) {
+    if (value->empty()) continue;
+    e.key(key);
+    e.str(*value);
+  }
+  e.key("fields");
+  e.begin_array();
+  for (const MarkerSchemaField& f : schema.fields) {
+    e.begin_object();
+    e.key("key");
+    e.str(f.key);
+    e.key("label");
+    e.str(f.label);
+    e.key("format");
+    e.str(f.format);
+    e.end_object();
+  }
+  e.end_array();
+  e.end_object();
+}
+
 void write_meta(Emitter& e, const ProfileBuilder& p) {
   const Meta& m = p.meta();
   e.key("meta");
@@ -139,6 +176,12 @@ void write_meta(Emitter& e, const ProfileBuilder& p) {
     e.key("platform");
     e.str(m.platform);
   }
+  if (m.profiling_end_ns) {
+    e.key("profilingStartTime");
+    e.ms(0);
+    e.key("profilingEndTime");
+    e.ms(*m.profiling_end_ns);
+  }
   e.key("importedFrom");
   e.str("inprof");
   e.key("sampleUnits");
@@ -165,6 +208,7 @@ void write_meta(Emitter& e, const ProfileBuilder& p) {
   e.end_array();
   e.key("markerSchema");
   e.begin_array();
+  for (const MarkerSchema& schema : p.marker_schemas()) write_marker_schema(e, schema);
   e.end_array();
   e.key("extensions");
   e.begin_object();
@@ -410,7 +454,19 @@ void write_thread(Emitter& e, const Thread& t, bool cpu_deltas) {
   }
   e.key("pausedRanges");
   e.begin_array();
+  for (const PausedRange& r : t.paused_ranges) {
+    e.begin_object();
+    e.key("startTime");
+    e.ms(r.start_ns);
+    e.key("endTime");
+    e.ms(r.end_ns);
+    e.end_object();
+  }
   e.end_array();
+  if (t.markers.size() > 0) {
+    e.key("showMarkersInTimeline");
+    e.boolean(true);
+  }
 
   const SampleTable& s = t.samples;
   e.key("samples");
@@ -434,15 +490,110 @@ void write_thread(Emitter& e, const Thread& t, bool cpu_deltas) {
   }
   e.end_object();
 
+  const MarkerTable& m = t.markers;
+  auto opt_ms = [&](const std::optional<uint64_t>& ns) {
+    if (ns) {
+      e.ms(*ns);
+    } else {
+      e.null();
+    }
+  };
   e.key("markers");
   e.begin_object();
   e.key("length");
-  e.u64(0);
-  for (const char* k : {"name", "startTime", "endTime", "phase", "category", "data"}) {
-    e.key(k);
-    e.begin_array();
-    e.end_array();
-  }
+  e.u64(m.size());
+  e.key("name");
+  e.array(m.size(), [&](size_t i) { e.index(m.name[i]); });
+  e.key("startTime");
+  e.array(m.size(), [&](size_t i) { opt_ms(m.start_ns[i]); });
+  e.key("endTime");
+  e.array(m.size(), [&](size_t i) { opt_ms(m.end_ns[i]); });
+  e.key("phase");
+  e.array(m.size(), [&](size_t i) { e.u64(static_cast<uint8_t>(m.phase[i])); });
+  e.key("category");
+  e.array(m.size(), [&](size_t i) { e.index(m.category[i]); });
+  e.key("data");
+  e.array(m.size(), [&](size_t i) {
+    if (!m.data[i]) {
+      e.null();
+      return;
+    }
+    const MarkerData& d = *m.data[i];
+    e.begin_object();
+    e.key("type");
+    e.str(d.type);
+    for (const auto& [key, value] : d.fields) {
+      if (key == "type") continue;  // would clash with the schema name
+      e.str_key(key);
+      if (const auto* n = std::get_if<int64_t>(&value)) {
+        e.i64(*n);
+      } else if (const auto* x = std::get_if<double>(&value)) {
+        e.num(*x);
+      } else if (const auto* s = std::get_if<std::string>(&value)) {
+        e.str(*s);
+      } else {
+        e.null();
+      }
+    }
+    e.end_object();
+  });
+  e.end_object();
+  e.end_object();
+}
+
+void write_counter(Emitter& e, const Counter& c) {
+  e.begin_object();
+  e.key("name");
+  e.str(c.name);
+  e.key("category");
+  e.str(c.category);
+  e.key("description");
+  e.str(c.description);
+  e.key("pid");
+  e.str(std::to_string(c.pid));
+  e.key("mainThreadIndex");
+  e.index(c.main_thread);
+  // How the track is drawn; required since processed version 62 (older files get it from the
+  // upgraders).
+  e.key("display");
+  e.begin_object();
+  e.key("graphType");
+  e.str(c.graph_type);
+  e.key("unit");
+  e.str(c.unit);
+  e.key("color");
+  e.str(c.color);
+  e.key("markerSchemaLocation");
+  e.null();
+  e.key("sortWeight");
+  e.u64(50);
+  e.key("label");
+  e.str(c.name);
+  e.key("tooltipRows");
+  e.begin_array();
+  e.begin_object();
+  e.key("type");
+  e.str("value");
+  e.key("source");
+  e.str("accumulated");
+  e.key("format");
+  e.begin_object();
+  e.key("unit");
+  e.str(c.unit == "bytes" ? "bytes" : "number");
+  e.end_object();
+  e.key("label");
+  e.str("value at this time");
+  e.end_object();
+  e.end_array();
+  e.end_object();
+  e.key("samples");
+  e.begin_object();
+  e.key("length");
+  e.u64(c.size());
+  e.key("time");
+  e.array(c.size(), [&](size_t i) { e.ms(c.time_ns[i]); });
+  e.key("count");
+  e.array(c.size(), [&](size_t i) { e.i64(c.count[i]); });
   e.end_object();
   e.end_object();
 }
@@ -473,11 +624,15 @@ bool write_profile_json(const ProfileBuilder& profile, std::FILE* out) {
   e.begin_object();
   write_meta(e, profile);
   write_libs(e, profile);
-  for (const char* k : {"pages", "counters", "profilerOverhead"}) {
+  for (const char* k : {"pages", "profilerOverhead"}) {
     e.key(k);
     e.begin_array();
     e.end_array();
   }
+  e.key("counters");
+  e.begin_array();
+  for (const Counter& c : profile.counters()) write_counter(e, c);
+  e.end_array();
   write_shared(e, profile);
   e.key("threads");
   e.begin_array();

@@ -39,6 +39,7 @@ ThreadInfo& ProfileModel::thread(uint64_t tid) {
 }
 
 void ProfileModel::on_thread_start(const internal::ThreadRecord& r) {
+  saw_time(r.time_ns);
   ThreadInfo& t = thread(r.tid);
   if (!t.start_ns || r.time_ns < *t.start_ns) t.start_ns = r.time_ns;
   if (!r.name.empty()) t.name = r.name;
@@ -52,6 +53,7 @@ void ProfileModel::on_thread_name(const internal::ThreadRecord& r) {
 }
 
 void ProfileModel::on_thread_end(const internal::ThreadEndRecord& r) {
+  saw_time(r.time_ns);
   thread(r.tid).end_ns = r.time_ns;
 }
 
@@ -68,6 +70,14 @@ RawStackId ProfileModel::intern(const internal::SampleRecord& r) {
       key_scratch_.push_back(c.value);
     }
   }
+  // Labels split stacks too. The frame count above keeps frames and labels from running
+  // into each other.
+  key_scratch_.push_back(r.labels.size());
+  for (const auto& l : r.labels) {
+    key_scratch_.push_back(l.position);
+    key_scratch_.push_back(l.string_id);
+    key_scratch_.push_back(l.category);
+  }
   auto it = stack_ids_.find(key_scratch_);
   if (it != stack_ids_.end()) return it->second;
 
@@ -76,14 +86,16 @@ RawStackId ProfileModel::intern(const internal::SampleRecord& r) {
   stack->frames = r.frames;
   stack->flags = flags;
   if (keep_candidates) stack->leaf_candidates = r.leaf_candidates;
+  stack->labels = r.labels;
   stacks_.push_back(std::move(stack));
   stack_ids_.emplace(key_scratch_, id);
   return id;
 }
 
 void ProfileModel::on_sample(const internal::SampleRecord& r) {
-  RawStackId id = r.frames.empty() ? kNoStack : intern(r);
-  thread(r.tid).samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id});
+  RawStackId id = r.frames.empty() && r.labels.empty() ? kNoStack : intern(r);
+  thread(r.tid).samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id, false});
+  saw_time(r.time_ns);
   last_stack_by_tid_[r.tid] = id;
   any_cpu_delta_ |= r.cpu_delta_ns.has_value();
   ++sample_count_;
@@ -97,13 +109,67 @@ void ProfileModel::on_sample_repeat(const internal::SampleRepeatRecord& r) {
   } else {
     ++orphan_repeats_;
   }
-  thread(r.tid).samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id});
+  thread(r.tid).samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id, true});
+  saw_time(r.time_ns);
   any_cpu_delta_ |= r.cpu_delta_ns.has_value();
   ++sample_count_;
 }
 
 void ProfileModel::on_stats(const internal::StatsRecord& r) { stats_ = r; }
 
-void ProfileModel::on_end(const internal::EndRecord& r) { end_ns_ = r.time_ns; }
+void ProfileModel::on_end(const internal::EndRecord& r) {
+  end_ns_ = r.time_ns;
+  saw_time(r.time_ns);
+}
+
+void ProfileModel::on_category(const internal::CategoryRecord& r) { categories_[r.id] = r; }
+
+void ProfileModel::on_marker_schema(const internal::MarkerSchemaRecord& r) { schemas_[r.type] = r; }
+
+void ProfileModel::on_marker(const internal::MarkerRecord& r) {
+  markers_.push_back(r);
+  saw_time(std::max(r.start_ns, r.end_ns));
+}
+
+void ProfileModel::on_string(const internal::StringRecord& r) { strings_[r.id] = r.text; }
+
+const std::string* ProfileModel::string(uint64_t id) const {
+  auto it = strings_.find(id);
+  return it == strings_.end() ? nullptr : &it->second;
+}
+
+CounterInfo& ProfileModel::counter(uint32_t id) {
+  auto [it, inserted] = counter_by_id_.try_emplace(id, counters_.size());
+  if (inserted) {
+    counters_.emplace_back();
+    counters_.back().record.id = id;
+  }
+  return counters_[it->second];
+}
+
+void ProfileModel::on_counter(const internal::CounterRecord& r) {
+  CounterInfo& c = counter(r.id);
+  c.record = r;
+  c.declared = true;
+}
+
+// Samples and declarations travel through different buffers, so a sample may come first.
+void ProfileModel::on_counter_sample(const internal::CounterSampleRecord& r) {
+  saw_time(r.time_ns);
+  counter(r.id).samples.push_back(r);
+}
+
+void ProfileModel::on_pause(const internal::PauseRecord& r) {
+  saw_time(r.time_ns);
+  // A second pause while paused changes nothing (the library ignores it too).
+  if (!pauses_.empty() && !pauses_.back().end_ns) return;
+  pauses_.push_back(PauseRange{r.time_ns, std::nullopt});
+}
+
+void ProfileModel::on_resume(const internal::PauseRecord& r) {
+  saw_time(r.time_ns);
+  if (pauses_.empty() || pauses_.back().end_ns) return;  // a resume without a pause
+  pauses_.back().end_ns = std::max(r.time_ns, pauses_.back().start_ns);
+}
 
 }  // namespace inprof::symbolicate

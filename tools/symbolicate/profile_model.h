@@ -4,10 +4,12 @@
 #ifndef INPROF_TOOLS_SYMBOLICATE_PROFILE_MODEL_H_
 #define INPROF_TOOLS_SYMBOLICATE_PROFILE_MODEL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -29,6 +31,7 @@ struct RawStack {
   std::vector<uint64_t> frames;  // [0] = leaf PC, then return addresses, outermost last
   uint32_t flags = 0;            // the SampleFlags that matter for conversion
   std::vector<internal::LeafCandidate> leaf_candidates;
+  std::vector<internal::SampleLabel> labels;  // LabelScopes active in the sample
 };
 
 using RawStackId = uint32_t;
@@ -38,6 +41,7 @@ struct RawSample {
   uint64_t time_ns = 0;
   std::optional<uint64_t> cpu_delta_ns;
   RawStackId stack = kNoStack;
+  bool idle = false;  // a repeat: the thread did not run since its previous sample
 };
 
 struct ThreadInfo {
@@ -47,6 +51,18 @@ struct ThreadInfo {
   std::optional<uint64_t> start_ns;
   std::optional<uint64_t> end_ns;
   std::vector<RawSample> samples;
+};
+
+struct CounterInfo {
+  internal::CounterRecord record;
+  bool declared = false;  // false: samples arrived, but no counter record
+  std::vector<internal::CounterSampleRecord> samples;  // in file order
+};
+
+// A pause (Profiler::pause) and the resume that ended it, if any.
+struct PauseRange {
+  uint64_t start_ns = 0;
+  std::optional<uint64_t> end_ns;
 };
 
 class ProfileModel : public internal::DumpVisitor {
@@ -61,6 +77,14 @@ class ProfileModel : public internal::DumpVisitor {
   void on_sample_repeat(const internal::SampleRepeatRecord& r) override;
   void on_stats(const internal::StatsRecord& r) override;
   void on_end(const internal::EndRecord& r) override;
+  void on_category(const internal::CategoryRecord& r) override;
+  void on_marker_schema(const internal::MarkerSchemaRecord& r) override;
+  void on_marker(const internal::MarkerRecord& r) override;
+  void on_string(const internal::StringRecord& r) override;
+  void on_counter(const internal::CounterRecord& r) override;
+  void on_counter_sample(const internal::CounterSampleRecord& r) override;
+  void on_pause(const internal::PauseRecord& r) override;
+  void on_resume(const internal::PauseRecord& r) override;
 
   const std::optional<internal::ProcessRecord>& process() const { return process_; }
   const std::vector<ModuleInfo>& modules() const { return modules_; }
@@ -74,9 +98,26 @@ class ProfileModel : public internal::DumpVisitor {
   bool any_cpu_delta() const { return any_cpu_delta_; }
   // Repeat records that had no earlier sample on their thread (they get an empty stack).
   uint64_t orphan_repeats() const { return orphan_repeats_; }
+  // Categories by dump id (a later record with the same id replaces an earlier one).
+  const std::map<uint32_t, internal::CategoryRecord>& categories() const { return categories_; }
+  const std::map<uint32_t, internal::MarkerSchemaRecord>& marker_schemas() const {
+    return schemas_;
+  }
+  // Markers in file order; their tids may name threads that have no samples.
+  const std::vector<internal::MarkerRecord>& markers() const { return markers_; }
+  // Text of a string record (label names), or null if the dump has none with that id.
+  const std::string* string(uint64_t id) const;
+  // Counters in the order their ids first appeared.
+  const std::vector<CounterInfo>& counters() const { return counters_; }
+  // Pauses in time order; a pause without a resume has no end.
+  const std::vector<PauseRange>& pauses() const { return pauses_; }
+  // The latest time any record carries (for ranges left open at the end of the dump).
+  uint64_t last_time_ns() const { return last_time_ns_; }
 
  private:
   ThreadInfo& thread(uint64_t tid);
+  CounterInfo& counter(uint32_t id);
+  void saw_time(uint64_t t) { last_time_ns_ = std::max(last_time_ns_, t); }
   RawStackId intern(const internal::SampleRecord& r);
 
   struct KeyHash {
@@ -98,6 +139,14 @@ class ProfileModel : public internal::DumpVisitor {
   std::optional<uint64_t> end_ns_;
   bool any_cpu_delta_ = false;
   uint64_t orphan_repeats_ = 0;
+  std::map<uint32_t, internal::CategoryRecord> categories_;
+  std::map<uint32_t, internal::MarkerSchemaRecord> schemas_;
+  std::vector<internal::MarkerRecord> markers_;
+  std::unordered_map<uint64_t, std::string> strings_;
+  std::vector<CounterInfo> counters_;
+  std::unordered_map<uint32_t, size_t> counter_by_id_;
+  std::vector<PauseRange> pauses_;
+  uint64_t last_time_ns_ = 0;
 };
 
 }  // namespace inprof::symbolicate
