@@ -3,10 +3,14 @@
 //   target_pause_p50_us / _p99_us: the longest gap the target thread saw in its own clock loop
 //     around each sample: signal delivery, our handler, return. This is what the profiled program
 //     pays per sample.
-//   Time column (manual time): the sampler's work for one sample — signal round trip, stack copy,
-//     frame-pointer unwind, encoding, ring-buffer write.
+//   Time column (manual time, mean) and sample_p50_us / _p99_us: the sampler's work for one
+//     sample — signal round trip, stack copy, unwind (frame pointers or DWARF), encoding,
+//     ring-buffer write.
 //   frames: frames recovered per sample (the target's recursion depth plus its thread start).
 #include <benchmark/benchmark.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -91,8 +95,8 @@ void BM_OneSample(benchmark::State& state) {
   std::vector<uint64_t> frames(512);
   std::vector<uint8_t> encoded(8192);
   RingBuffer ring(8 << 20);
-  std::vector<uint64_t> pauses;
-  size_t frame_total = 0, samples = 0;
+  std::vector<uint64_t> pauses, sampler_times;
+  size_t frame_total = 0, samples = 0, copied_total = 0;
 
   for (auto _ : state) {
     // Let the target run undisturbed, then reset its gap meter.
@@ -107,6 +111,7 @@ void BM_OneSample(benchmark::State& state) {
     ring.write(static_cast<uint8_t>(RecordType::kSample), w.view());
     const uint64_t end = monotonic_ns();
     state.SetIterationTime(static_cast<double>(end - begin) * 1e-9);
+    sampler_times.push_back(end - begin);
     if (r != CopyResult::kOk) {
       state.SkipWithError("copy failed");
       break;
@@ -118,13 +123,17 @@ void BM_OneSample(benchmark::State& state) {
     }
     pauses.push_back(target.max_gap_ns.load());
     frame_total += out.count;
+    copied_total += snapshot.stack_size;
     ++samples;
   }
   target.stop = true;
   thread.join();
   state.counters["frames"] = samples ? double(frame_total) / double(samples) : 0;
+  state.counters["stack_bytes"] = samples ? double(copied_total) / double(samples) : 0;
   state.counters["target_pause_p50_us"] = double(percentile(pauses, 0.5)) / 1000.0;
   state.counters["target_pause_p99_us"] = double(percentile(pauses, 0.99)) / 1000.0;
+  state.counters["sample_p50_us"] = double(percentile(sampler_times, 0.5)) / 1000.0;
+  state.counters["sample_p99_us"] = double(percentile(sampler_times, 0.99)) / 1000.0;
 }
 
 BENCHMARK(BM_OneSample)
@@ -136,6 +145,46 @@ BENCHMARK(BM_OneSample)
     ->UseManualTime()
     ->Unit(benchmark::kMicrosecond)
     ->Iterations(3000);
+
+// The floor on this machine: the same round trip with an empty handler and nothing copied or
+// unwound (tgkill, the handler sets a flag, the sampler spins on it).
+std::atomic<int> g_bare_flag{0};
+void bare_handler(int) { g_bare_flag.store(1, std::memory_order_release); }
+
+void BM_BareSignalRoundTrip(benchmark::State& state) {
+  struct sigaction sa = {}, old = {};
+  sa.sa_handler = bare_handler;
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGUSR1, &sa, &old);
+  Target target;
+  std::thread thread([&] { recurse(target, 8); });
+  while (target.tid == 0) std::this_thread::yield();
+  std::vector<uint64_t> pauses, times;
+  for (auto _ : state) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    target.max_gap_ns.store(0);
+    g_bare_flag.store(0);
+    const uint64_t begin = monotonic_ns();
+    syscall(SYS_tgkill, getpid(), static_cast<pid_t>(target.tid.load()), SIGUSR1);
+    while (!g_bare_flag.load(std::memory_order_acquire)) {
+    }
+    const uint64_t end = monotonic_ns();
+    state.SetIterationTime(static_cast<double>(end - begin) * 1e-9);
+    times.push_back(end - begin);
+    const uint64_t loops = target.loops.load(std::memory_order_acquire);
+    while (target.loops.load(std::memory_order_acquire) < loops + 2) {
+    }
+    pauses.push_back(target.max_gap_ns.load());
+  }
+  target.stop = true;
+  thread.join();
+  sigaction(SIGUSR1, &old, nullptr);
+  state.counters["sample_p50_us"] = double(percentile(times, 0.5)) / 1000.0;
+  state.counters["sample_p99_us"] = double(percentile(times, 0.99)) / 1000.0;
+  state.counters["target_pause_p50_us"] = double(percentile(pauses, 0.5)) / 1000.0;
+  state.counters["target_pause_p99_us"] = double(percentile(pauses, 0.99)) / 1000.0;
+}
+BENCHMARK(BM_BareSignalRoundTrip)->UseManualTime()->Unit(benchmark::kMicrosecond)->Iterations(3000);
 
 // An unwinder alone, on a copy taken once. range(0): depth; range(1): 0 = frame pointers,
 // 1 = DWARF with a warm cache, 2 = DWARF cold (a fresh unwinder: opens the modules, reads CFI).

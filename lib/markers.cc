@@ -1,6 +1,7 @@
 // The markers, labels and counters API (include/inprof/markers.h).
 #include "inprof/markers.h"
 
+#include <new>
 #include <thread>
 
 #include "declarations.h"
@@ -44,12 +45,18 @@ uint32_t register_marker_type(const MarkerSchemaDescription& schema) {
 
 void record_marker(std::string_view name, Category category, MarkerPhase phase, Timestamp start,
                    Timestamp end, uint32_t type, std::span<const FieldValue> fields) {
-  MarkerValueView values[kMaxMarkerFields];
+  // Only the fields given are constructed: a default-initialised array of 64 views would cost
+  // more than the rest of the marker.
+  union Values {
+    Values() {}
+    MarkerValueView view[kMaxMarkerFields];
+  } storage;
+  MarkerValueView* values = storage.view;
   const size_t count = std::min(fields.size(), kMaxMarkerFields);
   for (size_t i = 0; i < count; ++i) {
     const FieldValue& f = fields[i];
-    values[i] = {static_cast<uint8_t>(f.kind), f.integer, f.decimal,
-                 f.string.substr(0, kMaxMarkerBytes / 2)};
+    new (&values[i]) MarkerValueView{static_cast<uint8_t>(f.kind), f.integer, f.decimal,
+                                     f.string.substr(0, kMaxMarkerBytes / 2)};
   }
   const uint64_t tid = cached_thread_id();
   MarkerRecorder::instance().with_ring([&](RingBuffer& ring, uint64_t start_ns) {

@@ -65,6 +65,12 @@ class ByteWriter {
     size_ += n;
   }
 
+  // Fast path for a record whose size has a known bound: room for `max` bytes, written through
+  // the returned pointer without further checks, then commit(end). Null (and overflowed) if the
+  // room is not there.
+  uint8_t* reserve(size_t max) { return room(max) ? data_ + size_ : nullptr; }
+  void commit(const uint8_t* end) { size_ = static_cast<size_t>(end - data_); }
+
   bool overflowed() const { return overflowed_; }
   size_t size() const { return size_; }
   std::span<const uint8_t> view() const { return {data_, size_}; }
@@ -91,6 +97,15 @@ class ByteWriter {
   bool overflowed_ = false;
   std::vector<uint8_t>* growable_ = nullptr;
 };
+
+// Unchecked LEB128 store for ByteWriter::reserve() users; advances `p`.
+__attribute__((always_inline)) inline void put_varint(uint8_t*& p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v) | 0x80;
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+}
 
 // Reads what ByteWriter wrote. Every accessor returns false (and stays failed) on a read past the
 // end or a malformed varint, so a corrupt record can never make the reader run off its buffer.
