@@ -63,6 +63,9 @@ void inprof_set_thread_name(const char* name) {
   if (name) inprof::set_thread_name(name);
 }
 
+void inprof_register_thread(const char* name) { inprof::register_thread(name ? name : ""); }
+void inprof_unregister_thread(void) { inprof::unregister_thread(); }
+
 uint64_t inprof_now(void) { return inprof::now(); }
 
 uint16_t inprof_define_category(const char* name, int color) {

@@ -123,6 +123,18 @@ void set_thread_name(std::string_view name) {
   internal::ThreadNames::instance().set(internal::current_thread_id(), name);
 }
 
+void register_thread(std::string_view name) {
+  auto& names = internal::ThreadNames::instance();
+  const uint64_t tid = internal::current_thread_id();
+  names.set(tid, name);
+  names.choose(tid, internal::ThreadNames::Choice::kAlways);
+}
+
+void unregister_thread() {
+  internal::ThreadNames::instance().choose(internal::current_thread_id(),
+                                           internal::ThreadNames::Choice::kNever);
+}
+
 const char* version() { return INPROF_VERSION_STRING; }
 
 }  // namespace inprof

@@ -170,15 +170,14 @@ void Sampler::refresh_names(uint64_t now) {
       name = *given;
     } else if (os_names_due) {
       name = thread_lister_->name(tid);
-    } else {
-      continue;
     }
-    if (name.empty() || name == state.name) continue;
-    state.name = name;
-    if (state.announced) {
-      metadata_.push(RecordType::kThreadName, ThreadRecord{tid, relative(now), 0, name});
+    if (!name.empty() && name != state.name) {
+      state.name = name;
+      if (state.announced) {
+        metadata_.push(RecordType::kThreadName, ThreadRecord{tid, relative(now), 0, name});
+      }
     }
-    select(tid, state, now);
+    select(tid, state, now);  // a rename or (un)registration may change the selection
   }
 }
 
@@ -186,6 +185,11 @@ void Sampler::select(uint64_t tid, ThreadState& state, uint64_t now) {
   state.selected = config_.thread_filters.empty();
   for (const std::string& filter : config_.thread_filters) {
     if (state.name.find(filter) != std::string::npos) state.selected = true;
+  }
+  switch (ThreadNames::instance().choice(tid)) {
+    case ThreadNames::Choice::kAlways: state.selected = true; break;
+    case ThreadNames::Choice::kNever: state.selected = false; break;
+    case ThreadNames::Choice::kFilters: break;
   }
   if (state.selected && !state.announced) {
     state.announced = true;

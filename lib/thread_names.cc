@@ -24,6 +24,19 @@ std::optional<std::string> ThreadNames::get(uint64_t tid) const {
 void ThreadNames::forget(uint64_t tid) {
   std::lock_guard lock(mutex_);
   names_.erase(tid);
+  choices_.erase(tid);
+}
+
+void ThreadNames::choose(uint64_t tid, Choice choice) {
+  std::lock_guard lock(mutex_);
+  choices_[tid] = choice;
+  generation_.fetch_add(1, std::memory_order_release);
+}
+
+ThreadNames::Choice ThreadNames::choice(uint64_t tid) const {
+  std::lock_guard lock(mutex_);
+  auto it = choices_.find(tid);
+  return it == choices_.end() ? Choice::kFilters : it->second;
 }
 
 }  // namespace inprof::internal

@@ -20,6 +20,11 @@ class ThreadNames {
   void set(uint64_t tid, std::string_view name);
   std::optional<std::string> get(uint64_t tid) const;
   void forget(uint64_t tid);
+
+  // register_thread / unregister_thread: sampled whatever the filters say, or never.
+  enum class Choice { kFilters, kAlways, kNever };
+  void choose(uint64_t tid, Choice choice);
+  Choice choice(uint64_t tid) const;
   // Changes whenever a name is set: a cheap way to notice renames.
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   // Held across fork() (see Declarations::mutex).
@@ -28,6 +33,7 @@ class ThreadNames {
  private:
   mutable std::mutex mutex_;
   std::unordered_map<uint64_t, std::string> names_;
+  std::unordered_map<uint64_t, Choice> choices_;
   std::atomic<uint64_t> generation_{0};
 };
 

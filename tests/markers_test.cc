@@ -380,6 +380,38 @@ TEST_F(MarkersTest, ThreadFiltersSelectThreadsByName) {
   EXPECT_GT(per_thread[renamed], 0u);  // selected once it took a matching name
 }
 
+TEST_F(MarkersTest, RegisteredThreadsAreSampledWhateverTheFilters) {
+  std::atomic<bool> run{true};
+  std::atomic<uint64_t> registered{0}, unregistered{0};
+  std::thread a([&] {
+    register_thread("special");  // the filter below does not match its name
+    registered = current_thread_id();
+    while (run.load(std::memory_order_relaxed)) {
+    }
+  });
+  std::thread b([&] {
+    set_thread_name("io-but-opted-out");
+    unregister_thread();  // the filter matches, but it opted out
+    unregistered = current_thread_id();
+    while (run.load(std::memory_order_relaxed)) {
+    }
+  });
+  while (!registered || !unregistered) std::this_thread::yield();
+  Options o;
+  o.output_path = path_;
+  o.thread_filters = {"io-"};
+  ASSERT_TRUE(Profiler::start(o));
+  testing::wait_for_cpu(a.native_handle(), std::chrono::milliseconds(50));
+  Collected collected = stop_and_read();
+  run = false;
+  a.join();
+  b.join();
+  std::map<uint64_t, size_t> per_thread;
+  for (const auto& s : collected.samples) ++per_thread[s.tid];
+  EXPECT_GT(per_thread[registered], 0u);
+  EXPECT_EQ(per_thread.count(unregistered), 0u);
+}
+
 // fork(): the child has no half-running profiler (and can start its own); the parent goes on.
 TEST_F(MarkersTest, ForkLeavesTheParentProfilingAndTheChildClean) {
   start();

@@ -48,6 +48,9 @@ INPROF_C_API int inprof_resume(void);
 INPROF_C_API const char* inprof_last_error(void);
 
 INPROF_C_API void inprof_set_thread_name(const char* name);
+/* Sampled even when thread filters would leave it out / never sampled (see profiler.h). */
+INPROF_C_API void inprof_register_thread(const char* name);
+INPROF_C_API void inprof_unregister_thread(void);
 
 /* Markers. `category` is 0 (Other), a built-in id (1 Idle, 2 IO, 3 Network, 4 Graphics,
  * 5 Memory, 6 User) or one returned by inprof_define_category. Times come from inprof_now(). */

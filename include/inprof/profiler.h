@@ -148,6 +148,12 @@ class INPROF_API ProfileScope {
 // later sessions too. Callable whether or not a session runs.
 INPROF_API void set_thread_name(std::string_view name);
 
+// Every thread is sampled by default (or those Options::thread_filters select). register_thread
+// names the calling thread and has it sampled even when the filters would leave it out;
+// unregister_thread stops sampling it (until it registers again). Both last for later sessions.
+INPROF_API void register_thread(std::string_view name);
+INPROF_API void unregister_thread();
+
 // The library's version, "major.minor.patch".
 INPROF_API const char* version();
 
@@ -163,6 +169,8 @@ inline Status Profiler::resume() { return start(); }
 inline ProfileScope::ProfileScope(const Options& options) : status_(Profiler::start(options)) {}
 inline ProfileScope::~ProfileScope() {}
 inline void set_thread_name(std::string_view) {}
+inline void register_thread(std::string_view) {}
+inline void unregister_thread() {}
 inline const char* version() { return "disabled"; }
 #endif
 

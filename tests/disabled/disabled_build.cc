@@ -16,6 +16,8 @@ int main() {
   if (status.code() != inprof::Status::Code::kDisabled) return 1;
   { inprof::ProfileScope scope(options); }
   inprof::set_thread_name("main");
+  inprof::register_thread("main");
+  inprof::unregister_thread();
   INPROF_MARKER("m");
   INPROF_TEXT_MARKER("t", "text");
   { INPROF_SCOPED_MARKER("s"); }
