@@ -12,6 +12,7 @@ namespace inprof::internal {
 namespace {
 
 constexpr uint64_t kOsNamesRefreshNs = 250000000;  // threads rename themselves after start
+constexpr uint64_t kThreadListingPeriodNs = 4000000;
 constexpr int kLeafCandidateSlots = 8;
 constexpr uint32_t kMaxBackoffTicks = 1024;
 
@@ -79,7 +80,12 @@ void Sampler::tick() {
   const uint64_t now = monotonic_ns();
   sample_counters(now);
   if (module_lister_->changed()) refresh_modules(now);
-  refresh_threads(now);
+  // Listing /proc/self/task is most of an idle thread's cost per tick: at most every 4 ms, so a
+  // new thread is seen within 4 ms (an exited one simply stops answering meanwhile).
+  if (tick_count_ == 0 || now - last_thread_listing_ns_ >= kThreadListingPeriodNs) {
+    last_thread_listing_ns_ = now;
+    refresh_threads(now);
+  }
   refresh_names(now);
   for (auto& [tid, state] : threads_) {
     if (!state.selected || state.retry_at_tick > tick_count_) continue;

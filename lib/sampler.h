@@ -122,6 +122,7 @@ class Sampler {
   uint64_t tick_count_ = 0;
   uint64_t names_generation_ = ~uint64_t(0);
   uint64_t last_os_names_ns_ = 0;
+  uint64_t last_thread_listing_ns_ = 0;
 
   // Pre-allocated per-sample scratch: the hot path does not allocate.
   std::unique_ptr<uint8_t[]> stack_buffer_;

@@ -9,9 +9,14 @@ rm -rf "$work"; mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
 
 echo "== python3"
-command -v python3 >/dev/null || fail "python3 is not installed (the setup script installs it)"
-"$launcher" record -o "$work/python-%p.inprof" -- python3 -c 'print(sum(i * i for i in range(4000000)))'
-dump=$(ls "$work"/python-*.inprof | head -1)
+# Debian's interpreter itself, not a wrapper script found first on PATH (pyenv shims exec a chain
+# of processes, each of which would write its own dump).
+python=/usr/bin/python3
+[ -x "$python" ] || fail "$python is not installed (the setup script installs it)"
+"$launcher" record -o "$work/python-%p.inprof" -- "$python" -c 'print(sum(i * i for i in range(4000000)))' \
+  || fail "python3 under the launcher exited with $?"
+dump=$(ls -S "$work"/python-*.inprof 2>/dev/null | head -n 1 || true)
+[ -n "$dump" ] || fail "python3 wrote no dump"
 "$symbolicate" "$dump" -o "$work/python.json" 2>"$work/python.log"
 "$check" "$work/python.json"
 grep -q '_PyEval_EvalFrameDefault' "$work/python.json" || fail "no interpreter frames in python's profile"
@@ -19,13 +24,13 @@ grep -q '_PyEval_EvalFrameDefault' "$work/python.json" || fail "no interpreter f
 echo "== xz"
 command -v xz >/dev/null || fail "xz is not installed"
 head -c 20000000 /dev/urandom > "$work/data"
-"$launcher" record -o "$work/xz.inprof" -- xz -6 -T1 -k -f "$work/data"
+"$launcher" record -o "$work/xz.inprof" -- xz -6 -T1 -k -f "$work/data" || fail "xz exited with $?"
 "$symbolicate" "$work/xz.inprof" -o "$work/xz.json" 2>"$work/xz.log"
 "$check" "$work/xz.json"
 grep -q 'lzma' "$work/xz.json" || fail "no liblzma frames in xz's profile"
 
 echo "== a bad setting leaves the program unprofiled, and running"
-out=$(INPROF_INTERVAL=bogus "$launcher" record -o "$work/bad.inprof" -- python3 -c 'print("ran")' 2>&1)
+out=$(INPROF_INTERVAL=bogus "$launcher" record -o "$work/bad.inprof" -- "$python" -c 'print("ran")' 2>&1)
 [[ "$out" == *"ran"* ]] || fail "the program did not run: $out"
 [[ "$out" == *"INPROF_INTERVAL"* ]] || fail "no message about the bad setting: $out"
 

@@ -69,6 +69,9 @@ void DumpFile::sample(uint64_t tid, uint64_t time_ns, const std::vector<uint64_t
   encode_sample(w, tid, time_ns, cpu_delta_ns, flags, frames, candidates, labels);
   writer_->add_payload(RecordType::kSample, w.view());
 }
+void DumpFile::jit_map(const std::string& text) {
+  writer_->add(RecordType::kJitMap, JitMapRecord{text});
+}
 void DumpFile::category(uint32_t id, uint8_t color, const std::string& name) {
   writer_->add(RecordType::kCategory, CategoryRecord{id, color, name});
 }

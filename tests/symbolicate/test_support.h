@@ -54,6 +54,7 @@ class DumpFile {
   void counter_sample(uint32_t id, uint64_t time_ns, int64_t value);
   void pause(uint64_t time_ns);
   void resume(uint64_t time_ns);
+  void jit_map(const std::string& text);  // one piece of /tmp/perf-<pid>.map
   void end(uint64_t time_ns);
   void flush();
   void close();

@@ -91,6 +91,7 @@ class Converter {
   std::string arch_;
   bool fix_leaves_ = false;
   CategoryIndex other_{}, native_{}, idle_{};
+  std::optional<CategoryIndex> jit_;  // only when the dump has a JIT map
   std::map<uint32_t, CategoryIndex> categories_;  // by dump category id
   std::map<uint32_t, std::string> schema_names_;  // by dump marker type
   std::unordered_map<uint64_t, ThreadIndex> thread_by_tid_;
@@ -110,8 +111,17 @@ ConversionSummary Converter::run() {
   native_ = b_.add_category({"Native", "blue", {"Other"}});
   // The viewer finds idle samples by this exact name.
   idle_ = b_.add_category({"Idle", "transparent", {"Other"}});
+  if (!model_.jit_map().empty()) jit_ = b_.add_category({"JIT", "green", {"Other"}});
   add_categories();
   add_meta();
+  const JitMap& jit = model_.jit_map();
+  if (jit.malformed_lines()) {
+    diag_.info("JIT map: " + std::to_string(jit.malformed_lines()) + " malformed lines skipped");
+  }
+  if (jit.dropped_lines()) {
+    diag_.warn("JIT map: " + std::to_string(jit.dropped_lines()) +
+               " lines dropped over the size limits; their code stays unnamed");
+  }
   add_threads();
   add_marker_schemas();
   add_markers();
@@ -535,6 +545,15 @@ const std::vector<FrameIndex>& Converter::frames_for(uint64_t address, bool leaf
 
 std::vector<FrameIndex> Converter::make_frames(size_t m, uint64_t address, bool leaf) {
   if (m == ModuleMap::kNone) {
+    // Code in no module may be a JIT's (node, python -X perf). Its frames get no library: the
+    // map gives names only, and a library would invite the viewer to symbolicate it.
+    uint64_t lookup = leaf || address == 0 ? address : address - 1;
+    if (const std::string* name = jit_ ? model_.jit_map().find(lookup) : nullptr) {
+      FuncIndex func = b_.handle_for_func(b_.handle_for_string(*name), std::nullopt, std::nullopt,
+                                          std::nullopt);
+      ++summary_.jit_frames;
+      return {b_.handle_for_frame(func, std::nullopt, 0, *jit_, 0, std::nullopt, std::nullopt)};
+    }
     FuncIndex func = b_.handle_for_func(b_.handle_for_string(hex_u64(address)), std::nullopt,
                                         std::nullopt, std::nullopt);
     return {b_.handle_for_frame(func, std::nullopt, 0, native_, 0, std::nullopt, std::nullopt)};

@@ -17,6 +17,7 @@ struct ConversionSummary {
   size_t modules_used = 0;          // modules some sample points into
   size_t modules_symbolicated = 0;  // of those, how many had a usable file
   size_t leaf_callers_inserted = 0;
+  size_t jit_frames = 0;  // distinct frame addresses named by the JIT map
 };
 
 // Fills `builder` from `model`. Problems (unusable module files, ...) go to `diag`.

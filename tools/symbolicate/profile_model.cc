@@ -172,4 +172,7 @@ void ProfileModel::on_resume(const internal::PauseRecord& r) {
   pauses_.back().end_ns = std::max(r.time_ns, pauses_.back().start_ns);
 }
 
+// Parsed as it arrives, so memory follows the number of ranges, not the size of the text.
+void ProfileModel::on_jit_map(const internal::JitMapRecord& r) { jit_map_.add_piece(r.text); }
+
 }  // namespace inprof::symbolicate

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dump/dump_reader.h"
+#include "jit_map.h"
 
 namespace inprof::symbolicate {
 
@@ -85,6 +86,7 @@ class ProfileModel : public internal::DumpVisitor {
   void on_counter_sample(const internal::CounterSampleRecord& r) override;
   void on_pause(const internal::PauseRecord& r) override;
   void on_resume(const internal::PauseRecord& r) override;
+  void on_jit_map(const internal::JitMapRecord& r) override;
 
   const std::optional<internal::ProcessRecord>& process() const { return process_; }
   const std::vector<ModuleInfo>& modules() const { return modules_; }
@@ -111,6 +113,8 @@ class ProfileModel : public internal::DumpVisitor {
   const std::vector<CounterInfo>& counters() const { return counters_; }
   // Pauses in time order; a pause without a resume has no end.
   const std::vector<PauseRange>& pauses() const { return pauses_; }
+  // The process's JIT symbol map (empty if the dump has none).
+  const JitMap& jit_map() const { return jit_map_; }
   // The latest time any record carries (for ranges left open at the end of the dump).
   uint64_t last_time_ns() const { return last_time_ns_; }
 
@@ -146,6 +150,7 @@ class ProfileModel : public internal::DumpVisitor {
   std::vector<CounterInfo> counters_;
   std::unordered_map<uint32_t, size_t> counter_by_id_;
   std::vector<PauseRange> pauses_;
+  JitMap jit_map_;
   uint64_t last_time_ns_ = 0;
 };
 

@@ -73,6 +73,10 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
             std::to_string(model.stack_count()) + " distinct stacks, " +
             std::to_string(summary.modules_symbolicated) + " of " +
             std::to_string(summary.modules_used) + " modules in use symbolicated");
+  if (const JitMap& jit = model.jit_map(); jit.lines()) {
+    diag.info("JIT map: " + std::to_string(jit.range_count()) + " code ranges, " +
+              std::to_string(summary.jit_frames) + " frame addresses named by it");
+  }
   return kExitOk;
 }
 
