@@ -1,6 +1,8 @@
 #include "session.h"
 
 #include <fstream>
+#include <mutex>
+#include <vector>
 #include <future>
 #include <string>
 
@@ -18,6 +20,16 @@ constexpr auto kDrainPeriod = std::chrono::milliseconds(20);
 constexpr size_t kFlushBytes = 1u << 20;       // uncompressed bytes per zstd frame
 constexpr uint64_t kFlushPeriodNs = 500000000;  // and at least this often: a killed process
                                                 // loses at most this much
+
+// Rings outlive their sessions (see Session::ring_); keeping them listed here makes that a
+// deliberate, bounded retention (a few hundred bytes per session, storage released) rather than
+// an unreachable leak.
+void retire(RingBuffer* ring) {
+  static std::mutex* mutex = new std::mutex;
+  static std::vector<RingBuffer*>* retired = new std::vector<RingBuffer*>;
+  std::lock_guard lock(*mutex);
+  retired->push_back(ring);
+}
 
 Status invalid(const std::string& message) {
   return Status::error(Status::Code::kInvalidOption, message);
@@ -153,6 +165,7 @@ Status Session::stop() {
   if (writer_thread_.get_id() == std::thread::id() && ring_->all_published()) {
     ring_->release_storage();
   }
+  retire(ring_);
   if (dump_) {
     Status closed = dump_->close();
     if (write_status_.ok()) write_status_ = closed;
@@ -212,6 +225,10 @@ void Session::pause() {
   paused_ = true;
   g_recording.store(false);
   sampler_->set_paused(true);
+  // A tick already under way may still be taking samples: let it finish, so that no sample
+  // falls inside the paused range.
+  sampler_->hold();
+  sampler_->release();
   metadata_.push(RecordType::kPause, PauseRecord{monotonic_ns() - start_ns_});
 }
 

@@ -83,14 +83,16 @@ __attribute__((noinline)) void target_signal() {
 // Enough live values that the function saves callee-saved registers: a real prologue and
 // epilogue around a little work, so samples land on every kind of instruction.
 __attribute__((noinline)) int target_small_work(int x) {
-  int a = x * 3, b = x ^ 0x55, c = x + 7, d = x * x, e = x - 9, f = x << 3;
+  // Unsigned: the arithmetic wraps by design.
+  unsigned a = x * 3u, b = x ^ 0x55u, c = x + 7u, d = unsigned(x) * unsigned(x), e = x - 9u,
+           f = unsigned(x) << 3;
   for (int i = 0; i < 3; ++i) {
     a += b * c;
     b ^= d + e;
     c -= f;
     asm volatile("" : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f));
   }
-  return a + b + c + d + e + f;
+  return static_cast<int>(a + b + c + d + e + f);
 }
 
 __attribute__((noinline)) void target_prologue_loop() {
