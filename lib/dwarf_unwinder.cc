@@ -74,8 +74,12 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
       }
       case RuleKind::kSimple: {
         const uint64_t cfa = regs[rule.cfa_register] + static_cast<int64_t>(rule.cfa_offset);
+        // A save slot below SP was popped already (an epilogue after `leave`, whose CFI still
+        // names the slot): the register holds the caller's value again.
+        const uint64_t fp_slot = cfa + static_cast<int64_t>(rule.fp_offset);
+        const bool fp_in_slot = rule.fp_saved && fp_slot >= regs[kRegSp];
         if (!read(cfa + static_cast<int64_t>(rule.ra_offset), &return_address) ||
-            (rule.fp_saved && !read(cfa + static_cast<int64_t>(rule.fp_offset), &next[kRegFp]))) {
+            (fp_in_slot && !read(fp_slot, &next[kRegFp]))) {
           if (truncated) out.result = UnwindResult::kTruncated;
           return out;
         }
@@ -95,6 +99,10 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
             continue;
           }
           auto v = evaluate_expression(rr.ops, context);
+          if (v && rr.kind == RegisterRule::Kind::kAddress && *v < regs[kRegSp] &&
+              !full.signal_frame) {
+            continue;  // popped already, as in the simple case
+          }
           if (!v || (rr.kind == RegisterRule::Kind::kAddress && !read(*v, &next[r]))) {
             if (r == full.return_address_register || r == kRegFp) {
               if (truncated) out.result = UnwindResult::kTruncated;
