@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -218,6 +219,65 @@ TEST_F(DwarfUnwinderTest, JitFramesContinueByFramePointer) {
 
   unwind_target_release = 1;  // the thread must leave the JIT page before it is unmapped
   thread_.join();
+}
+#endif
+
+// The same with classic frame-pointer frames: in the instruction after `leave` the CFI still
+// names the saved-FP slot, which is below SP (outside the copy) and already popped.
+TEST_F(DwarfUnwinderTest, AnyInstructionOfAFramePointerFunctionUnwinds) {
+  start([] { target_fp_loop(); });
+  std::set<uint64_t> leaf_pcs;
+  for (int i = 0; i < 2000; ++i) {
+    Walk w = sample();
+    auto names = w.target_names();
+    ASSERT_FALSE(names.empty());
+    if (names.front() == "target_fp_small_work") {
+      leaf_pcs.insert(w.frames[0]);
+      ASSERT_EQ(names, (std::vector<std::string>{"target_fp_small_work", "target_fp_loop"}))
+          << "at pc 0x" << std::hex << w.frames[0];
+    } else {
+      ASSERT_EQ(names, (std::vector<std::string>{"target_fp_loop"}));
+    }
+    ASSERT_TRUE(w.out.reached_end) << "at pc 0x" << std::hex << w.frames[0];
+  }
+  EXPECT_GT(leaf_pcs.size(), 5u);
+}
+
+#if defined(__x86_64__)
+// Deterministic: a stack copy exactly at the `ret` that follows `pop %rbp`, where the CFI still
+// says the caller's FP is saved at CFA-16 — below SP, outside the copy, popped already.
+TEST_F(DwarfUnwinderTest, EpilogueAfterPopUnwinds) {
+  const auto* code = reinterpret_cast<const uint8_t*>(&target_fp_small_work);
+  size_t ret = 0;
+  for (size_t i = 1; i < 128 && ret == 0; ++i) {
+    if (code[i] == 0xc3 && code[i - 1] == 0x5d) ret = i;  // pop %rbp; ret
+  }
+  ASSERT_NE(ret, 0u) << "no 'pop %rbp; ret' epilogue in the -O0 target";
+  constexpr uint64_t kBase = 0x7ffd00001000;
+  std::vector<uint8_t> memory(256, 0);
+  auto put = [&](uint64_t address, uint64_t value) {
+    std::memcpy(memory.data() + (address - kBase), &value, 8);
+  };
+  // [SP]: the return address into target_fp_loop's body (past its prologue, where its CFA is
+  // FP-based); FP: that caller's frame record, whose saved FP and return address are 0 (the end).
+  const uint64_t caller_return = reinterpret_cast<uint64_t>(&target_fp_loop) + 0x11;
+  put(kBase, caller_return);
+  put(kBase + 0x40, 0);
+  put(kBase + 0x48, 0);
+  StackSnapshot s;
+  s.regs[kRegPc] = reinterpret_cast<uint64_t>(code + ret);
+  s.regs[kRegSp] = kBase;
+  s.regs[kRegFp] = kBase + 0x40;
+  s.buffer = memory.data();
+  s.capacity = memory.size();
+  s.stack_start = kBase;
+  s.stack_size = memory.size();
+  s.stack_found = true;
+  std::vector<uint64_t> frames(16);
+  UnwindOutput out = dwarf_->unwind(s, frames);
+  frames.resize(out.count);
+  EXPECT_EQ(frames, (std::vector<uint64_t>{s.regs[kRegPc], caller_return}));
+  EXPECT_TRUE(out.reached_end);
 }
 #endif
 

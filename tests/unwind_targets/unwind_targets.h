@@ -17,6 +17,8 @@ void target_pthread_once();           // pthread_once → target_once_spin
 void target_signal();                 // raise SIGUSR2 → target_signal_spin (in the handler)
 void target_prologue_loop();          // calls target_small_work in a loop
 int target_small_work(int x);
+void target_fp_loop();                // -O0 frame-pointer frames: calls target_fp_small_work
+unsigned target_fp_small_work(unsigned x);
 }
 
 #endif  // INPROF_TESTS_UNWIND_TARGETS_H_
