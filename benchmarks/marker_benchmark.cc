@@ -116,8 +116,8 @@ void BM_IdleThreadTick(benchmark::State& state) {
     state.ResumeTiming();
   }
   state.counters["per_thread_ns"] = benchmark::Counter(
-      static_cast<double>(threads), benchmark::Counter::kIsIterationInvariantRate |
-                                        benchmark::Counter::kInvert);
+      static_cast<double>(threads),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   {
     std::lock_guard lock(mutex);
     done = true;

@@ -15,8 +15,8 @@ namespace {
 // A typed marker: declared once, its fields show in the marker table and tooltip.
 struct FileLoad {
   static constexpr std::string_view kName = "FileLoad";
-  static constexpr inprof::MarkerField kFields[] = {
-      {"path", "Path", inprof::Format::kFilePath}, {"bytes", "Size", inprof::Format::kBytes}};
+  static constexpr inprof::MarkerField kFields[] = {{"path", "Path", inprof::Format::kFilePath},
+                                                    {"bytes", "Size", inprof::Format::kBytes}};
   static constexpr std::string_view kTableLabel = "{marker.data.path}";
   static constexpr std::string_view kChartLabel = "{marker.data.path}";
 };

@@ -59,8 +59,7 @@ int main(int argc, char** argv) {
 
   std::thread primes([] {
     inprof::set_thread_name("primes");
-    std::printf("primes below 2M: %llu\n",
-                static_cast<unsigned long long>(count_primes(2000000)));
+    std::printf("primes below 2M: %llu\n", static_cast<unsigned long long>(count_primes(2000000)));
   });
   std::thread sorter([] {
     inprof::set_thread_name("sorter");

@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
   for (int t = 0; t < seconds * 10; ++t) {
     if (t == 20) g_profile_requested = true;  // the demo asks once by itself
     if (g_profile_requested.exchange(false)) {
-      profile_window(windows == 0 ? base : base + "." + std::to_string(windows), std::chrono::seconds(2));
+      profile_window(windows == 0 ? base : base + "." + std::to_string(windows),
+                     std::chrono::seconds(2));
       ++windows;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

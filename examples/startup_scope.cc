@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     auto table = build_lookup_tables();
     warm_caches(table);
     std::printf("start-up done: %zu keys\n", config.size());
-  }  // the dump is complete here
+  }                                                            // the dump is complete here
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // "the rest of the program"
   std::printf("start-up profile written to %s\n", options.output_path.c_str());
   return 0;

@@ -10,7 +10,7 @@ inline constexpr const char* kArchName = "x86_64";
 inline constexpr int kRegisterCount = 17;  // rax..r15 (0..15), return address / rip (16)
 inline constexpr int kRegPc = 16;
 inline constexpr int kRegSp = 7;
-inline constexpr int kRegFp = 6;  // rbp
+inline constexpr int kRegFp = 6;   // rbp
 inline constexpr int kRegLr = -1;  // none: the return address lives on the stack
 #elif defined(__aarch64__) || defined(_M_ARM64)
 inline constexpr const char* kArchName = "aarch64";

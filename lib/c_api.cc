@@ -1,9 +1,8 @@
 // The C API (include/inprof/inprof.h), a thin layer over the C++ one.
-#include "inprof/inprof.h"
-
 #include <sstream>
 #include <string>
 
+#include "inprof/inprof.h"
 #include "inprof/markers.h"
 #include "inprof/profiler.h"
 #include "label_stack.h"
@@ -24,9 +23,7 @@ inprof::Category category(uint16_t id) { return inprof::Category(id); }
 
 extern "C" {
 
-void inprof_options_init(inprof_options* options) {
-  *options = inprof_options{};
-}
+void inprof_options_init(inprof_options* options) { *options = inprof_options{}; }
 
 int inprof_start(const inprof_options* c) {
   inprof::Options o;

@@ -43,7 +43,8 @@ uint32_t Declarations::register_marker_type(const MarkerSchemaDescription& schem
   rec.chart_label = schema.chart_label;
   rec.description = schema.description;
   for (const MarkerField& f : schema.fields) {
-    rec.fields.push_back({std::string(f.key), std::string(f.label), static_cast<uint8_t>(f.format)});
+    rec.fields.push_back(
+        {std::string(f.key), std::string(f.label), static_cast<uint8_t>(f.format)});
   }
   marker_types_.push_back(rec);
   if (queue_) queue_->push(RecordType::kMarkerSchema, rec);
@@ -66,7 +67,8 @@ std::vector<Declarations::CounterCell> Declarations::counters() const {
   std::lock_guard lock(mutex_);
   std::vector<CounterCell> cells;
   for (size_t i = 0; i < counter_records_.size(); ++i) {
-    cells.push_back({counter_records_[i].id, const_cast<std::atomic<int64_t>*>(&counter_values_[i])});
+    cells.push_back(
+        {counter_records_[i].id, const_cast<std::atomic<int64_t>*>(&counter_values_[i])});
   }
   return cells;
 }

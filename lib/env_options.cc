@@ -40,11 +40,16 @@ bool parse_duration(const std::string& text, std::chrono::nanoseconds* out) {
   if (end == text.c_str() || errno != 0 || value < 0) return false;
   const std::string unit(end);
   double scale;
-  if (unit == "ns") scale = 1;
-  else if (unit == "us" || unit == "µs") scale = 1e3;
-  else if (unit == "ms" || unit.empty()) scale = 1e6;
-  else if (unit == "s") scale = 1e9;
-  else return false;
+  if (unit == "ns")
+    scale = 1;
+  else if (unit == "us" || unit == "µs")
+    scale = 1e3;
+  else if (unit == "ms" || unit.empty())
+    scale = 1e6;
+  else if (unit == "s")
+    scale = 1e9;
+  else
+    return false;
   *out = std::chrono::nanoseconds(static_cast<int64_t>(value * scale));
   return true;
 }
@@ -58,11 +63,16 @@ bool parse_size(const std::string& text, size_t* out) {
   if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
   if (unit.size() == 2 && unit[1] == 'i') unit.pop_back();  // KiB, MiB, GiB
   unsigned shift;
-  if (unit.empty()) shift = 0;
-  else if (unit == "K" || unit == "k") shift = 10;
-  else if (unit == "M" || unit == "m") shift = 20;
-  else if (unit == "G" || unit == "g") shift = 30;
-  else return false;
+  if (unit.empty())
+    shift = 0;
+  else if (unit == "K" || unit == "k")
+    shift = 10;
+  else if (unit == "M" || unit == "m")
+    shift = 20;
+  else if (unit == "G" || unit == "g")
+    shift = 30;
+  else
+    return false;
   *out = static_cast<size_t>(value) << shift;
   return true;
 }
@@ -124,10 +134,14 @@ std::optional<EnvConfig> parse_env(const std::function<const char*(const char*)>
     }
   }
   if (auto v = get("INPROF_UNWINDER")) {
-    if (*v == "auto") config.options.unwinder = UnwindMethod::kAuto;
-    else if (*v == "dwarf") config.options.unwinder = UnwindMethod::kDwarf;
-    else if (*v == "fp" || *v == "frame-pointer") config.options.unwinder = UnwindMethod::kFramePointer;
-    else return fail("INPROF_UNWINDER", *v, "auto, dwarf or fp");
+    if (*v == "auto")
+      config.options.unwinder = UnwindMethod::kAuto;
+    else if (*v == "dwarf")
+      config.options.unwinder = UnwindMethod::kDwarf;
+    else if (*v == "fp" || *v == "frame-pointer")
+      config.options.unwinder = UnwindMethod::kFramePointer;
+    else
+      return fail("INPROF_UNWINDER", *v, "auto, dwarf or fp");
   }
   if (auto v = get("INPROF_SIGNAL")) {
     config.options.sample_signal = parse_signal(*v);

@@ -2,8 +2,7 @@
 
 namespace inprof::internal {
 
-UnwindOutput FramePointerUnwinder::unwind(const StackSnapshot& snapshot,
-                                          std::span<uint64_t> frames,
+UnwindOutput FramePointerUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint64_t> frames,
                                           std::span<uint64_t> stack_pointers) {
   const bool want_sps = stack_pointers.size() >= frames.size();
   UnwindOutput out;

@@ -64,10 +64,9 @@ void record_marker(std::string_view name, Category category, MarkerPhase phase, 
     ByteWriter w(buffer);
     const uint64_t s = start > start_ns ? start - start_ns : 0;
     const uint64_t e = end > start_ns ? end - start_ns : 0;
-    encode_marker(w, tid, category.id(), static_cast<uint8_t>(phase), s, e,
-                  name.substr(0, 256), type, std::span<const MarkerValueView>(values, count));
-    if (w.overflowed() ||
-        !ring.write(static_cast<uint8_t>(RecordType::kMarker), w.view())) {
+    encode_marker(w, tid, category.id(), static_cast<uint8_t>(phase), s, e, name.substr(0, 256),
+                  type, std::span<const MarkerValueView>(values, count));
+    if (w.overflowed() || !ring.write(static_cast<uint8_t>(RecordType::kMarker), w.view())) {
       MarkerRecorder::instance().count_drop();
     }
   });
@@ -97,8 +96,7 @@ void text_marker(std::string_view name, std::string_view text, Category category
 
 LabelScope::LabelScope(const char* name, Category category) : pushed_(is_recording()) {
   if (pushed_) {
-    internal::current_label_stack().push(
-        {name, reinterpret_cast<uint64_t>(this), category.id()});
+    internal::current_label_stack().push({name, reinterpret_cast<uint64_t>(this), category.id()});
   }
 }
 

@@ -18,7 +18,7 @@ struct ModuleInfo {
   uint64_t load_bias = 0;
   uint64_t file_offset = 0;
   std::vector<uint8_t> build_id;
-  uint32_t flags = 0;  // ModuleFlags of the dump
+  uint32_t flags = 0;                                      // ModuleFlags of the dump
   std::vector<std::pair<uint64_t, uint64_t>> code_ranges;  // executable segments [begin, end)
 };
 

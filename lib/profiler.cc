@@ -1,12 +1,13 @@
 // The public API: one process-wide session behind a mutex.
+#include "inprof/profiler.h"
+
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
 
-#include <pthread.h>
-
 #include "declarations.h"
-#include "inprof/profiler.h"
 #include "label_stack.h"
 #include "process_info.h"
 #include "session.h"

@@ -31,8 +31,7 @@ Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copie
       stack_buffer_(new uint8_t[config.stack_copy_size]),
       frames_(config.max_frames),
       frame_sps_(config.max_frames),
-      encode_buffer_(64 + config.max_frames * 11 + kLeafCandidateSlots * 12 +
-                     kMaxLabelDepth * 16) {
+      encode_buffer_(64 + config.max_frames * 11 + kLeafCandidateSlots * 12 + kMaxLabelDepth * 16) {
   snapshot_.buffer = stack_buffer_.get();
   snapshot_.capacity = config.stack_copy_size;
 }
@@ -193,15 +192,20 @@ void Sampler::select(uint64_t tid, ThreadState& state, uint64_t now) {
     if (state.name.find(filter) != std::string::npos) state.selected = true;
   }
   switch (ThreadNames::instance().choice(tid)) {
-    case ThreadNames::Choice::kAlways: state.selected = true; break;
-    case ThreadNames::Choice::kNever: state.selected = false; break;
-    case ThreadNames::Choice::kFilters: break;
+    case ThreadNames::Choice::kAlways:
+      state.selected = true;
+      break;
+    case ThreadNames::Choice::kNever:
+      state.selected = false;
+      break;
+    case ThreadNames::Choice::kFilters:
+      break;
   }
   if (state.selected && !state.announced) {
     state.announced = true;
-    metadata_.push(RecordType::kThreadStart,
-                   ThreadRecord{tid, relative(now), tid == main_thread_id() ? kThreadMain : 0u,
-                                state.name});
+    metadata_.push(
+        RecordType::kThreadStart,
+        ThreadRecord{tid, relative(now), tid == main_thread_id() ? kThreadMain : 0u, state.name});
   }
 }
 
@@ -234,8 +238,8 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     if (copied == CopyResult::kTimedOut) {
       threads_timed_out_.fetch_add(1, std::memory_order_relaxed);
       state.timeouts = std::min<uint32_t>(state.timeouts + 1, 31);
-      state.retry_at_tick = tick_count_ + std::min<uint64_t>(uint64_t(1) << state.timeouts,
-                                                             kMaxBackoffTicks);
+      state.retry_at_tick =
+          tick_count_ + std::min<uint64_t>(uint64_t(1) << state.timeouts, kMaxBackoffTicks);
       return;
     }
     if (copied != CopyResult::kOk) return;

@@ -1,23 +1,23 @@
 #include "session.h"
 
 #include <fstream>
-#include <mutex>
-#include <vector>
 #include <future>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "declarations.h"
 #include "dwarf_unwinder.h"
+#include "frame_pointer_unwinder.h"
 #include "inprof/markers.h"
 #include "marker_recorder.h"
-#include "frame_pointer_unwinder.h"
 #include "process_info.h"
 
 namespace inprof::internal {
 namespace {
 
 constexpr auto kDrainPeriod = std::chrono::milliseconds(20);
-constexpr size_t kFlushBytes = 1u << 20;       // uncompressed bytes per zstd frame
+constexpr size_t kFlushBytes = 1u << 20;        // uncompressed bytes per zstd frame
 constexpr uint64_t kFlushPeriodNs = 500000000;  // and at least this often: a killed process
                                                 // loses at most this much
 

@@ -17,9 +17,9 @@ struct StackSnapshot {
   uint64_t regs[kRegisterCount] = {};  // by DWARF register number
   uint64_t time_ns = 0;                // monotonic clock, taken while the thread was stopped
 
-  uint64_t stack_start = 0;  // address (in the thread) of the first copied byte: its SP
-  size_t stack_size = 0;     // bytes copied
-  bool stack_found = false;  // false: the stack could not be located; registers only
+  uint64_t stack_start = 0;      // address (in the thread) of the first copied byte: its SP
+  size_t stack_size = 0;         // bytes copied
+  bool stack_found = false;      // false: the stack could not be located; registers only
   bool stack_truncated = false;  // the stack continues above the copy
 
   uint8_t* buffer = nullptr;  // owned by the sampler; `capacity` bytes

@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-
 #include <vector>
 
 #include "module_lister.h"
@@ -15,16 +14,16 @@
 namespace inprof::internal {
 
 enum class UnwindResult {
-  kComplete,     // reached the outermost frame (or the end of the frame chain)
-  kTruncated,    // the chain continues beyond the copied stack
-  kDepthLimit,   // `frames` was full
+  kComplete,    // reached the outermost frame (or the end of the frame chain)
+  kTruncated,   // the chain continues beyond the copied stack
+  kDepthLimit,  // `frames` was full
 };
 
 struct UnwindOutput {
   size_t count = 0;  // frames written: [0] is the PC, then return addresses
   UnwindResult result = UnwindResult::kComplete;
   bool frame_pointer_walk = false;  // the leaf's caller may be missing (see dump FORMAT.md)
-  bool reached_end = false;  // the outermost frame was recognised (thread start, _start)
+  bool reached_end = false;         // the outermost frame was recognised (thread start, _start)
 };
 
 class Unwinder {

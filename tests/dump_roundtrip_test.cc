@@ -124,7 +124,8 @@ TEST_F(DumpTest, EveryRecordSurvivesTheRoundTrip) {
   EXPECT_EQ(c.names[0].name, "renamed");
   ASSERT_EQ(c.samples.size(), 150u);
   const SampleRecord& s = c.samples[149];
-  EXPECT_EQ(s.frames, (std::vector<uint64_t>{0x555500001234 + 149, 0x555500002000, 0x7f0000001000, 1}));
+  EXPECT_EQ(s.frames,
+            (std::vector<uint64_t>{0x555500001234 + 149, 0x555500002000, 0x7f0000001000, 1}));
   EXPECT_EQ(s.cpu_delta_ns, std::optional<uint64_t>(1490));
   EXPECT_EQ(c.samples[3].cpu_delta_ns, std::nullopt);
   EXPECT_EQ(s.flags, uint32_t(kSampleFramePointerWalk));
@@ -201,7 +202,8 @@ TEST_F(DumpTest, RandomGarbageNeverCrashes) {
   std::mt19937 rng(1234);
   for (int round = 0; round < 300; ++round) {
     auto bytes = original;
-    for (int k = 0; k < 5; ++k) bytes[kDumpHeaderSize + rng() % (bytes.size() - kDumpHeaderSize)] = rng();
+    for (int k = 0; k < 5; ++k)
+      bytes[kDumpHeaderSize + rng() % (bytes.size() - kDumpHeaderSize)] = rng();
     Collected c;
     DumpReadResult r = read_dump(bytes, c);
     EXPECT_TRUE(r.ok);

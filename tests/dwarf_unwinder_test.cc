@@ -15,8 +15,8 @@
 
 #include "frame_pointer_unwinder.h"
 #include "module_lister.h"
-#include "stack_copier.h"
 #include "process_info.h"
+#include "stack_copier.h"
 #include "unwind_targets/unwind_targets.h"
 
 namespace inprof::internal {
@@ -132,7 +132,8 @@ TEST_F(DwarfUnwinderTest, ThroughStdSort) {
 TEST_F(DwarfUnwinderTest, ThroughPthreadOnce) {
   start([] { target_pthread_once(); });
   Walk w = sample();
-  EXPECT_EQ(w.target_names(), (std::vector<std::string>{"target_once_spin", "target_pthread_once"}));
+  EXPECT_EQ(w.target_names(),
+            (std::vector<std::string>{"target_once_spin", "target_pthread_once"}));
   EXPECT_TRUE(w.out.reached_end);
 }
 

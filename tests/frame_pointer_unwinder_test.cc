@@ -104,7 +104,8 @@ TEST(FramePointerUnwinder, ReportsTruncationAtTheEndOfACutCopy) {
 TEST(FramePointerUnwinder, HonoursTheDepthLimit) {
   SyntheticStack stack(4096);
   const uint64_t b = SyntheticStack::kBase;
-  for (uint64_t i = 0; i < 20; ++i) stack.frame(b + 0x10 + i * 0x20, b + 0x30 + i * 0x20, 0x401000 + i);
+  for (uint64_t i = 0; i < 20; ++i)
+    stack.frame(b + 0x10 + i * 0x20, b + 0x30 + i * 0x20, 0x401000 + i);
   UnwindOutput out;
   auto frames = walk(stack.snapshot(0x400000, b + 0x10), 8, &out);
   EXPECT_EQ(frames.size(), 8u);

@@ -300,7 +300,9 @@ TEST_F(MarkersTest, PausedRangesHaveNoSamplesOrMarkers) {
   const uint64_t p = c.pauses[0], r = c.resumes[0];
   EXPECT_GE(r - p, 50000000u);
   for (const auto& s : c.samples) EXPECT_FALSE(s.time_ns > p && s.time_ns < r);
-  for (const auto& s : c.repeats) EXPECT_FALSE(s.time_ns > p && s.time_ns < r) << s.time_ns << " in [" << p << ", " << r << "] tid " << s.tid;
+  for (const auto& s : c.repeats)
+    EXPECT_FALSE(s.time_ns > p && s.time_ns < r)
+        << s.time_ns << " in [" << p << ", " << r << "] tid " << s.tid;
   EXPECT_EQ(c.find("while-paused"), nullptr);
   EXPECT_NE(c.find("after-resume"), nullptr);
 }

@@ -8,8 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -100,7 +100,8 @@ TEST_F(ProfilerTest, SamplesABusyThreadWhereItRuns) {
   bool named = false, main_marked = false;
   for (const auto& t : c.threads) {
     if (t.tid == spinner_tid && t.name == "spinner") named = true;
-    if (t.tid == internal::main_thread_id() && (t.flags & internal::kThreadMain)) main_marked = true;
+    if (t.tid == internal::main_thread_id() && (t.flags & internal::kThreadMain))
+      main_marked = true;
   }
   EXPECT_TRUE(named);
   EXPECT_TRUE(main_marked);
@@ -243,14 +244,26 @@ TEST_F(ProfilerTest, SleepingCallsAreNotCutShort) {
       for (int i = 0; i < 200000; ++i) {
         asm volatile("" ::: "memory");
       }
-      expect_full([] { timespec t{0, 3000000}; return nanosleep(&t, nullptr); }, 3);
+      expect_full(
+          [] {
+            timespec t{0, 3000000};
+            return nanosleep(&t, nullptr);
+          },
+          3);
       expect_full([] { return usleep(3000); }, 3);
       expect_full([] { return poll(nullptr, 0, 3); }, 3);
-      expect_full([] { timeval tv{0, 3000}; return select(0, nullptr, nullptr, nullptr, &tv); }, 3);
-      expect_full([] {
-        timespec t{0, 3000000};
-        return clock_nanosleep(CLOCK_MONOTONIC, 0, &t, nullptr) == 0 ? 0 : -1;
-      }, 3);
+      expect_full(
+          [] {
+            timeval tv{0, 3000};
+            return select(0, nullptr, nullptr, nullptr, &tv);
+          },
+          3);
+      expect_full(
+          [] {
+            timespec t{0, 3000000};
+            return clock_nanosleep(CLOCK_MONOTONIC, 0, &t, nullptr) == 0 ? 0 : -1;
+          },
+          3);
     }
   });
   ASSERT_TRUE(Profiler::start(o));
@@ -269,8 +282,8 @@ TEST_F(ProfilerTest, CopiesTheJitMapIntoTheDump) {
   {
     std::ofstream map(map_path);
     for (int i = 0; i < 30000; ++i) {  // over 1 MiB: several pieces
-      map << std::hex << 0x7f0000000000 + i * 0x40 << " 40 LazyCompile:*jsFunction" << std::dec
-          << i << " /app/script.js:" << i << "\n";
+      map << std::hex << 0x7f0000000000 + i * 0x40 << " 40 LazyCompile:*jsFunction" << std::dec << i
+          << " /app/script.js:" << i << "\n";
     }
   }
   ASSERT_TRUE(Profiler::start(options()));

@@ -1,6 +1,6 @@
-#include "stack_regions_linux.h"
-
 #include <gtest/gtest.h>
+
+#include "stack_regions_linux.h"
 
 namespace inprof::internal {
 namespace {

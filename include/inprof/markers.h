@@ -43,8 +43,19 @@ INPROF_API Timestamp now();
 
 // The Firefox Profiler's category colours.
 enum class Color : uint8_t {
-  kGrey, kTransparent, kPurple, kGreen, kOrange, kYellow, kLightBlue, kBlue, kBrown, kMagenta,
-  kRed, kLightRed, kDarkGrey,
+  kGrey,
+  kTransparent,
+  kPurple,
+  kGreen,
+  kOrange,
+  kYellow,
+  kLightBlue,
+  kBlue,
+  kBrown,
+  kMagenta,
+  kRed,
+  kLightRed,
+  kDarkGrey,
 };
 
 // Groups markers and labels in the profile, by name and colour. The built-in ones are below; a
@@ -70,8 +81,17 @@ inline constexpr Category kCategoryUser{6};
 
 // How a payload field is shown (the Firefox Profiler's marker formats).
 enum class Format : uint8_t {
-  kString, kInteger, kDecimal, kBytes, kPercentage, kDuration, kMilliseconds, kMicroseconds,
-  kNanoseconds, kFilePath, kUrl,
+  kString,
+  kInteger,
+  kDecimal,
+  kBytes,
+  kPercentage,
+  kDuration,
+  kMilliseconds,
+  kMicroseconds,
+  kNanoseconds,
+  kFilePath,
+  kUrl,
 };
 
 struct MarkerField {
@@ -85,7 +105,12 @@ namespace internal {
 // True while a session records. One relaxed load: the whole cost of a marker when it does not.
 INPROF_API extern std::atomic<bool> g_recording;
 
-enum class MarkerPhase : uint8_t { kInstant = 0, kInterval = 1, kIntervalStart = 2, kIntervalEnd = 3 };
+enum class MarkerPhase : uint8_t {
+  kInstant = 0,
+  kInterval = 1,
+  kIntervalStart = 2,
+  kIntervalEnd = 3
+};
 
 // A payload value as recorded: integers, decimals and strings.
 struct FieldValue {
@@ -123,26 +148,38 @@ INPROF_API void record_marker(std::string_view name, Category category, MarkerPh
 
 template <typename T>
 constexpr std::string_view table_label() {
-  if constexpr (requires { T::kTableLabel; }) return T::kTableLabel; else return {};
+  if constexpr (requires { T::kTableLabel; })
+    return T::kTableLabel;
+  else
+    return {};
 }
 template <typename T>
 constexpr std::string_view tooltip_label() {
-  if constexpr (requires { T::kTooltipLabel; }) return T::kTooltipLabel; else return {};
+  if constexpr (requires { T::kTooltipLabel; })
+    return T::kTooltipLabel;
+  else
+    return {};
 }
 template <typename T>
 constexpr std::string_view chart_label() {
-  if constexpr (requires { T::kChartLabel; }) return T::kChartLabel; else return {};
+  if constexpr (requires { T::kChartLabel; })
+    return T::kChartLabel;
+  else
+    return {};
 }
 template <typename T>
 constexpr std::string_view description() {
-  if constexpr (requires { T::kDescription; }) return T::kDescription; else return {};
+  if constexpr (requires { T::kDescription; })
+    return T::kDescription;
+  else
+    return {};
 }
 
 template <typename T>
 uint32_t marker_type_id() {
-  static const uint32_t id = register_marker_type(
-      {T::kName, std::span<const MarkerField>(T::kFields), table_label<T>(), tooltip_label<T>(),
-       chart_label<T>(), description<T>()});
+  static const uint32_t id =
+      register_marker_type({T::kName, std::span<const MarkerField>(T::kFields), table_label<T>(),
+                            tooltip_label<T>(), chart_label<T>(), description<T>()});
   return id;
 }
 
@@ -288,9 +325,9 @@ inline Counter::Counter(std::string_view, std::string_view, Category) {
 #define INPROF_LABEL(name) ((void)0)
 #else
 #define INPROF_MARKER(name) ::inprof::marker(name)
-#define INPROF_TEXT_MARKER(name, text)                                            \
-  do {                                                                            \
-    if (::inprof::is_recording()) ::inprof::text_marker(name, text);              \
+#define INPROF_TEXT_MARKER(name, text)                               \
+  do {                                                               \
+    if (::inprof::is_recording()) ::inprof::text_marker(name, text); \
   } while (0)
 #define INPROF_SCOPED_MARKER(name) \
   ::inprof::MarkerScope INPROF_CONCAT(inprof_marker_scope_, __LINE__)(name)

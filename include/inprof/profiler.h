@@ -41,13 +41,13 @@ class [[nodiscard]] Status {
  public:
   enum class Code {
     kOk,
-    kAlreadyRunning,   // start() while a session runs
-    kNotRunning,       // stop() with no session
-    kInvalidOption,    // an Options field is out of range
-    kSignalInUse,      // the program already handles the sampling signal
-    kOutputError,      // the dump cannot be opened or written
-    kPlatformError,    // the OS refused something the profiler needs
-    kDisabled,         // the program was built with INPROF_DISABLE
+    kAlreadyRunning,  // start() while a session runs
+    kNotRunning,      // stop() with no session
+    kInvalidOption,   // an Options field is out of range
+    kSignalInUse,     // the program already handles the sampling signal
+    kOutputError,     // the dump cannot be opened or written
+    kPlatformError,   // the OS refused something the profiler needs
+    kDisabled,        // the program was built with INPROF_DISABLE
   };
 
   Status() = default;  // success

@@ -36,37 +36,66 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
     ByteReader payload(reader.take(size));
     bool ok = true;
     switch (static_cast<RecordType>(type)) {
-      case RecordType::kProcess: ok = dispatch(payload, v, &DumpVisitor::on_process); break;
-      case RecordType::kModuleLoad: ok = dispatch(payload, v, &DumpVisitor::on_module_load); break;
+      case RecordType::kProcess:
+        ok = dispatch(payload, v, &DumpVisitor::on_process);
+        break;
+      case RecordType::kModuleLoad:
+        ok = dispatch(payload, v, &DumpVisitor::on_module_load);
+        break;
       case RecordType::kModuleUnload:
         ok = dispatch(payload, v, &DumpVisitor::on_module_unload);
         break;
-      case RecordType::kThreadStart: ok = dispatch(payload, v, &DumpVisitor::on_thread_start); break;
-      case RecordType::kThreadName: ok = dispatch(payload, v, &DumpVisitor::on_thread_name); break;
-      case RecordType::kThreadEnd: ok = dispatch(payload, v, &DumpVisitor::on_thread_end); break;
-      case RecordType::kSample: ok = dispatch(payload, v, &DumpVisitor::on_sample); break;
+      case RecordType::kThreadStart:
+        ok = dispatch(payload, v, &DumpVisitor::on_thread_start);
+        break;
+      case RecordType::kThreadName:
+        ok = dispatch(payload, v, &DumpVisitor::on_thread_name);
+        break;
+      case RecordType::kThreadEnd:
+        ok = dispatch(payload, v, &DumpVisitor::on_thread_end);
+        break;
+      case RecordType::kSample:
+        ok = dispatch(payload, v, &DumpVisitor::on_sample);
+        break;
       case RecordType::kSampleRepeat:
         ok = dispatch(payload, v, &DumpVisitor::on_sample_repeat);
         break;
-      case RecordType::kStats: ok = dispatch(payload, v, &DumpVisitor::on_stats); break;
+      case RecordType::kStats:
+        ok = dispatch(payload, v, &DumpVisitor::on_stats);
+        break;
       case RecordType::kEnd:
         ok = dispatch(payload, v, &DumpVisitor::on_end);
         result.complete = ok;
         break;
-      case RecordType::kCategory: ok = dispatch(payload, v, &DumpVisitor::on_category); break;
+      case RecordType::kCategory:
+        ok = dispatch(payload, v, &DumpVisitor::on_category);
+        break;
       case RecordType::kMarkerSchema:
         ok = dispatch(payload, v, &DumpVisitor::on_marker_schema);
         break;
-      case RecordType::kMarker: ok = dispatch(payload, v, &DumpVisitor::on_marker); break;
-      case RecordType::kString: ok = dispatch(payload, v, &DumpVisitor::on_string); break;
-      case RecordType::kCounter: ok = dispatch(payload, v, &DumpVisitor::on_counter); break;
+      case RecordType::kMarker:
+        ok = dispatch(payload, v, &DumpVisitor::on_marker);
+        break;
+      case RecordType::kString:
+        ok = dispatch(payload, v, &DumpVisitor::on_string);
+        break;
+      case RecordType::kCounter:
+        ok = dispatch(payload, v, &DumpVisitor::on_counter);
+        break;
       case RecordType::kCounterSample:
         ok = dispatch(payload, v, &DumpVisitor::on_counter_sample);
         break;
-      case RecordType::kPause: ok = dispatch(payload, v, &DumpVisitor::on_pause); break;
-      case RecordType::kResume: ok = dispatch(payload, v, &DumpVisitor::on_resume); break;
-      case RecordType::kJitMap: ok = dispatch(payload, v, &DumpVisitor::on_jit_map); break;
-      default: break;  // a newer writer's record: skip it (its size is known)
+      case RecordType::kPause:
+        ok = dispatch(payload, v, &DumpVisitor::on_pause);
+        break;
+      case RecordType::kResume:
+        ok = dispatch(payload, v, &DumpVisitor::on_resume);
+        break;
+      case RecordType::kJitMap:
+        ok = dispatch(payload, v, &DumpVisitor::on_jit_map);
+        break;
+      default:
+        break;  // a newer writer's record: skip it (its size is known)
     }
     if (!ok) return false;
     ++result.records;
@@ -94,7 +123,7 @@ bool decompress_frame(ZSTD_DCtx* dctx, std::span<const uint8_t> frame, std::vect
     if (ZSTD_isError(ret)) return false;
     out.insert(out.end(), block.data(), block.data() + o.pos);
     if (out.size() > kMaxChunkSize) return false;
-    if (ret == 0) return true;  // frame complete
+    if (ret == 0) return true;                              // frame complete
     if (in.pos == in.size && o.pos < o.size) return false;  // needs input it will not get
   }
 }
@@ -166,7 +195,8 @@ DumpReadResult read_dump_file(const std::string& path, DumpVisitor& visitor) {
     result.error = "cannot open '" + path + "': " + std::strerror(errno);
     return result;
   }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   if (in.bad()) {
     result.error = "error reading '" + path + "'";
     return result;

@@ -98,7 +98,9 @@ void encode(ByteWriter& w, const ThreadEndRecord& r) {
   w.varint(r.time_ns);
 }
 
-bool decode(ByteReader& r, ThreadEndRecord& out) { return r.varint(out.tid) && r.varint(out.time_ns); }
+bool decode(ByteReader& r, ThreadEndRecord& out) {
+  return r.varint(out.tid) && r.varint(out.time_ns);
+}
 
 void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
                    std::optional<uint64_t> cpu_delta_ns, uint32_t flags,
@@ -236,8 +238,8 @@ bool decode(ByteReader& r, MarkerSchemaRecord& out) {
   return true;
 }
 
-void encode_marker(ByteWriter& w, uint64_t tid, uint32_t category, uint8_t phase,
-                   uint64_t start_ns, uint64_t end_ns, std::string_view name, uint32_t type,
+void encode_marker(ByteWriter& w, uint64_t tid, uint32_t category, uint8_t phase, uint64_t start_ns,
+                   uint64_t end_ns, std::string_view name, uint32_t type,
                    std::span<const MarkerValueView> values) {
   // Encoded on the recording thread's hot path: one bounds check for the whole record instead of
   // one per field.

@@ -71,7 +71,7 @@ struct ModuleRecord {
   uint64_t time_ns = 0;
   uint64_t start = 0;  // lowest and one past the highest address of its loaded segments
   uint64_t end = 0;
-  uint64_t load_bias = 0;  // runtime address minus ELF virtual address
+  uint64_t load_bias = 0;    // runtime address minus ELF virtual address
   uint64_t file_offset = 0;  // file offset of the segment mapped at `start`
   uint32_t flags = 0;
   std::string path;
@@ -100,11 +100,11 @@ struct ThreadEndRecord {
 };
 
 enum SampleFlags : uint32_t {
-  kSampleTruncatedCopy = 1 << 0,   // the stack was deeper than the copy
-  kSampleDepthLimit = 1 << 1,      // max_frames was reached
-  kSampleNoStack = 1 << 2,         // registers only: the stack could not be located
+  kSampleTruncatedCopy = 1 << 0,     // the stack was deeper than the copy
+  kSampleDepthLimit = 1 << 1,        // max_frames was reached
+  kSampleNoStack = 1 << 2,           // registers only: the stack could not be located
   kSampleFramePointerWalk = 1 << 3,  // frames come from a frame-pointer walk (leaf fix-up applies)
-  kSampleIncomplete = 1 << 4,  // the walk stopped before a recognised outermost frame
+  kSampleIncomplete = 1 << 4,        // the walk stopped before a recognised outermost frame
 };
 
 // A word from the top of the sampled stack that points into executable code: the return
@@ -138,12 +138,12 @@ struct SampleRepeatRecord {  // same stack as the thread's previous sample
   std::optional<uint64_t> cpu_delta_ns;
 };
 
-struct StatsRecord {  // cumulative; the last one in a dump counts
-  uint64_t samples_recorded = 0;  // samples and repeats written to the buffer
-  uint64_t samples_dropped = 0;   // lost because the buffer was full
+struct StatsRecord {               // cumulative; the last one in a dump counts
+  uint64_t samples_recorded = 0;   // samples and repeats written to the buffer
+  uint64_t samples_dropped = 0;    // lost because the buffer was full
   uint64_t threads_timed_out = 0;  // sampling attempts skipped: the thread did not answer
-  uint64_t ticks_late = 0;        // ticks the sampler could not keep (overrun)
-  uint64_t markers_dropped = 0;   // lost because the buffer was full
+  uint64_t ticks_late = 0;         // ticks the sampler could not keep (overrun)
+  uint64_t markers_dropped = 0;    // lost because the buffer was full
 };
 
 struct EndRecord {
@@ -184,7 +184,7 @@ struct MarkerRecord {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;  // = start_ns except for intervals
   std::string name;
-  uint32_t type = 0;  // 0: no payload
+  uint32_t type = 0;                // 0: no payload
   std::vector<MarkerValue> values;  // one per field of the type
 };
 
@@ -246,8 +246,8 @@ struct MarkerValueView {
   double decimal;
   std::string_view string;
 };
-void encode_marker(ByteWriter& w, uint64_t tid, uint32_t category, uint8_t phase,
-                   uint64_t start_ns, uint64_t end_ns, std::string_view name, uint32_t type,
+void encode_marker(ByteWriter& w, uint64_t tid, uint32_t category, uint8_t phase, uint64_t start_ns,
+                   uint64_t end_ns, std::string_view name, uint32_t type,
                    std::span<const MarkerValueView> values);
 
 // Payload decoders: false if the payload is malformed or exceeds the limits above.

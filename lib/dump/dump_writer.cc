@@ -29,8 +29,8 @@ void DumpWriter::add_payload(RecordType type, std::span<const uint8_t> payload) 
 Status DumpWriter::flush() {
   if (chunk_.empty() || closed_) return first_error_;
   compressed_.resize(ZSTD_compressBound(chunk_.size()));
-  size_t n = ZSTD_compress(compressed_.data(), compressed_.size(), chunk_.data(), chunk_.size(),
-                           level_);
+  size_t n =
+      ZSTD_compress(compressed_.data(), compressed_.size(), chunk_.data(), chunk_.size(), level_);
   chunk_.clear();
   if (ZSTD_isError(n)) {
     if (first_error_.ok()) {

@@ -39,9 +39,16 @@ std::optional<uint64_t> evaluate_expression(std::span<const ExprOp> ops,
       case DW_OP_call_frame_cfa:
         if (!context.cfa || !push(*context.cfa)) return std::nullopt;
         break;
-      case DW_OP_const1u: case DW_OP_const1s: case DW_OP_const2u: case DW_OP_const2s:
-      case DW_OP_const4u: case DW_OP_const4s: case DW_OP_const8u: case DW_OP_const8s:
-      case DW_OP_constu: case DW_OP_consts:
+      case DW_OP_const1u:
+      case DW_OP_const1s:
+      case DW_OP_const2u:
+      case DW_OP_const2s:
+      case DW_OP_const4u:
+      case DW_OP_const4s:
+      case DW_OP_const8u:
+      case DW_OP_const8s:
+      case DW_OP_constu:
+      case DW_OP_consts:
         if (!push(op.number)) return std::nullopt;
         break;
       case DW_OP_dup:
@@ -77,30 +84,72 @@ std::optional<uint64_t> evaluate_expression(std::span<const ExprOp> ops,
         if (top < 1) return std::nullopt;
         stack[top - 1] = ~stack[top - 1];
         break;
-      case DW_OP_plus: case DW_OP_minus: case DW_OP_mul: case DW_OP_and: case DW_OP_or:
-      case DW_OP_xor: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra: case DW_OP_eq:
-      case DW_OP_ne: case DW_OP_lt: case DW_OP_le: case DW_OP_gt: case DW_OP_ge: {
+      case DW_OP_plus:
+      case DW_OP_minus:
+      case DW_OP_mul:
+      case DW_OP_and:
+      case DW_OP_or:
+      case DW_OP_xor:
+      case DW_OP_shl:
+      case DW_OP_shr:
+      case DW_OP_shra:
+      case DW_OP_eq:
+      case DW_OP_ne:
+      case DW_OP_lt:
+      case DW_OP_le:
+      case DW_OP_gt:
+      case DW_OP_ge: {
         if (top < 2) return std::nullopt;
         const uint64_t b = stack[--top];
         const uint64_t x = stack[top - 1];
         const auto sx = static_cast<int64_t>(x), sb = static_cast<int64_t>(b);
         uint64_t r = 0;
         switch (a) {
-          case DW_OP_plus: r = x + b; break;
-          case DW_OP_minus: r = x - b; break;
-          case DW_OP_mul: r = x * b; break;
-          case DW_OP_and: r = x & b; break;
-          case DW_OP_or: r = x | b; break;
-          case DW_OP_xor: r = x ^ b; break;
-          case DW_OP_shl: r = b < 64 ? x << b : 0; break;
-          case DW_OP_shr: r = b < 64 ? x >> b : 0; break;
-          case DW_OP_shra: r = static_cast<uint64_t>(b < 64 ? sx >> b : (sx < 0 ? -1 : 0)); break;
-          case DW_OP_eq: r = sx == sb; break;
-          case DW_OP_ne: r = sx != sb; break;
-          case DW_OP_lt: r = sx < sb; break;
-          case DW_OP_le: r = sx <= sb; break;
-          case DW_OP_gt: r = sx > sb; break;
-          case DW_OP_ge: r = sx >= sb; break;
+          case DW_OP_plus:
+            r = x + b;
+            break;
+          case DW_OP_minus:
+            r = x - b;
+            break;
+          case DW_OP_mul:
+            r = x * b;
+            break;
+          case DW_OP_and:
+            r = x & b;
+            break;
+          case DW_OP_or:
+            r = x | b;
+            break;
+          case DW_OP_xor:
+            r = x ^ b;
+            break;
+          case DW_OP_shl:
+            r = b < 64 ? x << b : 0;
+            break;
+          case DW_OP_shr:
+            r = b < 64 ? x >> b : 0;
+            break;
+          case DW_OP_shra:
+            r = static_cast<uint64_t>(b < 64 ? sx >> b : (sx < 0 ? -1 : 0));
+            break;
+          case DW_OP_eq:
+            r = sx == sb;
+            break;
+          case DW_OP_ne:
+            r = sx != sb;
+            break;
+          case DW_OP_lt:
+            r = sx < sb;
+            break;
+          case DW_OP_le:
+            r = sx <= sb;
+            break;
+          case DW_OP_gt:
+            r = sx > sb;
+            break;
+          case DW_OP_ge:
+            r = sx >= sb;
+            break;
         }
         stack[top - 1] = r;
         break;

@@ -26,9 +26,9 @@ struct Module {
   bool opened = false;
   int fd = -1;
   Elf* elf = nullptr;
-  std::vector<uint8_t> image;  // the vDSO's bytes, which `elf` reads
-  Dwarf_CFI* eh_frame = nullptr;     // from .eh_frame: what the compiler emits for unwinding
-  Dwarf* dwarf = nullptr;            // only for .debug_frame, when .eh_frame lacks the address
+  std::vector<uint8_t> image;     // the vDSO's bytes, which `elf` reads
+  Dwarf_CFI* eh_frame = nullptr;  // from .eh_frame: what the compiler emits for unwinding
+  Dwarf* dwarf = nullptr;         // only for .debug_frame, when .eh_frame lacks the address
   Dwarf_CFI* debug_frame = nullptr;
   std::vector<uint32_t> expressions;  // indices this module owns in the provider's table
 

@@ -34,8 +34,8 @@ std::vector<uint8_t> find_build_id(const dl_phdr_info* info) {
       size_t total = sizeof(note) + name_size + desc_size;
       if (total > left) break;
       const uint8_t* name = p + sizeof(note);
-      if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0 &&
-          note.n_descsz <= kMaxBuildIdSize) {
+      if (note.n_type == NT_GNU_BUILD_ID && note.n_namesz == 4 &&
+          std::memcmp(name, "GNU", 4) == 0 && note.n_descsz <= kMaxBuildIdSize) {
         const uint8_t* desc = name + name_size;
         return std::vector<uint8_t>(desc, desc + note.n_descsz);
       }

@@ -51,10 +51,10 @@ class PosixOutputFile final : public OutputFile {
 std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, Status* status) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
-    *status = errno == ELOOP ? Status::error(Status::Code::kOutputError,
-                                             "refusing to write '" + path +
-                                                 "': it is a symbolic link")
-                             : os_error("cannot create", path, errno);
+    *status = errno == ELOOP
+                  ? Status::error(Status::Code::kOutputError,
+                                  "refusing to write '" + path + "': it is a symbolic link")
+                  : os_error("cannot create", path, errno);
     return nullptr;
   }
   struct stat st;

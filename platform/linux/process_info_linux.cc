@@ -1,5 +1,3 @@
-#include "process_info.h"
-
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +11,7 @@
 #include <cstring>
 
 #include "file_util_linux.h"
+#include "process_info.h"
 
 namespace inprof::internal {
 

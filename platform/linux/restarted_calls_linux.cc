@@ -39,11 +39,11 @@ Fn next_definition(const char* name) {
   return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
 }
 
-#define REAL(name)                                                        \
+#define REAL(name)                                                           \
   static const auto real_##name = next_definition<decltype(&::name)>(#name); \
-  if (real_##name == nullptr) {                                           \
-    errno = ENOSYS;                                                        \
-    return -1;                                                             \
+  if (real_##name == nullptr) {                                              \
+    errno = ENOSYS;                                                          \
+    return -1;                                                               \
   }
 
 int64_t monotonic_now_ns() {
@@ -125,8 +125,7 @@ INPROF_EXPORT int poll(pollfd* fds, nfds_t count, int timeout_ms) {
   }
 }
 
-INPROF_EXPORT int ppoll(pollfd* fds, nfds_t count, const timespec* timeout,
-                        const sigset_t* mask) {
+INPROF_EXPORT int ppoll(pollfd* fds, nfds_t count, const timespec* timeout, const sigset_t* mask) {
   REAL(ppoll);
   const int64_t deadline =
       timeout ? monotonic_now_ns() + timeout->tv_sec * 1000000000 + timeout->tv_nsec : 0;
@@ -154,7 +153,7 @@ INPROF_EXPORT int select(int nfds, fd_set* readfds, fd_set* writefds, fd_set* ex
   for (;;) {
     const uint32_t before = t_sample_interruptions;
     const int r = real_select(nfds, readfds, writefds, exceptfds, timeout);  // Linux updates
-    if (!interrupted_by_us(r, before)) return r;                            // the timeout
+    if (!interrupted_by_us(r, before)) return r;                             // the timeout
     if (readfds) *readfds = r0;
     if (writefds) *writefds = w0;
     if (exceptfds) *exceptfds = e0;

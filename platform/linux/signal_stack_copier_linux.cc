@@ -128,7 +128,8 @@ void on_sample_signal(int, siginfo_t* info, void* context) {
   if (info->si_code != SI_QUEUE || info->si_pid != g_shared.pid.load(std::memory_order_relaxed)) {
     return;  // not ours: someone else's SIGPROF (ignored while we own the signal)
   }
-  const auto sequence = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(info->si_value.sival_ptr));
+  const auto sequence =
+      static_cast<uint32_t>(reinterpret_cast<uintptr_t>(info->si_value.sival_ptr));
   uint32_t expected = (sequence << 2) | kRequested;
   if (!g_shared.state.compare_exchange_strong(expected, (sequence << 2) | kCopying,
                                               std::memory_order_acquire,
@@ -284,9 +285,9 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
   struct sigaction previous = {};
   if (sigaction(sig, nullptr, &previous) != 0) {
     g_copier_exists.store(false);
-    *status = Status::error(Status::Code::kPlatformError,
-                            "cannot read the disposition of " + signal_name(sig) + ": " +
-                                std::strerror(errno));
+    *status = Status::error(
+        Status::Code::kPlatformError,
+        "cannot read the disposition of " + signal_name(sig) + ": " + std::strerror(errno));
     return nullptr;
   }
   const bool has_handler = (previous.sa_flags & SA_SIGINFO)
@@ -309,9 +310,9 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
   sigemptyset(&action.sa_mask);
   if (sigaction(sig, &action, nullptr) != 0) {
     g_copier_exists.store(false);
-    *status = Status::error(Status::Code::kPlatformError,
-                            "cannot install the handler for " + signal_name(sig) + ": " +
-                                std::strerror(errno));
+    *status = Status::error(
+        Status::Code::kPlatformError,
+        "cannot install the handler for " + signal_name(sig) + ": " + std::strerror(errno));
     return nullptr;
   }
   g_signal = sig;

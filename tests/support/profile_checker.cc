@@ -763,8 +763,8 @@ void Checker::check_counters(const Value& root) {
     bool deltas = member(c["samples"], "timeDeltas") != nullptr;
     bool times = member(c["samples"], "time") != nullptr;
     if (deltas == times) {
-      problem(samples.path,
-              deltas ? "has both time and timeDeltas; write one" : "has neither time nor timeDeltas");
+      problem(samples.path, deltas ? "has both time and timeDeltas; write one"
+                                   : "has neither time nor timeDeltas");
     }
     check_number_column(samples, "timeDeltas", Null::kRejected, true);
     check_number_column(samples, "time", Null::kRejected, false);

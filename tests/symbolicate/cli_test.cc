@@ -37,8 +37,8 @@ TEST(SymbolicateCli, WrongUsageExitsWithTwo) {
   std::string err;
   EXPECT_EQ(run({}, &err), 2);
   EXPECT_NE(err.find("usage:"), std::string::npos) << err;
-  EXPECT_EQ(run({"dump.inprof"}), 2);             // no -o
-  EXPECT_EQ(run({"dump.inprof", "-o"}), 2);       // -o without a file
+  EXPECT_EQ(run({"dump.inprof"}), 2);        // no -o
+  EXPECT_EQ(run({"dump.inprof", "-o"}), 2);  // -o without a file
   EXPECT_EQ(run({"--bogus", "x", "-o", "y"}), 2);
   EXPECT_EQ(run({"a", "b", "-o", "y"}), 2);
 }
@@ -129,8 +129,8 @@ TEST(SymbolicateCli, StrangeModulePathsAreSkippedWithAWarning) {
   std::string empty = dir.path("empty.so");
   std::ofstream(empty).flush();
 
-  std::vector<std::string> paths = {fifo, dir.path(""), "/dev/zero", text, empty,
-                                    dir.path("missing.so")};
+  std::vector<std::string> paths = {fifo, dir.path(""), "/dev/zero",
+                                    text, empty,        dir.path("missing.so")};
   std::vector<ModuleRecord> modules;
   std::vector<uint64_t> frames;
   for (size_t i = 0; i < paths.size(); ++i) {
@@ -146,8 +146,7 @@ TEST(SymbolicateCli, StrangeModulePathsAreSkippedWithAWarning) {
   std::string dump = dir.path("d.inprof");
   write_small_dump(dump, modules, frames);
   std::string err;
-  ASSERT_EQ(symtest::run_symbolicate_binary({dump, "-o", dir.path("o.json")}, &err, 30), 0)
-      << err;
+  ASSERT_EQ(symtest::run_symbolicate_binary({dump, "-o", dir.path("o.json")}, &err, 30), 0) << err;
   for (const auto& p : paths) EXPECT_NE(err.find(p), std::string::npos) << p << "\n" << err;
   rapidjson::Document doc;
   ASSERT_TRUE(symtest::load_json(dir.path("o.json"), &doc));

@@ -31,7 +31,8 @@ std::string name_at(const JitMap& map, uint64_t address) {
 
 TEST(JitMapTest, FindsNamesByRangeAndKeepsThemAsWritten) {
   JitMap map;
-  map.add_piece("1000 100 LazyCompile:*fib /tmp/x.js:3\n2000 10 Builtin: ArgumentsAdaptorTrampoline\n");
+  map.add_piece(
+      "1000 100 LazyCompile:*fib /tmp/x.js:3\n2000 10 Builtin: ArgumentsAdaptorTrampoline\n");
   EXPECT_EQ(map.range_count(), 2u);
   EXPECT_EQ(map.malformed_lines(), 0u);
   EXPECT_EQ(name_at(map, 0x1000), "LazyCompile:*fib /tmp/x.js:3");
@@ -45,15 +46,15 @@ TEST(JitMapTest, FindsNamesByRangeAndKeepsThemAsWritten) {
 TEST(JitMapTest, SkipsMalformedLines) {
   JitMap map;
   map.add_piece(
-      "\n"                          // blank: ignored, not counted
-      "zz 10 bad_start\n"           // not hex
-      "1000\n"                      // no size
-      "1000 10\n"                   // no name
-      "1000 0 empty_code\n"         // no bytes
+      "\n"                            // blank: ignored, not counted
+      "zz 10 bad_start\n"             // not hex
+      "1000\n"                        // no size
+      "1000 10\n"                     // no name
+      "1000 0 empty_code\n"           // no bytes
       "ffffffffffffff00 200 wraps\n"  // past the end of the address space
       "10000000000000000 10 too_wide\n"
       "1000x 10 junk_after_start\n"
-      "3000 20 good\r\n"            // CRLF
+      "3000 20 good\r\n"  // CRLF
       "4000 10 last_without_newline");
   EXPECT_EQ(map.lines(), 9u);
   EXPECT_EQ(map.malformed_lines(), 7u);

@@ -47,7 +47,9 @@ class MarkersTest : public ::testing::Test {
   const Value& category(size_t i) {
     return doc_["meta"]["categories"][static_cast<rapidjson::SizeType>(i)];
   }
-  std::string category_name(const Value& index) { return category(index.GetUint())["name"].GetString(); }
+  std::string category_name(const Value& index) {
+    return category(index.GetUint())["name"].GetString();
+  }
 
   struct Marker {
     std::string name;
@@ -163,8 +165,11 @@ TEST_F(MarkersTest, PhasesTimesAndPayloads) {
   request.table_label = "{marker.data.url}";
   request.tooltip_label = "";  // empty labels are left out
   request.description = "An HTTP request";
-  request.fields = {{"url", "URL", 10}, {"size", "Size", 3}, {"ratio", "Ratio", 4},
-                    {"count", "Count", 1}, {"path", "Path", 9}};
+  request.fields = {{"url", "URL", 10},
+                    {"size", "Size", 3},
+                    {"ratio", "Ratio", 4},
+                    {"count", "Count", 1},
+                    {"path", "Path", 9}};
   MarkerSchemaRecord text_schema;
   text_schema.type = 2;
   text_schema.name = "Text";
@@ -180,9 +185,9 @@ TEST_F(MarkersTest, PhasesTimesAndPayloads) {
     d.thread_start(2, 0, "worker");
     d.marker(marker(1, 0, 1 * kMs, 1 * kMs, "instant"));
     d.marker(marker(1, 1, 2 * kMs, 12 * kMs, "interval", 2));
-    d.marker(marker(1, 0, 3 * kMs, 3 * kMs, "fetch", 3, 1,
-                    {text("https://x.org/a"), integer(4096), decimal(0.25), integer(-3),
-                     text("/tmp/a")}));
+    d.marker(marker(
+        1, 0, 3 * kMs, 3 * kMs, "fetch", 3, 1,
+        {text("https://x.org/a"), integer(4096), decimal(0.25), integer(-3), text("/tmp/a")}));
     d.marker(marker(1, 0, 4 * kMs, 4 * kMs, "log", 0, 2, {text("hello")}));
     d.marker(marker(1, 0, 5 * kMs, 5 * kMs, "nan", 0, 1,
                     {text("u"), integer(1), decimal(std::nan("")), integer(2), text("p")}));
@@ -294,14 +299,16 @@ TEST_F(MarkersTest, PhasesTimesAndPayloads) {
   EXPECT_STREQ(s["name"].GetString(), "Request");
   std::vector<std::string> display;
   for (const Value& v : s["display"].GetArray()) display.push_back(v.GetString());
-  EXPECT_EQ(display, (std::vector<std::string>{"marker-chart", "marker-table", "timeline-overview"}));
+  EXPECT_EQ(display,
+            (std::vector<std::string>{"marker-chart", "marker-table", "timeline-overview"}));
   EXPECT_STREQ(s["tableLabel"].GetString(), "{marker.data.url}");
   EXPECT_FALSE(s.HasMember("tooltipLabel"));
   EXPECT_FALSE(s.HasMember("chartLabel"));
   EXPECT_STREQ(s["description"].GetString(), "An HTTP request");
   std::vector<std::string> formats;
   for (const Value& f : s["fields"].GetArray()) formats.push_back(f["format"].GetString());
-  EXPECT_EQ(formats, (std::vector<std::string>{"url", "bytes", "percentage", "integer", "file-path"}));
+  EXPECT_EQ(formats,
+            (std::vector<std::string>{"url", "bytes", "percentage", "integer", "file-path"}));
   EXPECT_STREQ(s["fields"][0]["key"].GetString(), "url");
   EXPECT_STREQ(s["fields"][0]["label"].GetString(), "URL");
   EXPECT_STREQ(schemas[1]["name"].GetString(), "Text");
@@ -362,13 +369,13 @@ TEST_F(MarkersTest, LabelsSitAtTheirPositionInTheStack) {
     d.string(2, "Outer");
     d.string(3, "Inner");
     d.thread_start(1, 0, "main", kThreadMain);
-    d.sample(1, 1 * kMs, frames, 0, 100, {}, {{1, 1, 7}});       // child of 0x2000
-    d.sample(1, 2 * kMs, frames, 0, 100, {}, {{3, 2, 0}});       // above the outermost frame
-    d.sample(1, 3 * kMs, frames, 0, 100, {}, {{0, 1, 7}});       // below the leaf
+    d.sample(1, 1 * kMs, frames, 0, 100, {}, {{1, 1, 7}});             // child of 0x2000
+    d.sample(1, 2 * kMs, frames, 0, 100, {}, {{3, 2, 0}});             // above the outermost frame
+    d.sample(1, 3 * kMs, frames, 0, 100, {}, {{0, 1, 7}});             // below the leaf
     d.sample(1, 4 * kMs, frames, 0, 100, {}, {{2, 2, 0}, {2, 3, 6}});  // two in one frame
-    d.sample(1, 5 * kMs, frames, 0, 100, {}, {{1, 9, 0}});       // no string record
-    d.repeat(1, 6 * kMs, 0);                                      // keeps the labels
-    d.sample(1, 7 * kMs, {}, 0, 100, {}, {{0, 1, 7}});           // a label and no frames
+    d.sample(1, 5 * kMs, frames, 0, 100, {}, {{1, 9, 0}});             // no string record
+    d.repeat(1, 6 * kMs, 0);                                           // keeps the labels
+    d.sample(1, 7 * kMs, {}, 0, 100, {}, {{0, 1, 7}});                 // a label and no frames
     d.end(8 * kMs);
     d.close();
   }

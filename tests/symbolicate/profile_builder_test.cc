@@ -100,7 +100,10 @@ TEST(ProfileJsonWriter, SanitizesUtf8) {
 TEST(ProfileConverter, BreakpadIdIsALittleEndianGuidPlusAge) {
   std::vector<uint8_t> id;
   for (int i = 0; i < 20; ++i) id.push_back(static_cast<uint8_t>(i));
-  EXPECT_EQ(breakpad_id(id), "03020100050407060809" "0A0B0C0D0E0F" "0");
+  EXPECT_EQ(breakpad_id(id),
+            "03020100050407060809"
+            "0A0B0C0D0E0F"
+            "0");
   EXPECT_EQ(breakpad_id(id).size(), 33u);
   EXPECT_EQ(hex_string({0xab, 0x01}), "ab01");
 }

@@ -17,7 +17,8 @@ using namespace inprof::internal;
 using symtest::FrameView;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string exe_name() { return std::filesystem::path(symtest::self_path()).filename(); }
@@ -251,7 +252,8 @@ TEST_F(SymbolicateTest, ProcessAndThreadMetadata) {
   std::string extra;
   for (const auto& e : meta["extra"][0]["entries"].GetArray()) {
     extra += std::string(e["label"].GetString()) + "=";
-    extra += e["value"].IsString() ? e["value"].GetString() : std::to_string(e["value"].GetUint64());
+    extra +=
+        e["value"].IsString() ? e["value"].GetString() : std::to_string(e["value"].GetUint64());
     extra += ";";
   }
   EXPECT_NE(extra.find("Samples dropped (buffer full)=7;"), std::string::npos) << extra;

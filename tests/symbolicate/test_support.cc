@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -97,9 +97,7 @@ void DumpFile::counter_sample(uint32_t id, uint64_t time_ns, int64_t value) {
   writer_->add(RecordType::kCounterSample, CounterSampleRecord{id, time_ns, value});
 }
 void DumpFile::pause(uint64_t time_ns) { writer_->add(RecordType::kPause, PauseRecord{time_ns}); }
-void DumpFile::resume(uint64_t time_ns) {
-  writer_->add(RecordType::kResume, PauseRecord{time_ns});
-}
+void DumpFile::resume(uint64_t time_ns) { writer_->add(RecordType::kResume, PauseRecord{time_ns}); }
 void DumpFile::repeat(uint64_t tid, uint64_t time_ns, std::optional<uint64_t> cpu_delta_ns) {
   writer_->add(RecordType::kSampleRepeat, SampleRepeatRecord{tid, time_ns, cpu_delta_ns});
 }
@@ -220,8 +218,8 @@ int run_symbolicate_binary(const std::vector<std::string>& args, std::string* er
                            int timeout_seconds) {
   TempDir dir;
   std::string err_path = dir.path("stderr");
-  std::string cmd = "timeout " + std::to_string(timeout_seconds) + " " +
-                    shell_quote(SYMBOLICATE_BINARY);
+  std::string cmd =
+      "timeout " + std::to_string(timeout_seconds) + " " + shell_quote(SYMBOLICATE_BINARY);
   for (const auto& a : args) cmd += " " + shell_quote(a);
   cmd += " >/dev/null 2>" + shell_quote(err_path);
   int status = std::system(cmd.c_str());
@@ -306,8 +304,8 @@ std::vector<std::string> check_structure(const rapidjson::Document& doc) {
   std::vector<std::string> problems;
   Checker c(problems);
   if (!doc.IsObject()) return {"not an object"};
-  for (const char* k : {"meta", "libs", "shared", "threads", "pages", "counters",
-                        "profilerOverhead"}) {
+  for (const char* k :
+       {"meta", "libs", "shared", "threads", "pages", "counters", "profilerOverhead"}) {
     if (!doc.HasMember(k)) problems.push_back(std::string("missing ") + k);
   }
   if (!problems.empty()) return problems;
@@ -329,16 +327,16 @@ std::vector<std::string> check_structure(const rapidjson::Document& doc) {
   const Value& sh = doc["shared"];
   auto strings = static_cast<int64_t>(sh["stringArray"].Size());
   int64_t libs = doc["libs"].Size();
-  int64_t sources = c.table(sh, "sources", {"id", "filename", "startLine", "startColumn",
-                                            "sourceMapURL", "content"});
+  int64_t sources = c.table(
+      sh, "sources", {"id", "filename", "startLine", "startColumn", "sourceMapURL", "content"});
   int64_t resources = c.table(sh, "resourceTable", {"lib", "name", "host", "type"});
-  int64_t funcs = c.table(sh, "funcTable", {"name", "isJS", "relevantForJS", "resource",
-                                            "source", "lineNumber", "columnNumber",
-                                            "originalLocation"});
+  int64_t funcs = c.table(sh, "funcTable",
+                          {"name", "isJS", "relevantForJS", "resource", "source", "lineNumber",
+                           "columnNumber", "originalLocation"});
   int64_t symbols = c.table(sh, "nativeSymbols", {"libIndex", "address", "name", "functionSize"});
-  int64_t frames = c.table(sh, "frameTable", {"func", "address", "inlineDepth", "category",
-                                              "subcategory", "nativeSymbol", "innerWindowID",
-                                              "line", "column", "originalLocation"});
+  int64_t frames = c.table(sh, "frameTable",
+                           {"func", "address", "inlineDepth", "category", "subcategory",
+                            "nativeSymbol", "innerWindowID", "line", "column", "originalLocation"});
   int64_t stacks = c.table(sh, "stackTable", {"frame", "prefixOffset"});
   c.table(sh, "sourceLocationTable", {"source", "line", "column"});
   if (!problems.empty()) return problems;
@@ -423,8 +421,8 @@ std::vector<FrameView> sample_stack(const rapidjson::Document& doc, size_t threa
     FrameView v;
     v.func = strings[fn["name"][func].GetUint()].GetString();
     if (!fn["source"][func].IsNull()) {
-      v.file = strings[sh["sources"]["filename"][fn["source"][func].GetUint()].GetUint()]
-                   .GetString();
+      v.file =
+          strings[sh["sources"]["filename"][fn["source"][func].GetUint()].GetUint()].GetString();
     }
     if (!fn["lineNumber"][func].IsNull()) v.func_line = fn["lineNumber"][func].GetInt64();
     if (!ft["line"][f].IsNull()) v.line = ft["line"][f].GetInt64();

@@ -89,12 +89,12 @@ std::vector<std::string> check_structure(const rapidjson::Document& doc);
 // A frame as the viewer would list it.
 struct FrameView {
   std::string func;
-  std::string file;  // funcTable.source's filename, "" if none
+  std::string file;        // funcTable.source's filename, "" if none
   int64_t func_line = -1;  // funcTable.lineNumber, -1 if null
   int64_t line = -1;       // frameTable.line, -1 if null
   int64_t address = -1;
   int64_t inline_depth = 0;
-  std::string lib;  // libs[resourceTable.lib].name, "" if none
+  std::string lib;       // libs[resourceTable.lib].name, "" if none
   std::string category;  // meta.categories[frameTable.category].name
 };
 

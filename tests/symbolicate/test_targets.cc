@@ -22,7 +22,7 @@ const int kCallerFunctionLine = __LINE__ + 1;
 __attribute__((noinline)) uintptr_t caller_function() {
   sink = static_cast<uintptr_t>(leaf_function(2));
   uintptr_t r = capture_return_address();  // kCallerCallLine
-  sink = r;  // keeps the call above from becoming a tail call
+  sink = r;                                // keeps the call above from becoming a tail call
   return r;
 }
 const int kCallerCallLine = kCallerFunctionLine + 2;

@@ -3,6 +3,7 @@
 // handler into EINTR, SA_RESTART or not, and neither call goes through inprof's wrappers).
 //   torture_repro_eintr DUMP   -> prints the EINTR counts; exit 1 if any
 #include <errno.h>
+#include <inprof/profiler.h>
 #include <linux/futex.h>
 #include <semaphore.h>
 #include <sys/syscall.h>
@@ -12,8 +13,6 @@
 #include <atomic>
 #include <cstdio>
 #include <thread>
-
-#include <inprof/profiler.h>
 
 static void spin() {
   for (int k = 0; k < 100000; ++k) asm volatile("");

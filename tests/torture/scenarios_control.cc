@@ -75,7 +75,8 @@ TORTURE_SCENARIO(exception_storm) {
   torture::stop();
   uint64_t thrown = 0, calls = 0;
   for (const Counts& c : counts) {
-    TT_CHECK(c.wrong == 0, "%llu calls ended differently than computed", (unsigned long long)c.wrong);
+    TT_CHECK(c.wrong == 0, "%llu calls ended differently than computed",
+             (unsigned long long)c.wrong);
     TT_CHECK(c.custom + c.std_ + c.returned == c.calls, "calls lost");
     thrown += c.custom + c.std_;
     calls += c.calls;
@@ -149,8 +150,8 @@ TORTURE_SCENARIO(setjmp_longjmp) {
   TT_CHECK(wrong == 0, "%llu jumps returned the wrong value", (unsigned long long)wrong);
   TT_CHECK(g_handler_jumps.load() == handler_jumps_expected, "handler jumps %llu, raised %llu",
            (unsigned long long)g_handler_jumps.load(), (unsigned long long)handler_jumps_expected);
-  torture::report(ctx, "%llu longjmps, %llu siglongjmps out of a handler", (unsigned long long)jumps,
-                  (unsigned long long)handler_jumps_expected);
+  torture::report(ctx, "%llu longjmps, %llu siglongjmps out of a handler",
+                  (unsigned long long)jumps, (unsigned long long)handler_jumps_expected);
   return 0;
 }
 
@@ -273,8 +274,9 @@ TORTURE_SCENARIO(deep_recursion) {
   work(1);  // the main thread's stack (8 MiB) holds 10,000 small frames too
   pthread_join(big, nullptr);
   torture::stop();
-  TT_CHECK(wrong.load() == 0, "%llu recursions computed a wrong value", (unsigned long long)wrong.load());
-  torture::report(ctx, "%llu recursions %d deep, all results right", (unsigned long long)rounds.load(),
-                  kDepth);
+  TT_CHECK(wrong.load() == 0, "%llu recursions computed a wrong value",
+           (unsigned long long)wrong.load());
+  torture::report(ctx, "%llu recursions %d deep, all results right",
+                  (unsigned long long)rounds.load(), kDepth);
   return 0;
 }

@@ -1,10 +1,10 @@
 // Session lifecycle torture: start/stop a thousand times with busy threads, pause/resume in
 // between, and stop() from another thread while markers, labels and counters are being recorded.
+#include <inprof/markers.h>
+
 #include <random>
 #include <thread>
 #include <vector>
-
-#include <inprof/markers.h>
 
 #include "torture.h"
 
@@ -12,9 +12,10 @@ namespace {
 
 struct RequestMarker {
   static constexpr std::string_view kName = "TortureRequest";
-  static constexpr inprof::MarkerField kFields[] = {{"url", "URL", inprof::Format::kUrl},
-                                                    {"bytes", "Size", inprof::Format::kBytes},
-                                                    {"ratio", "Ratio", inprof::Format::kPercentage}};
+  static constexpr inprof::MarkerField kFields[] = {
+      {"url", "URL", inprof::Format::kUrl},
+      {"bytes", "Size", inprof::Format::kBytes},
+      {"ratio", "Ratio", inprof::Format::kPercentage}};
   static constexpr std::string_view kTableLabel = "{marker.data.url}";
 };
 
@@ -35,8 +36,8 @@ uint64_t marker_writer(const std::atomic<bool>& done, int id, inprof::Counter& c
     }
     text.assign(static_cast<size_t>(n % 300), static_cast<char>('a' + n % 26));
     inprof::text_marker("text", text, kTorture);
-    inprof::marker<RequestMarker>("request", inprof::kCategoryNetwork, "https://example.com/x",
-                                  n, 0.5);
+    inprof::marker<RequestMarker>("request", inprof::kCategoryNetwork, "https://example.com/x", n,
+                                  0.5);
     inprof::interval_start("pair");
     inprof::interval_end("pair");
     counter.add(1);
@@ -47,9 +48,9 @@ uint64_t marker_writer(const std::atomic<bool>& done, int id, inprof::Counter& c
 
 }  // namespace
 
-// 1,000 start/stop cycles (and on to the deadline in soak mode) while two threads compute and write markers; every
-// Status must be ok. A cycle sometimes pauses and resumes. The last session runs for a while so
-// that its dump has samples to check.
+// 1,000 start/stop cycles (and on to the deadline in soak mode) while two threads compute and write
+// markers; every Status must be ok. A cycle sometimes pauses and resumes. The last session runs for
+// a while so that its dump has samples to check.
 TORTURE_SCENARIO(start_stop_loop) {
   inprof::Counter counter("torture-loop-counter");
   std::atomic<bool> done{false};

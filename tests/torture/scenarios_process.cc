@@ -1,6 +1,7 @@
 // Process-level torture: fork and fork+exec storms from several threads while sampling (the
 // child inherits no sampler, no lock held by a missing thread, and its own profiler must work),
 // and the program ending while profiling: return from main, exit() from another thread, _exit().
+#include <inprof/markers.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,8 +11,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <inprof/markers.h>
 
 #include "torture.h"
 
@@ -104,8 +103,9 @@ TORTURE_SCENARIO(fork_exec_storm) {
         pid = fork();
         TT_CHECK(pid >= 0, "fork: %s", strerror(errno));
         if (pid == 0) {
-          char* argv[] = {const_cast<char*>(ctx.self_path.c_str()), const_cast<char*>("--exit-with"),
-                          const_cast<char*>(code.c_str()), nullptr};
+          char* argv[] = {const_cast<char*>(ctx.self_path.c_str()),
+                          const_cast<char*>("--exit-with"), const_cast<char*>(code.c_str()),
+                          nullptr};
           execv(argv[0], argv);
           _exit(127);
         }

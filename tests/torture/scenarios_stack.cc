@@ -120,17 +120,17 @@ TORTURE_SCENARIO(corrupt_frames) {
         0,
         1,
         0xdeadbeef,
-        0x00007ffffffff000,                        // top of user space, unmapped
-        0xffff800000000000,                        // kernel half
-        0x8000000000000000,                        // non-canonical
-        reinterpret_cast<uint64_t>(none),          // PROT_NONE
+        0x00007ffffffff000,                // top of user space, unmapped
+        0xffff800000000000,                // kernel half
+        0x8000000000000000,                // non-canonical
+        reinterpret_cast<uint64_t>(none),  // PROT_NONE
         unmapped,
-        reinterpret_cast<uint64_t>(&frames[0]),    // cycle of one frame
-        reinterpret_cast<uint64_t>(&frames[2]),    // chain going downwards
-        reinterpret_cast<uint64_t>(&frames[0]) + 3,  // misaligned, on the stack
-        reinterpret_cast<uint64_t>(heap_cycle.data()),  // cycle on the heap
+        reinterpret_cast<uint64_t>(&frames[0]),            // cycle of one frame
+        reinterpret_cast<uint64_t>(&frames[2]),            // chain going downwards
+        reinterpret_cast<uint64_t>(&frames[0]) + 3,        // misaligned, on the stack
+        reinterpret_cast<uint64_t>(heap_cycle.data()),     // cycle on the heap
         reinterpret_cast<uint64_t>(garbage.data() + 100),  // random words
-        reinterpret_cast<uint64_t>(&spin_with_rbp),       // code
+        reinterpret_cast<uint64_t>(&spin_with_rbp),        // code
     };
     for (uint64_t i = which; !deadline.passed(); ++i) {
       const uint64_t left = spin_with_rbp(bad[i % std::size(bad)], kSpin);
@@ -144,9 +144,9 @@ TORTURE_SCENARIO(corrupt_frames) {
     install_altstack(alt);
     const uint64_t bad_sp[] = {
         unmapped,
-        reinterpret_cast<uint64_t>(none) + (512 << 10),  // PROT_NONE
-        reinterpret_cast<uint64_t>(&spin_with_rsp) + 64,  // read-only code
-        0xffff800000001000,                              // kernel half
+        reinterpret_cast<uint64_t>(none) + (512 << 10),     // PROT_NONE
+        reinterpret_cast<uint64_t>(&spin_with_rsp) + 64,    // read-only code
+        0xffff800000001000,                                 // kernel half
         reinterpret_cast<uint64_t>(garbage.data() + 4096),  // heap with random words
     };
     for (uint64_t i = 0; !deadline.passed(); ++i) {
@@ -174,7 +174,8 @@ TORTURE_SCENARIO(corrupt_frames) {
   coroutine.join();
   torture::stop();
   munmap(none, 1 << 20);
-  torture::report(ctx, "%llu spins with corrupt RBP/RSP finished", (unsigned long long)spins.load());
+  torture::report(ctx, "%llu spins with corrupt RBP/RSP finished",
+                  (unsigned long long)spins.load());
   return 0;
 }
 
@@ -195,15 +196,16 @@ TORTURE_SCENARIO(corrupt_sp_no_altstack) {
   });
   t.join();
   torture::stop();
-  torture::report(ctx, "%llu spins with RSP unmapped and no sigaltstack", (unsigned long long)spins);
+  torture::report(ctx, "%llu spins with RSP unmapped and no sigaltstack",
+                  (unsigned long long)spins);
   return 0;
 }
 
 namespace {
 
 struct GuardRun {
-  size_t free_bytes = 0;      // between RSP and the guard page while spinning
-  size_t deepest_use = 0;     // the most stack below RSP that signal delivery used
+  size_t free_bytes = 0;   // between RSP and the guard page while spinning
+  size_t deepest_use = 0;  // the most stack below RSP that signal delivery used
   uint64_t spins = 0;
 };
 
@@ -293,10 +295,11 @@ TORTURE_SCENARIO(guard_page) {
     TT_CHECK(a.run.spins > 0, "no progress near the guard page");
     TT_CHECK(a.run.free_bytes <= a.target_free + 2048, "did not get near the guard (%zu free)",
              a.run.free_bytes);
-    std::printf("  %s: %zu bytes free above the guard page, signal delivery used %zu bytes of "
-                "it (AT_MINSIGSTKSZ %lu)\n",
-                a.altstack ? "with sigaltstack" : "no sigaltstack  ", a.run.free_bytes,
-                a.run.deepest_use, minsig);
+    std::printf(
+        "  %s: %zu bytes free above the guard page, signal delivery used %zu bytes of "
+        "it (AT_MINSIGSTKSZ %lu)\n",
+        a.altstack ? "with sigaltstack" : "no sigaltstack  ", a.run.free_bytes, a.run.deepest_use,
+        minsig);
   }
   torture::report(ctx, "two threads spun just above their guard pages");
   return 0;

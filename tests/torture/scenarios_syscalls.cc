@@ -59,20 +59,21 @@ long futex_wait(std::atomic<uint32_t>* word, uint32_t value, const timespec* tim
 }  // namespace
 
 TORTURE_SCENARIO(blocking_syscalls) {
-  CallStats pipe_read("read(pipe)"), poll_stats("poll"), futex_timed("futex(FUTEX_WAIT, 2ms)",
+  CallStats pipe_read("read(pipe)"), poll_stats("poll"),
+      futex_timed("futex(FUTEX_WAIT, 2ms)",
                   "a timed FUTEX_WAIT made with syscall(2) bypasses the library's wrappers: "
                   "Linux fails it with EINTR after any signal handler (README, limits)"),
       futex_untimed("futex(FUTEX_WAIT, no timeout)"), cv_stats("condition_variable::wait_for"),
       nano("nanosleep"), clock_nano("clock_nanosleep"), sleep_for("this_thread::sleep_for"),
       sem_stats("sem_timedwait"), epoll_stats("epoll_wait"), select_stats("select");
-  CallStats* all[] = {&pipe_read, &poll_stats, &futex_timed, &futex_untimed, &cv_stats,   &nano,
-                      &clock_nano, &sleep_for, &sem_stats,   &epoll_stats,   &select_stats};
+  CallStats* all[] = {&pipe_read,  &poll_stats, &futex_timed, &futex_untimed, &cv_stats,    &nano,
+                      &clock_nano, &sleep_for,  &sem_stats,   &epoll_stats,   &select_stats};
 
   int data_pipe[2], idle_pipe[2];
   TT_CHECK(pipe2(data_pipe, O_CLOEXEC) == 0 && pipe2(idle_pipe, O_CLOEXEC) == 0, "pipe");
   std::atomic<bool> done{false};
-  std::atomic<uint32_t> futex_word{0};   // never changes: timed waits must time out
-  std::atomic<uint32_t> wake_word{0};    // bumped by the waker for the untimed waiter
+  std::atomic<uint32_t> futex_word{0};  // never changes: timed waits must time out
+  std::atomic<uint32_t> wake_word{0};   // bumped by the waker for the untimed waiter
   std::atomic<uint64_t> bytes_written{0}, bytes_read{0}, wakes{0};
 
   torture::start(ctx);
@@ -110,9 +111,12 @@ TORTURE_SCENARIO(blocking_syscalls) {
       int r = poll(&p, 1, static_cast<int>(kWaitNs / 1000000));
       const uint64_t t1 = torture::now_ns();
       poll_stats.calls.fetch_add(1);
-      if (r < 0) (errno == EINTR ? poll_stats.eintr : poll_stats.other_errors).fetch_add(1);
-      else if (r > 0) poll_stats.other_errors.fetch_add(1);
-      else poll_stats.timed(kWaitNs, t1 - t0);
+      if (r < 0)
+        (errno == EINTR ? poll_stats.eintr : poll_stats.other_errors).fetch_add(1);
+      else if (r > 0)
+        poll_stats.other_errors.fetch_add(1);
+      else
+        poll_stats.timed(kWaitNs, t1 - t0);
       busy_a_little(t0);
     }
   });
@@ -123,10 +127,14 @@ TORTURE_SCENARIO(blocking_syscalls) {
       const int err = errno;
       const uint64_t t1 = torture::now_ns();
       futex_timed.calls.fetch_add(1);
-      if (r == 0) futex_timed.timed(kWaitNs, t1 - t0);  // a wake nobody sent
-      else if (err == EINTR) futex_timed.eintr.fetch_add(1);
-      else if (err == ETIMEDOUT) futex_timed.timed(kWaitNs, t1 - t0);
-      else futex_timed.other_errors.fetch_add(1);
+      if (r == 0)
+        futex_timed.timed(kWaitNs, t1 - t0);  // a wake nobody sent
+      else if (err == EINTR)
+        futex_timed.eintr.fetch_add(1);
+      else if (err == ETIMEDOUT)
+        futex_timed.timed(kWaitNs, t1 - t0);
+      else
+        futex_timed.other_errors.fetch_add(1);
       busy_a_little(t0);
     }
   });
@@ -136,8 +144,10 @@ TORTURE_SCENARIO(blocking_syscalls) {
     while (!done.load()) {
       futex_untimed.calls.fetch_add(1);
       long r = futex_wait(&wake_word, seen, nullptr);
-      if (r != 0 && errno == EINTR) futex_untimed.eintr.fetch_add(1);
-      else if (r != 0 && errno != EAGAIN) futex_untimed.other_errors.fetch_add(1);
+      if (r != 0 && errno == EINTR)
+        futex_untimed.eintr.fetch_add(1);
+      else if (r != 0 && errno != EAGAIN)
+        futex_untimed.other_errors.fetch_add(1);
       seen = wake_word.load();
       busy_a_little(seen);
     }
@@ -220,11 +230,15 @@ TORTURE_SCENARIO(blocking_syscalls) {
       const int err = errno;
       const uint64_t t1 = torture::now_ns();
       sem_stats.calls.fetch_add(1);
-      if (r == 0) sem_stats.other_errors.fetch_add(1);
-      else if (err == EINTR) sem_stats.eintr.fetch_add(1);
-      else if (err != ETIMEDOUT) sem_stats.other_errors.fetch_add(1);
+      if (r == 0)
+        sem_stats.other_errors.fetch_add(1);
+      else if (err == EINTR)
+        sem_stats.eintr.fetch_add(1);
+      else if (err != ETIMEDOUT)
+        sem_stats.other_errors.fetch_add(1);
       // The deadline is on the realtime clock; allow for the two clocks' reading skew.
-      else sem_stats.timed(kWaitNs - 20000, t1 - t0);
+      else
+        sem_stats.timed(kWaitNs - 20000, t1 - t0);
       busy_a_little(t0);
     }
     sem_destroy(&sem);
@@ -241,9 +255,12 @@ TORTURE_SCENARIO(blocking_syscalls) {
       const int err = errno;
       const uint64_t t1 = torture::now_ns();
       epoll_stats.calls.fetch_add(1);
-      if (r < 0) (err == EINTR ? epoll_stats.eintr : epoll_stats.other_errors).fetch_add(1);
-      else if (r > 0) epoll_stats.other_errors.fetch_add(1);
-      else epoll_stats.timed(kWaitNs, t1 - t0);
+      if (r < 0)
+        (err == EINTR ? epoll_stats.eintr : epoll_stats.other_errors).fetch_add(1);
+      else if (r > 0)
+        epoll_stats.other_errors.fetch_add(1);
+      else
+        epoll_stats.timed(kWaitNs, t1 - t0);
       busy_a_little(t0);
     }
     close(ep);
@@ -259,9 +276,12 @@ TORTURE_SCENARIO(blocking_syscalls) {
       const int err = errno;
       const uint64_t t1 = torture::now_ns();
       select_stats.calls.fetch_add(1);
-      if (r < 0) (err == EINTR ? select_stats.eintr : select_stats.other_errors).fetch_add(1);
-      else if (r > 0) select_stats.other_errors.fetch_add(1);
-      else select_stats.timed(kWaitNs, t1 - t0);
+      if (r < 0)
+        (err == EINTR ? select_stats.eintr : select_stats.other_errors).fetch_add(1);
+      else if (r > 0)
+        select_stats.other_errors.fetch_add(1);
+      else
+        select_stats.timed(kWaitNs, t1 - t0);
       busy_a_little(t0);
     }
   });
@@ -275,13 +295,14 @@ TORTURE_SCENARIO(blocking_syscalls) {
   std::string summary;
   for (CallStats* s : all) {
     char line[256];
-    std::snprintf(line, sizeof(line), "  %-32s calls %7llu  EINTR %5llu  short %5llu%s  errors %llu\n",
-                  s->name, (unsigned long long)s->calls.load(), (unsigned long long)s->eintr.load(),
-                  (unsigned long long)s->short_waits.load(),
-                  s->short_waits.load()
-                      ? (" (shortest " + std::to_string(s->shortest_ns.load() / 1000) + " us)").c_str()
-                      : "",
-                  (unsigned long long)s->other_errors.load());
+    std::snprintf(
+        line, sizeof(line), "  %-32s calls %7llu  EINTR %5llu  short %5llu%s  errors %llu\n",
+        s->name, (unsigned long long)s->calls.load(), (unsigned long long)s->eintr.load(),
+        (unsigned long long)s->short_waits.load(),
+        s->short_waits.load()
+            ? (" (shortest " + std::to_string(s->shortest_ns.load() / 1000) + " us)").c_str()
+            : "",
+        (unsigned long long)s->other_errors.load());
     summary += line;
     if (s->known_limit && s->other_errors.load() == 0 && s->calls.load() > 0) {
       if (s->eintr.load() || s->short_waits.load()) {
@@ -289,7 +310,8 @@ TORTURE_SCENARIO(blocking_syscalls) {
       }
       continue;
     }
-    if (s->eintr.load() || s->short_waits.load() || s->other_errors.load() || s->calls.load() == 0) {
+    if (s->eintr.load() || s->short_waits.load() || s->other_errors.load() ||
+        s->calls.load() == 0) {
       ok = false;
     }
   }
@@ -298,11 +320,10 @@ TORTURE_SCENARIO(blocking_syscalls) {
            "the profiler was visible to blocking calls (EINTR or waits cut short; see the table "
            "above); pipe bytes written %llu, read %llu",
            (unsigned long long)bytes_written.load(), (unsigned long long)bytes_read.load());
-  torture::report(ctx, "no EINTR, no short wait in %llu blocking calls",
-                  [&all] {
-                    unsigned long long n = 0;
-                    for (CallStats* s : all) n += s->calls.load();
-                    return n;
-                  }());
+  torture::report(ctx, "no EINTR, no short wait in %llu blocking calls", [&all] {
+    unsigned long long n = 0;
+    for (CallStats* s : all) n += s->calls.load();
+    return n;
+  }());
   return 0;
 }

@@ -50,7 +50,9 @@ StormResult malloc_storm(uint64_t seed, const torture::Deadline& deadline) {
       check_free(b);
       // Mostly small blocks, sometimes large ones (mmap'd by glibc) and reallocs.
       const uint64_t kind = next() % 100;
-      b.size = kind < 90 ? 8 + next() % 512 : kind < 98 ? 4096 + next() % 65536 : 200000 + next() % 300000;
+      b.size = kind < 90   ? 8 + next() % 512
+               : kind < 98 ? 4096 + next() % 65536
+                           : 200000 + next() % 300000;
       b.tag = static_cast<unsigned char>(next());
       b.p = static_cast<unsigned char*>(std::malloc(b.size));
       TT_CHECK(b.p != nullptr, "malloc(%zu) failed", b.size);
@@ -107,7 +109,8 @@ TORTURE_SCENARIO(thread_churn) {
     for (int i = 0; i < kBatch; ++i) {
       // Some exit at once, some work long enough to be sampled.
       const uint64_t rounds = (created + i) % 4 == 0 ? 20000 : 10;
-      batch[i] = std::thread([&got, i, created, rounds] { got[i] = torture::mix(created + i, rounds); });
+      batch[i] =
+          std::thread([&got, i, created, rounds] { got[i] = torture::mix(created + i, rounds); });
     }
     for (int i = 0; i < kBatch; ++i) {
       batch[i].join();

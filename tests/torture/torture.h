@@ -4,14 +4,14 @@
 #ifndef INPROF_TESTS_TORTURE_TORTURE_H_
 #define INPROF_TESTS_TORTURE_TORTURE_H_
 
+#include <inprof/profiler.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-
-#include <inprof/profiler.h>
 
 namespace torture {
 
@@ -31,10 +31,9 @@ struct Registrar {
   Registrar(const char* name, ScenarioFn fn);
 };
 
-#define TORTURE_SCENARIO(name)                                           \
-  static int torture_scenario_##name(const ::torture::Context&);         \
-  static ::torture::Registrar torture_registrar_##name(#name,            \
-                                                       torture_scenario_##name); \
+#define TORTURE_SCENARIO(name)                                                          \
+  static int torture_scenario_##name(const ::torture::Context&);                        \
+  static ::torture::Registrar torture_registrar_##name(#name, torture_scenario_##name); \
   static int torture_scenario_##name(const ::torture::Context& ctx)
 
 // Reports a failure and ends the process with status 1 at once: a broken workload must not go on
@@ -42,8 +41,8 @@ struct Registrar {
 [[noreturn]] void fail(const char* file, int line, const char* format, ...)
     __attribute__((format(printf, 3, 4)));
 
-#define TT_CHECK(cond, ...)                                                  \
-  do {                                                                       \
+#define TT_CHECK(cond, ...)                                                                      \
+  do {                                                                                           \
     if (!(cond)) ::torture::fail(__FILE__, __LINE__, "check failed: " #cond " -- " __VA_ARGS__); \
   } while (0)
 

@@ -88,9 +88,10 @@ struct Tally : DumpVisitor {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: torture_dump_check DUMP [--complete|--partial] [--min-samples N] "
-                         "[--min-markers N] [--expect-unload TEXT] [--expect-samples-in TEXT] "
-                         "[--expect-flag BIT]\n");
+    std::fprintf(stderr,
+                 "usage: torture_dump_check DUMP [--complete|--partial] [--min-samples N] "
+                 "[--min-markers N] [--expect-unload TEXT] [--expect-samples-in TEXT] "
+                 "[--expect-flag BIT]\n");
     return 2;
   }
   const std::string path = argv[1];
@@ -108,14 +109,22 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--complete") want_complete = true;
-    else if (a == "--partial") want_partial = true;
-    else if (a == "--min-samples") min_samples = std::strtoull(value().c_str(), nullptr, 10);
-    else if (a == "--min-markers") min_markers = std::strtoull(value().c_str(), nullptr, 10);
-    else if (a == "--min-timeouts") min_timeouts = std::strtoull(value().c_str(), nullptr, 10);
-    else if (a == "--expect-unload") unload_texts.push_back(value());
-    else if (a == "--expect-samples-in") tally.samples_in_text = value();
-    else if (a == "--expect-flag") flags.push_back(static_cast<unsigned>(std::atoi(value().c_str())));
+    if (a == "--complete")
+      want_complete = true;
+    else if (a == "--partial")
+      want_partial = true;
+    else if (a == "--min-samples")
+      min_samples = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--min-markers")
+      min_markers = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--min-timeouts")
+      min_timeouts = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--expect-unload")
+      unload_texts.push_back(value());
+    else if (a == "--expect-samples-in")
+      tally.samples_in_text = value();
+    else if (a == "--expect-flag")
+      flags.push_back(static_cast<unsigned>(std::atoi(value().c_str())));
     else {
       std::fprintf(stderr, "torture_dump_check: unknown option %s\n", a.c_str());
       return 2;
@@ -167,21 +176,21 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("samples %llu (stacks %llu, repeats %llu), threads %zu, markers %llu, modules "
-              "loaded %llu unloaded %llu, timed out %llu, dropped %llu, late ticks %llu, "
-              "truncated %llu, depth-limited %llu, no-stack %llu, incomplete %llu, %s",
-              (unsigned long long)(tally.samples + tally.repeats),
-              (unsigned long long)tally.samples, (unsigned long long)tally.repeats,
-              tally.threads.size(), (unsigned long long)tally.markers,
-              (unsigned long long)tally.loads, (unsigned long long)tally.unloads,
-              (unsigned long long)tally.stats.threads_timed_out,
-              (unsigned long long)tally.stats.samples_dropped,
-              (unsigned long long)tally.stats.ticks_late,
-              (unsigned long long)tally.flag_counts[0], (unsigned long long)tally.flag_counts[1],
-              (unsigned long long)tally.flag_counts[2], (unsigned long long)tally.flag_counts[4],
-              r.complete ? "complete" : "no end record");
+  std::printf(
+      "samples %llu (stacks %llu, repeats %llu), threads %zu, markers %llu, modules "
+      "loaded %llu unloaded %llu, timed out %llu, dropped %llu, late ticks %llu, "
+      "truncated %llu, depth-limited %llu, no-stack %llu, incomplete %llu, %s",
+      (unsigned long long)(tally.samples + tally.repeats), (unsigned long long)tally.samples,
+      (unsigned long long)tally.repeats, tally.threads.size(), (unsigned long long)tally.markers,
+      (unsigned long long)tally.loads, (unsigned long long)tally.unloads,
+      (unsigned long long)tally.stats.threads_timed_out,
+      (unsigned long long)tally.stats.samples_dropped, (unsigned long long)tally.stats.ticks_late,
+      (unsigned long long)tally.flag_counts[0], (unsigned long long)tally.flag_counts[1],
+      (unsigned long long)tally.flag_counts[2], (unsigned long long)tally.flag_counts[4],
+      r.complete ? "complete" : "no end record");
   if (!tally.samples_in_text.empty()) {
-    std::printf(", %llu in %s", (unsigned long long)tally.samples_in, tally.samples_in_text.c_str());
+    std::printf(", %llu in %s", (unsigned long long)tally.samples_in,
+                tally.samples_in_text.c_str());
   }
   std::printf("\n");
   for (const std::string& w : r.warnings) std::printf("  reader: %s\n", w.c_str());

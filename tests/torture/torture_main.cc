@@ -1,15 +1,15 @@
 // torture SCENARIO DUMP: runs one scenario under inprof at 10 kHz. `torture --list` names them.
 // Exit status 0 means the workload finished with correct results and stop() succeeded (the exit
 // scenarios end with their own documented status instead).
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdarg>
 #include <cstring>
 #include <ctime>
 #include <map>
 #include <string>
-
-#include <execinfo.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include "torture.h"
 

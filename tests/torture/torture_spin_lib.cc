@@ -16,7 +16,7 @@ struct OnLoad {
 
 // The same recurrence as torture_spin_reference() in scenarios_dlopen.cc.
 extern "C" __attribute__((visibility("default"), noinline)) uint64_t torture_spin(uint64_t seed,
-                                                                                   uint64_t rounds) {
+                                                                                  uint64_t rounds) {
   uint64_t x = seed | 1;
   for (uint64_t i = 0; i < rounds; ++i) {
     x ^= x << 13;

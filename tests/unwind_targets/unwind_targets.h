@@ -9,15 +9,15 @@ extern "C" {
 extern volatile int unwind_target_ready;
 extern volatile int unwind_target_release;
 
-void target_leaf_spin();              // spins in place
-void target_recurse(int depth);       // target_recurse × depth+1, then target_leaf_spin
-void target_qsort();                  // qsort → target_compare_spin
-void target_std_sort();               // std::sort → target_less_spin
-void target_pthread_once();           // pthread_once → target_once_spin
-void target_signal();                 // raise SIGUSR2 → target_signal_spin (in the handler)
-void target_prologue_loop();          // calls target_small_work in a loop
+void target_leaf_spin();         // spins in place
+void target_recurse(int depth);  // target_recurse × depth+1, then target_leaf_spin
+void target_qsort();             // qsort → target_compare_spin
+void target_std_sort();          // std::sort → target_less_spin
+void target_pthread_once();      // pthread_once → target_once_spin
+void target_signal();            // raise SIGUSR2 → target_signal_spin (in the handler)
+void target_prologue_loop();     // calls target_small_work in a loop
 int target_small_work(int x);
-void target_fp_loop();                // -O0 frame-pointer frames: calls target_fp_small_work
+void target_fp_loop();  // -O0 frame-pointer frames: calls target_fp_small_work
 unsigned target_fp_small_work(unsigned x);
 }
 

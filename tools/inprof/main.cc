@@ -74,12 +74,18 @@ int main(int argc, char** argv) {
       return true;
     };
     bool ok;
-    if (a == "-o" || a == "--output") ok = value("INPROF_OUTPUT");
-    else if (a == "-i" || a == "--interval") ok = value("INPROF_INTERVAL");
-    else if (a == "-d" || a == "--duration") ok = value("INPROF_DURATION");
-    else if (a == "-t" || a == "--threads") ok = value("INPROF_THREADS");
-    else if (a == "-u" || a == "--unwinder") ok = value("INPROF_UNWINDER");
-    else if (a == "--dump-signal") ok = value("INPROF_SIGNAL_DUMP");
+    if (a == "-o" || a == "--output")
+      ok = value("INPROF_OUTPUT");
+    else if (a == "-i" || a == "--interval")
+      ok = value("INPROF_INTERVAL");
+    else if (a == "-d" || a == "--duration")
+      ok = value("INPROF_DURATION");
+    else if (a == "-t" || a == "--threads")
+      ok = value("INPROF_THREADS");
+    else if (a == "-u" || a == "--unwinder")
+      ok = value("INPROF_UNWINDER");
+    else if (a == "--dump-signal")
+      ok = value("INPROF_SIGNAL_DUMP");
     else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;

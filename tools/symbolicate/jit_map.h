@@ -42,7 +42,7 @@ class JitMap {
   void insert(uint64_t start, uint64_t end, uint32_t name);
 
   std::map<uint64_t, Range> ranges_;  // by start; never overlapping
-  std::deque<std::string> names_;  // a deque: the views below stay valid as it grows
+  std::deque<std::string> names_;     // a deque: the views below stay valid as it grows
   std::unordered_map<std::string_view, uint32_t> name_ids_;  // views into names_' strings
   size_t name_bytes_ = 0;
   uint64_t lines_ = 0, malformed_ = 0, dropped_ = 0;

@@ -67,10 +67,10 @@ std::string qualified_name(Dwarf_Die* die) {
       continue;
     }
     const char* scope = dwarf_diename(&scopes[i]);
-    std::string label = scope                      ? scope
-                        : tag == DW_TAG_namespace  ? "(anonymous namespace)"
+    std::string label = scope                              ? scope
+                        : tag == DW_TAG_namespace          ? "(anonymous namespace)"
                         : name.rfind("operator()", 0) == 0 ? "{lambda}"
-                                                   : "{unnamed type}";
+                                                           : "{unnamed type}";
     name = label + "::" + name;
   }
   std::free(scopes);
@@ -215,8 +215,7 @@ std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const internal::ModuleR
   return std::unique_ptr<ModuleSymbolizer>(new ModuleSymbolizer(dwfl, mod));
 }
 
-ModuleSymbolizer::ModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module)
-    : dwfl_(dwfl), module_(module) {
+ModuleSymbolizer::ModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module) : dwfl_(dwfl), module_(module) {
   Dwarf_Addr bias;
   has_dwarf_ = dwfl_module_getdwarf(module_, &bias) != nullptr;
 }
@@ -238,9 +237,9 @@ AddressSymbol ModuleSymbolizer::symbolize(uint64_t vaddr) {
   const char* sym_name =
       dwfl_module_addrinfo(module_, vaddr, &offset, &sym, nullptr, nullptr, nullptr);
   if (sym_name && *sym_name) {
-    out.symbol = NativeSymbolInfo{demangle(sym_name), vaddr - offset,
-                                  sym.st_size ? std::optional<uint64_t>(sym.st_size)
-                                              : std::nullopt};
+    out.symbol =
+        NativeSymbolInfo{demangle(sym_name), vaddr - offset,
+                         sym.st_size ? std::optional<uint64_t>(sym.st_size) : std::nullopt};
   }
 
   // The line at the address itself (innermost level).

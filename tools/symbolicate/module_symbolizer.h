@@ -27,7 +27,7 @@ struct SourceFrame {
 };
 
 struct NativeSymbolInfo {
-  std::string name;  // demangled
+  std::string name;    // demangled
   uint64_t vaddr = 0;  // ELF virtual address of the symbol's start
   std::optional<uint64_t> size;
 };

@@ -106,7 +106,12 @@ struct MarkerData {
   std::vector<std::pair<std::string, MarkerValue>> fields;
 };
 
-enum class MarkerPhase : uint8_t { kInstant = 0, kInterval = 1, kIntervalStart = 2, kIntervalEnd = 3 };
+enum class MarkerPhase : uint8_t {
+  kInstant = 0,
+  kInterval = 1,
+  kIntervalStart = 2,
+  kIntervalEnd = 3
+};
 
 struct MarkerTable {
   std::vector<StringIndex> name;

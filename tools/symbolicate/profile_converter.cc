@@ -91,7 +91,7 @@ class Converter {
   std::string arch_;
   bool fix_leaves_ = false;
   CategoryIndex other_{}, native_{}, idle_{};
-  std::optional<CategoryIndex> jit_;  // only when the dump has a JIT map
+  std::optional<CategoryIndex> jit_;              // only when the dump has a JIT map
   std::map<uint32_t, CategoryIndex> categories_;  // by dump category id
   std::map<uint32_t, std::string> schema_names_;  // by dump marker type
   std::unordered_map<uint64_t, ThreadIndex> thread_by_tid_;
@@ -100,7 +100,7 @@ class Converter {
   std::vector<ModuleState> modules_;
   std::map<std::tuple<std::string, std::string, uint64_t>, LibIndex> lib_by_file_;
   std::map<AddressKey, std::vector<FrameIndex>> address_frames_;
-  std::vector<StackCacheEntry> stack_cache_;  // one slot per raw stack: memory stays bounded
+  std::vector<StackCacheEntry> stack_cache_;       // one slot per raw stack: memory stays bounded
   std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle leaf
   std::optional<FrameIndex> truncated_frame_;
   ConversionSummary summary_;
@@ -230,16 +230,16 @@ void Converter::add_threads() {
 namespace {
 
 const char* color_name(uint8_t color) {
-  static const char* const kColors[] = {"grey",     "transparent", "purple", "green", "orange",
-                                        "yellow",   "lightblue",   "blue",   "brown", "magenta",
-                                        "red",      "lightred",    "darkgrey"};
+  static const char* const kColors[] = {"grey",   "transparent", "purple",  "green", "orange",
+                                        "yellow", "lightblue",   "blue",    "brown", "magenta",
+                                        "red",    "lightred",    "darkgrey"};
   return color < std::size(kColors) ? kColors[color] : "grey";
 }
 
 const char* format_name(uint8_t format) {
-  static const char* const kFormats[] = {
-      "string",       "integer",      "decimal",     "bytes",     "percentage", "duration",
-      "milliseconds", "microseconds", "nanoseconds", "file-path", "url"};
+  static const char* const kFormats[] = {"string",      "integer",   "decimal",      "bytes",
+                                         "percentage",  "duration",  "milliseconds", "microseconds",
+                                         "nanoseconds", "file-path", "url"};
   return format < std::size(kFormats) ? kFormats[format] : "string";
 }
 
@@ -256,7 +256,8 @@ void Converter::add_categories() {
     std::string name = record.name.empty() ? "Category " + std::to_string(id) : record.name;
     auto it = by_name.find(name);
     if (it == by_name.end()) {
-      it = by_name.emplace(name, b_.add_category({name, color_name(record.color), {"Other"}})).first;
+      it =
+          by_name.emplace(name, b_.add_category({name, color_name(record.color), {"Other"}})).first;
     }
     categories_[id] = it->second;
   }
@@ -325,9 +326,8 @@ void Converter::add_markers() {
   std::vector<size_t> order(model_.markers().size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   const auto& markers = model_.markers();
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return markers[a].start_ns < markers[b].start_ns;
-  });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return markers[a].start_ns < markers[b].start_ns; });
   std::map<std::string, std::vector<size_t>> open;  // interval starts by name
   struct Out {
     size_t record;
@@ -415,8 +415,8 @@ void Converter::add_counters() {
     for (const auto& s : samples) {
       c.time_ns.push_back(s.time_ns);
       // The viewer adds the counts up; the first one is the starting value.
-      c.count.push_back(static_cast<int64_t>(static_cast<uint64_t>(s.value) -
-                                             static_cast<uint64_t>(previous)));
+      c.count.push_back(
+          static_cast<int64_t>(static_cast<uint64_t>(s.value) - static_cast<uint64_t>(previous)));
       previous = s.value;
     }
     b_.add_counter(std::move(c));
@@ -549,8 +549,8 @@ std::vector<FrameIndex> Converter::make_frames(size_t m, uint64_t address, bool 
     // map gives names only, and a library would invite the viewer to symbolicate it.
     uint64_t lookup = leaf || address == 0 ? address : address - 1;
     if (const std::string* name = jit_ ? model_.jit_map().find(lookup) : nullptr) {
-      FuncIndex func = b_.handle_for_func(b_.handle_for_string(*name), std::nullopt, std::nullopt,
-                                          std::nullopt);
+      FuncIndex func =
+          b_.handle_for_func(b_.handle_for_string(*name), std::nullopt, std::nullopt, std::nullopt);
       ++summary_.jit_frames;
       return {b_.handle_for_frame(func, std::nullopt, 0, *jit_, 0, std::nullopt, std::nullopt)};
     }
@@ -582,12 +582,12 @@ std::vector<FrameIndex> Converter::make_frames(size_t m, uint64_t address, bool 
         const SourceFrame& f = info.frames[depth];
         std::optional<SourceIndex> source;
         if (!f.file.empty()) source = b_.handle_for_source(f.file);
-        FuncIndex func = b_.handle_for_func(
-            b_.handle_for_string(f.function), resource, source,
-            f.decl_line ? std::optional<uint32_t>(f.decl_line) : std::nullopt);
-        frames.push_back(b_.handle_for_frame(
-            func, relative, static_cast<uint32_t>(depth), native_, 0, native,
-            f.line ? std::optional<uint32_t>(f.line) : std::nullopt));
+        FuncIndex func =
+            b_.handle_for_func(b_.handle_for_string(f.function), resource, source,
+                               f.decl_line ? std::optional<uint32_t>(f.decl_line) : std::nullopt);
+        frames.push_back(
+            b_.handle_for_frame(func, relative, static_cast<uint32_t>(depth), native_, 0, native,
+                                f.line ? std::optional<uint32_t>(f.line) : std::nullopt));
       }
       return frames;
     }
@@ -595,8 +595,7 @@ std::vector<FrameIndex> Converter::make_frames(size_t m, uint64_t address, bool 
   std::string name = basename_of(rec.path) + "+" + hex_u64(relative);
   FuncIndex func =
       b_.handle_for_func(b_.handle_for_string(name), resource, std::nullopt, std::nullopt);
-  frames.push_back(
-      b_.handle_for_frame(func, relative, 0, native_, 0, std::nullopt, std::nullopt));
+  frames.push_back(b_.handle_for_frame(func, relative, 0, native_, 0, std::nullopt, std::nullopt));
   return frames;
 }
 

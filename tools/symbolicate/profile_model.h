@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>

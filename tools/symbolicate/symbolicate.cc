@@ -28,8 +28,9 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
   if (!read.ok) return fail(err, read.error);
   for (const std::string& w : read.warnings) diag.warn(w);
   if (!read.complete) {
-    diag.warn("the dump has no end record (the session did not stop cleanly); using every "
-              "complete record");
+    diag.warn(
+        "the dump has no end record (the session did not stop cleanly); using every "
+        "complete record");
   }
   if (model.orphan_repeats()) {
     diag.warn(std::to_string(model.orphan_repeats()) +
