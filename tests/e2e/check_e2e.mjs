@@ -4,16 +4,14 @@
 //   node check_e2e.mjs --profile X.json --profile-check PATH --cli PATH/profiler-cli.js
 //
 // Exit status 0 when every check passes, 1 otherwise (with a diagnostic), 2 on bad usage.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+
+import { run, withSession } from './profiler_cli.mjs';
 
 // A chain must hold in at least this share of its thread's samples. The rest is thread start-up
 // and shutdown and samples taken in frame-pointer-less code (clock reads, libc).
 const kMinShare = 0.8;
-const kCommandTimeoutMs = 120_000;
 
 let options;
 try {
@@ -38,18 +36,6 @@ function fail(message, diagnostic = '') {
   failures.push(message);
   console.log(`FAIL: ${message}`);
   if (diagnostic) console.log(diagnostic);
-}
-
-// Runs a command and returns its stdout; a non-zero exit (or a crash or timeout) is an error.
-function run(file, args, env = process.env) {
-  const r = spawnSync(file, args, { env, encoding: 'utf8', timeout: kCommandTimeoutMs });
-  const shown = [file, ...args].join(' ');
-  if (r.error) throw new Error(`${shown}: ${r.error.message}`);
-  if (r.status !== 0) {
-    const why = r.status === null ? `killed by ${r.signal}` : `exit status ${r.status}`;
-    throw new Error(`${shown}: ${why}\n${r.stdout}${r.stderr}`);
-  }
-  return r.stdout;
 }
 
 // A call-tree node's function, ignoring the parameter list that demangled C++ names carry.
@@ -162,54 +148,27 @@ try {
 
 // (b) The profiler's own code: load, list threads, one call tree per thread; always stop.
 const profile = JSON.parse(readFileSync(options.profile, 'utf8'));
-// Unix socket paths are short (108 bytes), so the session lives in a short temporary directory.
-const base = tmpdir().length <= 40 ? tmpdir() : '/tmp';
-const sessionDir = mkdtempSync(join(base, 'pq-'));
-const env = { ...process.env, PROFILER_CLI_SESSION_DIR: sessionDir, PROFILER_CLI_NO_SYMBOLICATE: '1' };
-let session = 'e2e';
-const cli = (...args) => run(process.execPath, [options.cli, ...args, '--session', session], env);
-
-// `load` gives its daemon only 500 ms to come up, too little on a busy machine; it then says
-// so, with the daemon's pid. That daemon is ended and the load retried in a new session.
-function load() {
-  for (let attempt = 1; ; ++attempt) {
-    session = `e2e-${attempt}`;
-    try {
-      cli('load', options.profile);
-      return;
-    } catch (e) {
-      const slow = /did not become ready[^]*?pid (\d+)/.exec(e.message);
-      if (!slow || attempt === 3) throw e;
-      console.log(`note: the profiler-cli daemon was slow to start (attempt ${attempt}); retrying`);
-      try {
-        process.kill(Number(slow[1]));
-      } catch {
-        // It may have exited meanwhile.
-      }
-    }
-  }
-}
-
 const threads = [];
 try {
-  load();
-  const list = JSON.parse(cli('thread', 'list', '--json'));
-  for (const entry of list.threads) {
-    // threadIndex is the index into the profile's threads; the name check guards that reading.
-    const original = profile.threads[entry.threadIndex];
-    if (!original || original.name !== entry.name) {
-      throw new Error(`thread list entry ${entry.threadHandle} ("${entry.name}") does not match ` +
-                      `threads[${entry.threadIndex}] of the profile`);
+  withSession(options.cli, options.profile, 'e2e', (cli) => {
+    const list = JSON.parse(cli('thread', 'list', '--json'));
+    for (const entry of list.threads) {
+      // threadIndex is the index into the profile's threads; the name check guards that reading.
+      const original = profile.threads[entry.threadIndex];
+      if (!original || original.name !== entry.name) {
+        throw new Error(`thread list entry ${entry.threadHandle} ("${entry.name}") does not ` +
+                        `match threads[${entry.threadIndex}] of the profile`);
+      }
+      const out = cli('thread', 'samples-top-down', '--thread', entry.threadHandle,
+                      '--include-idle', '--json', '--max-lines', '500');
+      threads.push({
+        handle: entry.threadHandle,
+        name: entry.name,
+        isMainThread: original.isMainThread === true,
+        tree: JSON.parse(out).regularCallTree,
+      });
     }
-    const out = cli('thread', 'samples-top-down', '--thread', entry.threadHandle, '--include-idle',
-                    '--json', '--max-lines', '500');
-    threads.push({
-      handle: entry.threadHandle,
-      name: entry.name,
-      isMainThread: original.isMainThread === true,
-      tree: JSON.parse(out).regularCallTree,
-    });
-  }
+  }, (e) => fail(`profiler-cli stop: ${e.message}`));
   if (threads.length !== profile.threads.length) {
     throw new Error(`profiler-cli lists ${threads.length} threads, the profile has ` +
                     `${profile.threads.length}`);
@@ -218,14 +177,6 @@ try {
               `(${threads.map((t) => `"${t.name}"`).join(', ')})`);
 } catch (e) {
   fail(`profiler-cli: ${e.message}`);
-} finally {
-  // Even a failed load can leave its daemon running.
-  try {
-    cli('stop');
-  } catch (e) {
-    fail(`profiler-cli stop: ${e.message}`);
-  }
-  rmSync(sessionDir, { recursive: true, force: true });
 }
 
 // (c) The known call chains of e2e_target.
