@@ -1,27 +1,28 @@
-// The CPU architecture the library is built for, and the DWARF numbers of the registers the
-// unwinders need. Registers are stored by DWARF number so that a CFI unwinder can use them as is.
+// The CPU architecture the library is built for: the DWARF numbers of the registers the
+// unwinders need and the few facts about frames that differ between architectures. Registers are
+// stored by DWARF number so that a CFI unwinder can use them as is. Everything else in lib/ is
+// architecture-neutral and reaches the architecture only through these names.
 #ifndef INPROF_LIB_ARCH_H_
 #define INPROF_LIB_ARCH_H_
 
-namespace inprof::internal {
-
 #if defined(__x86_64__) || defined(_M_X64)
-inline constexpr const char* kArchName = "x86_64";
-inline constexpr int kRegisterCount = 17;  // rax..r15 (0..15), return address / rip (16)
-inline constexpr int kRegPc = 16;
-inline constexpr int kRegSp = 7;
-inline constexpr int kRegFp = 6;   // rbp
-inline constexpr int kRegLr = -1;  // none: the return address lives on the stack
+#include "arch_x86_64.h"
 #elif defined(__aarch64__) || defined(_M_ARM64)
-inline constexpr const char* kArchName = "aarch64";
-inline constexpr int kRegisterCount = 33;  // x0..x30, sp (31), pc (32)
-inline constexpr int kRegPc = 32;
-inline constexpr int kRegSp = 31;
-inline constexpr int kRegFp = 29;
-inline constexpr int kRegLr = 30;
+#include "arch_aarch64.h"
 #else
 #error "inprof supports x86-64 and aarch64"
 #endif
+
+namespace inprof::internal {
+
+// Every architecture we support keeps a frame record of {caller's FP, return address} at FP.
+inline constexpr int kFrameRecordSize = 16;
+// Whether a call leaves the return address in a register (LR) rather than on the stack: then a
+// function that has not saved it yet (a leaf, a prologue, an epilogue) returns through LR.
+inline constexpr bool kHasLinkRegister = kRegLr >= 0;
+
+static_assert(kRegPc < kRegisterCount && kRegSp < kRegisterCount && kRegFp < kRegisterCount &&
+              kRegLr < kRegisterCount && kRegReturnAddress < kRegisterCount);
 
 }  // namespace inprof::internal
 

@@ -48,6 +48,7 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
   };
 
   bool exact_pc = true;  // the leaf's PC, or a PC interrupted by a signal, is not after a call
+  bool stepped_without_sp = false;  // the last step returned through LR with SP unchanged
   for (;;) {
     const uint64_t pc = regs[kRegPc];
     const UnwindRule& rule = rule_for(exact_pc ? pc : pc - 1);
@@ -69,7 +70,7 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
           return out;
         }
         next[kRegFp] = saved_fp;
-        next[kRegSp] = fp + 16;
+        next[kRegSp] = fp + kFrameRecordSize;
         break;
       }
       case RuleKind::kSimple: {
@@ -78,12 +79,19 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
         // names the slot): the register holds the caller's value again.
         const uint64_t fp_slot = cfa + static_cast<int64_t>(rule.fp_offset);
         const bool fp_in_slot = rule.fp_saved && fp_slot >= regs[kRegSp];
-        if (!read(cfa + static_cast<int64_t>(rule.ra_offset), &return_address) ||
-            (fp_in_slot && !read(fp_slot, &next[kRegFp]))) {
+        if (rule.ra_in_lr) {
+          return_address = regs[kRegReturnAddress];
+        } else if (!read(cfa + static_cast<int64_t>(rule.ra_offset), &return_address)) {
+          if (truncated) out.result = UnwindResult::kTruncated;
+          return out;
+        }
+        if (fp_in_slot && !read(fp_slot, &next[kRegFp])) {
           if (truncated) out.result = UnwindResult::kTruncated;
           return out;
         }
         next[kRegSp] = cfa;
+        // The caller's view of the return-address column (LR on aarch64) is the address itself.
+        next[kRegReturnAddress] = return_address;
         break;
       }
       case RuleKind::kExpression: {
@@ -118,15 +126,22 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
       }
     }
 
+    return_address = code_address(return_address);
     if (return_address == 0) {
       out.reached_end = true;  // an outermost frame that clears its return address
       return out;
     }
     // Each caller's frame lies above its callee's; a signal frame may switch stacks, but must
-    // still make progress somewhere, or the walk would loop.
-    if (next[kRegSp] <= regs[kRegSp] && !(rule.signal_frame && next[kRegSp] != regs[kRegSp])) {
+    // still make progress somewhere, or the walk would loop. With a link register, a function
+    // that has no frame (a leaf, a prologue) returns through LR with SP unchanged: allowed, but
+    // never twice in a row (two frames cannot both be in that state).
+    const bool same_sp_through_lr = kHasLinkRegister && next[kRegSp] == regs[kRegSp] &&
+                                    !stepped_without_sp && return_address != regs[kRegPc];
+    if (next[kRegSp] <= regs[kRegSp] && !(rule.signal_frame && next[kRegSp] != regs[kRegSp]) &&
+        !same_sp_through_lr) {
       return out;
     }
+    stepped_without_sp = same_sp_through_lr;
     if (out.count == frames.size()) {
       out.result = UnwindResult::kDepthLimit;
       return out;

@@ -30,19 +30,20 @@ UnwindOutput FramePointerUnwinder::unwind(const StackSnapshot& snapshot, std::sp
       }
       break;
     }
+    return_address = code_address(return_address);
     if (return_address == 0) break;
     if (out.count == frames.size()) {
       out.result = UnwindResult::kDepthLimit;
       break;
     }
-    if (want_sps) stack_pointers[out.count] = fp + 16;
+    if (want_sps) stack_pointers[out.count] = fp + kFrameRecordSize;
     frames[out.count++] = return_address;
     if (next_fp == 0) {
       out.reached_end = true;
       break;
     }
     if (next_fp <= fp) break;  // records must move up the stack, or we would loop
-    lowest = fp + 16;
+    lowest = fp + kFrameRecordSize;
     fp = next_fp;
   }
   return out;

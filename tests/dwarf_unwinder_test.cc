@@ -17,6 +17,7 @@
 #include "module_lister.h"
 #include "process_info.h"
 #include "stack_copier.h"
+#include "test_util.h"
 #include "unwind_targets/unwind_targets.h"
 
 namespace inprof::internal {
@@ -40,6 +41,16 @@ struct Walk {
       }
     }
     return names;
+  }
+  // For failure messages: the raw frames.
+  std::string hex() const {
+    std::string text;
+    char buf[24];
+    for (uint64_t f : frames) {
+      std::snprintf(buf, sizeof(buf), " 0x%llx", static_cast<unsigned long long>(f));
+      text += buf;
+    }
+    return text;
   }
 };
 
@@ -142,7 +153,8 @@ TEST_F(DwarfUnwinderTest, ThroughPthreadOnce) {
 TEST_F(DwarfUnwinderTest, ThroughTheSignalTrampoline) {
   start([] { target_signal(); });
   Walk w = sample();
-  EXPECT_EQ(w.target_names(), (std::vector<std::string>{"target_signal_spin", "target_signal"}));
+  EXPECT_EQ(w.target_names(), (std::vector<std::string>{"target_signal_spin", "target_signal"}))
+      << "frames:" << w.hex();
   EXPECT_TRUE(w.out.reached_end);
 }
 
@@ -154,7 +166,7 @@ TEST_F(DwarfUnwinderTest, AnyInstructionOfAFunctionUnwinds) {
   for (int i = 0; i < 2000; ++i) {
     Walk w = sample();
     auto names = w.target_names();
-    ASSERT_FALSE(names.empty());
+    ASSERT_FALSE(names.empty()) << "at pc 0x" << std::hex << w.frames[0];
     if (names.front() == "target_small_work") {
       leaf_pcs.insert(w.frames[0]);
       ASSERT_EQ(names, (std::vector<std::string>{"target_small_work", "target_prologue_loop"}))
@@ -164,8 +176,11 @@ TEST_F(DwarfUnwinderTest, AnyInstructionOfAFunctionUnwinds) {
     }
     ASSERT_TRUE(w.out.reached_end) << "at pc 0x" << std::hex << w.frames[0];
   }
-  // The samples really covered many different instructions.
-  EXPECT_GT(leaf_pcs.size(), 10u);
+  // The samples really covered many different instructions (not under qemu-user, which takes
+  // signals only at block boundaries: the walks above still had to be right).
+  if (!testing::emulator()) {
+    EXPECT_GT(leaf_pcs.size(), 10u);
+  }
 }
 
 #if defined(__x86_64__)
@@ -231,7 +246,7 @@ TEST_F(DwarfUnwinderTest, AnyInstructionOfAFramePointerFunctionUnwinds) {
   for (int i = 0; i < 2000; ++i) {
     Walk w = sample();
     auto names = w.target_names();
-    ASSERT_FALSE(names.empty());
+    ASSERT_FALSE(names.empty()) << "at pc 0x" << std::hex << w.frames[0];
     if (names.front() == "target_fp_small_work") {
       leaf_pcs.insert(w.frames[0]);
       ASSERT_EQ(names, (std::vector<std::string>{"target_fp_small_work", "target_fp_loop"}))
@@ -241,7 +256,9 @@ TEST_F(DwarfUnwinderTest, AnyInstructionOfAFramePointerFunctionUnwinds) {
     }
     ASSERT_TRUE(w.out.reached_end) << "at pc 0x" << std::hex << w.frames[0];
   }
-  EXPECT_GT(leaf_pcs.size(), 5u);
+  if (!testing::emulator()) {
+    EXPECT_GT(leaf_pcs.size(), 5u);
+  }
 }
 
 #if defined(__x86_64__)
@@ -279,6 +296,69 @@ TEST_F(DwarfUnwinderTest, EpilogueAfterPopUnwinds) {
   frames.resize(out.count);
   EXPECT_EQ(frames, (std::vector<uint64_t>{s.regs[kRegPc], caller_return}));
   EXPECT_TRUE(out.reached_end);
+}
+#endif
+
+#if defined(__aarch64__)
+// Deterministic, as qemu-user never stops a thread inside a block: a frameless leaf (GCC gives
+// aarch64 leaves no frame record) returns through LR at its first instruction, after it moved
+// SP, and at its `ret`; the caller's own frame record (FP) must not be taken for the leaf's.
+TEST_F(DwarfUnwinderTest, LeafReturnsThroughTheLinkRegister) {
+  const auto* leaf = reinterpret_cast<const uint32_t*>(&target_fp_small_work);
+  const auto* caller = reinterpret_cast<const uint32_t*>(&target_fp_loop);
+  size_t ret = 0, call = 0;
+  for (size_t i = 1; i < 64 && ret == 0; ++i) {
+    if (leaf[i] == 0xd65f03c0) ret = i;  // ret
+  }
+  for (size_t i = 2; i < 64 && call == 0; ++i) {
+    if ((caller[i] & 0xfc000000) == 0x94000000) call = i;  // bl (past the caller's prologue)
+  }
+  ASSERT_NE(ret, 0u) << "no ret in the -O0 leaf";
+  ASSERT_NE(call, 0u) << "no bl in target_fp_loop";
+  const uint64_t caller_return = reinterpret_cast<uint64_t>(caller + call + 1);
+  constexpr uint64_t kBase = 0x7ffd00001000;
+  std::vector<uint8_t> memory(256, 0);  // the caller's frame record at FP is {0, 0}: the end
+  for (const uint32_t* pc : {leaf, leaf + 1, leaf + ret}) {  // entry, after `sub sp`, `ret`
+    StackSnapshot s;
+    s.regs[kRegPc] = reinterpret_cast<uint64_t>(pc);
+    s.regs[kRegSp] = kBase;
+    s.regs[kRegFp] = kBase + 0x40;
+    s.regs[kRegLr] = caller_return;
+    s.buffer = memory.data();
+    s.capacity = memory.size();
+    s.stack_start = kBase;
+    s.stack_size = memory.size();
+    s.stack_found = true;
+    std::vector<uint64_t> frames(16);
+    UnwindOutput out = dwarf_->unwind(s, frames);
+    frames.resize(out.count);
+    EXPECT_EQ(frames, (std::vector<uint64_t>{s.regs[kRegPc], caller_return}))
+        << "at leaf+" << 4 * (pc - leaf);
+    EXPECT_TRUE(out.reached_end) << "at leaf+" << 4 * (pc - leaf);
+  }
+}
+
+// Return addresses signed by pointer authentication (-mbranch-protection=pac-ret) carry a
+// signature in their top bits: the unwinders report the code address.
+TEST(FramePointerUnwinderArm, StripsPointerAuthenticationBits) {
+  constexpr uint64_t kBase = 0x7ffd00001000;
+  std::vector<uint8_t> memory(64, 0);
+  const uint64_t record[2] = {0, 0x0023000000401234};  // {next FP = end, signed return address}
+  std::memcpy(memory.data() + 16, record, sizeof(record));
+  StackSnapshot s;
+  s.regs[kRegPc] = 0x401000;
+  s.regs[kRegSp] = kBase;
+  s.regs[kRegFp] = kBase + 16;
+  s.buffer = memory.data();
+  s.capacity = memory.size();
+  s.stack_start = kBase;
+  s.stack_size = memory.size();
+  s.stack_found = true;
+  std::vector<uint64_t> frames(8);
+  FramePointerUnwinder fp;
+  UnwindOutput out = fp.unwind(s, frames);
+  frames.resize(out.count);
+  EXPECT_EQ(frames, (std::vector<uint64_t>{0x401000, 0x401234}));
 }
 #endif
 

@@ -2,7 +2,9 @@
 #include "inprof/markers.h"
 
 #include <gtest/gtest.h>
+#if !defined(_WIN32)
 #include <sys/wait.h>
+#endif
 #include <unistd.h>
 
 #include <atomic>
@@ -414,8 +416,14 @@ TEST_F(MarkersTest, RegisteredThreadsAreSampledWhateverTheFilters) {
   EXPECT_EQ(per_thread.count(unregistered), 0u);
 }
 
+#if !defined(_WIN32)  // Windows has no fork()
 // fork(): the child has no half-running profiler (and can start its own); the parent goes on.
 TEST_F(MarkersTest, ForkLeavesTheParentProfilingAndTheChildClean) {
+  if (testing::emulator()) {
+    // qemu-user 7.2 aborts a forked child of a threaded program when it creates a thread
+    // ("qemu_plugin_vcpu_init_hook: assertion failed"), profiler or not.
+    GTEST_SKIP() << "a thread created after fork() crashes qemu-user 7.2 itself";
+  }
   start();
   const std::string child_path = path_ + ".child";
   pid_t pid = fork();
@@ -445,6 +453,7 @@ TEST_F(MarkersTest, ForkLeavesTheParentProfilingAndTheChildClean) {
   EXPECT_TRUE(r.complete);
   std::filesystem::remove(child_path);
 }
+#endif  // !_WIN32
 
 }  // namespace
 }  // namespace inprof

@@ -1,7 +1,8 @@
 // How to find the caller's frame from one code address, reduced from DWARF CFI.
 //
 // Most addresses need only a "simple" rule — CFA = SP or FP + offset, the return address and the
-// saved frame pointer at fixed offsets from the CFA — which a cache can hold in a few bytes and
+// saved frame pointer at fixed offsets from the CFA (or, on architectures with a link register,
+// the return address still in LR) — which a cache can hold in a few bytes and
 // the unwinder applies in a handful of instructions (framehop's idea). Anything else (PLT stubs,
 // signal trampolines, stack realignment) keeps its DWARF expressions and is evaluated in full.
 #ifndef INPROF_LIB_DWARF_UNWIND_RULE_H_
@@ -26,6 +27,7 @@ struct UnwindRule {
   bool signal_frame = false;  // the caller was interrupted, not calling: its PC is exact
   uint8_t cfa_register = 0;   // kSimple: SP or FP (DWARF number)
   bool fp_saved = false;      // kSimple: else the caller's FP is this frame's
+  bool ra_in_lr = false;      // kSimple: the return address is still in LR (no ra_offset)
   int32_t cfa_offset = 0;
   int32_t ra_offset = 0;  // kSimple: return address at CFA + ra_offset
   int32_t fp_offset = 0;  // kSimple: caller's FP at CFA + fp_offset, if fp_saved
@@ -53,7 +55,7 @@ struct RegisterRule {
 struct ExpressionRule {
   std::vector<ExprOp> cfa;
   RegisterRule registers[kRegisterCount];
-  int return_address_register = kRegPc;
+  int return_address_register = kRegReturnAddress;
   bool signal_frame = false;
 };
 

@@ -14,9 +14,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "dump/dump_records.h"
 #include "dwarf/cfi_provider.h"
+#include "plt_unwind_linux.h"
+#include "sigreturn_trampoline_linux.h"
 
 namespace inprof::internal {
 namespace {
@@ -30,7 +33,8 @@ struct Module {
   Dwarf_CFI* eh_frame = nullptr;  // from .eh_frame: what the compiler emits for unwinding
   Dwarf* dwarf = nullptr;         // only for .debug_frame, when .eh_frame lacks the address
   Dwarf_CFI* debug_frame = nullptr;
-  std::vector<uint32_t> expressions;  // indices this module owns in the provider's table
+  uint64_t plt_start = 0, plt_end = 0;  // .plt (ELF addresses), for stubs without CFI
+  std::vector<uint32_t> expressions;    // indices this module owns in the provider's table
 
   void close() {
     if (dwarf) dwarf_end(dwarf);
@@ -112,6 +116,7 @@ class ElfCfiProvider final : public CfiProvider {
   }
 
   UnwindRule rule_for(uint64_t pc) override {
+    if (is_sigreturn_trampoline(pc)) return sigreturn_rule();
     Module* m = find(pc);
     if (m == nullptr) return {};
     if (!m->opened) open(*m);
@@ -119,6 +124,9 @@ class ElfCfiProvider final : public CfiProvider {
     Dwarf_Frame* frame = nullptr;
     if (!(m->eh_frame && dwarf_cfi_addrframe(m->eh_frame, elf_address, &frame) == 0) &&
         !(m->debug_frame && dwarf_cfi_addrframe(m->debug_frame, elf_address, &frame) == 0)) {
+      if (elf_address >= m->plt_start && elf_address < m->plt_end) {
+        if (auto stub = plt_rule(elf_address - m->plt_start)) return *stub;
+      }
       return {};
     }
     UnwindRule rule = reduce(*m, frame);
@@ -166,9 +174,38 @@ class ElfCfiProvider final : public CfiProvider {
         return;
       }
     }
+    find_plt(m);
     m.eh_frame = dwarf_getcfi_elf(m.elf);
     m.dwarf = dwarf_begin_elf(m.elf, DWARF_C_READ, nullptr);
     if (m.dwarf) m.debug_frame = dwarf_getcfi(m.dwarf);
+  }
+
+  static void find_plt(Module& m) {
+    size_t names = 0;
+    if (elf_getshdrstrndx(m.elf, &names) != 0) return;
+    for (Elf_Scn* scn = elf_nextscn(m.elf, nullptr); scn; scn = elf_nextscn(m.elf, scn)) {
+      GElf_Shdr header;
+      if (gelf_getshdr(scn, &header) == nullptr) continue;
+      const char* name = elf_strptr(m.elf, names, header.sh_name);
+      if (name && std::strcmp(name, ".plt") == 0) {
+        m.plt_start = header.sh_addr;
+        m.plt_end = header.sh_addr + header.sh_size;
+        return;
+      }
+    }
+  }
+
+  // One shared expression for every signal trampoline the CFI does not describe fully.
+  UnwindRule sigreturn_rule() {
+    if (!sigreturn_index_) {
+      sigreturn_index_ = static_cast<uint32_t>(expressions_.size());
+      expressions_.push_back(sigreturn_trampoline_rule());
+    }
+    UnwindRule rule;
+    rule.kind = RuleKind::kExpression;
+    rule.signal_frame = true;
+    rule.expression_index = *sigreturn_index_;
+    return rule;
   }
 
   UnwindRule reduce(Module& m, Dwarf_Frame* frame) {
@@ -191,8 +228,9 @@ class ElfCfiProvider final : public CfiProvider {
       return rule;
     }
 
-    // The simple shape: CFA = SP/FP + k, return address in a CFA slot, FP unchanged or in a slot.
-    if (!signal_frame && ra_register == kRegPc && cfa_count == 1) {
+    // The simple shape: CFA = SP/FP + k, return address in a CFA slot (or still in LR), FP
+    // unchanged or in a slot.
+    if (!signal_frame && ra_register == kRegReturnAddress && cfa_count == 1) {
       const Dwarf_Op& c = cfa_ops[0];
       int cfa_register = -1;
       int64_t cfa_offset = 0;
@@ -207,8 +245,10 @@ class ElfCfiProvider final : public CfiProvider {
       Dwarf_Op* fp_ops = nullptr;
       size_t fp_count = 0;
       int32_t ra_offset = 0, fp_offset = 0;
+      const bool ra_in_lr = kHasLinkRegister && ra_count == 0 && ra_ops == nullptr;
       if ((cfa_register == kRegSp || cfa_register == kRegFp) && cfa_offset >= INT32_MIN &&
-          cfa_offset <= INT32_MAX && ra_ops != nullptr && cfa_slot(ra_ops, ra_count, &ra_offset) &&
+          cfa_offset <= INT32_MAX &&
+          (ra_in_lr || (ra_ops != nullptr && cfa_slot(ra_ops, ra_count, &ra_offset))) &&
           dwarf_frame_register(frame, kRegFp, fp_mem, &fp_ops, &fp_count) == 0) {
         const bool fp_same = fp_count == 0 && fp_ops == nullptr;
         const bool fp_in_slot = fp_ops != nullptr && cfa_slot(fp_ops, fp_count, &fp_offset);
@@ -217,6 +257,7 @@ class ElfCfiProvider final : public CfiProvider {
           rule.cfa_register = static_cast<uint8_t>(cfa_register);
           rule.cfa_offset = static_cast<int32_t>(cfa_offset);
           rule.ra_offset = ra_offset;
+          rule.ra_in_lr = ra_in_lr;
           rule.fp_saved = fp_in_slot;
           rule.fp_offset = fp_offset;
           return rule;
@@ -257,6 +298,7 @@ class ElfCfiProvider final : public CfiProvider {
   // Append-only: a cached rule's index stays valid. Expression rules are rare (PLT stubs, signal
   // trampolines, realigned frames), so the table stays small.
   std::vector<ExpressionRule> expressions_;
+  std::optional<uint32_t> sigreturn_index_;
   uint32_t generation_ = 0;
 };
 

@@ -25,6 +25,11 @@
 #include "process_info.h"
 #include "stack_copier.h"
 #include "stack_regions_linux.h"
+#if defined(__x86_64__)
+#include "ucontext_registers_x86_64.h"
+#elif defined(__aarch64__)
+#include "ucontext_registers_aarch64.h"
+#endif
 
 namespace inprof::internal {
 namespace {
@@ -66,22 +71,6 @@ copy_words(uint8_t* dst, const uint8_t* src, size_t n) {
   auto* s = reinterpret_cast<const volatile uint64_t*>(src);
   for (size_t i = 0; i < words; ++i) d[i] = s[i];
   for (size_t i = words * 8; i < n; ++i) dst[i] = src[i];
-}
-
-// SUSPENDED
-void capture_registers(const ucontext_t* uc, uint64_t* regs) {
-#if defined(__x86_64__)
-  const greg_t* g = uc->uc_mcontext.gregs;
-  // DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip.
-  static constexpr int kOrder[] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
-                                   REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
-                                   REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
-  for (int i = 0; i < kRegisterCount; ++i) regs[i] = static_cast<uint64_t>(g[kOrder[i]]);
-#elif defined(__aarch64__)
-  for (int i = 0; i < 31; ++i) regs[i] = uc->uc_mcontext.regs[i];
-  regs[kRegSp] = uc->uc_mcontext.sp;
-  regs[kRegPc] = uc->uc_mcontext.pc;
-#endif
 }
 
 // SUSPENDED: copies [SP, stack top) bounded by the snapshot's capacity. The top is proven when
@@ -195,7 +184,7 @@ class SignalStackCopier final : public StackCopier {
     info.si_signo = signal_;
     info.si_code = SI_QUEUE;
     info.si_pid = pid_;
-    info.si_uid = getuid();
+    info.si_uid = uid_;
     info.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(sequence_));
     if (syscall(SYS_rt_tgsigqueueinfo, pid_, static_cast<pid_t>(tid), signal_, &info) != 0) {
       const int err = errno;
@@ -216,9 +205,7 @@ class SignalStackCopier final : public StackCopier {
       if (s == (base | kDone)) break;
       const uint64_t now = monotonic_ns();
       if (now < spin_until) {
-#if defined(__x86_64__)
-        __builtin_ia32_pause();
-#endif
+        cpu_relax();
         continue;
       }
       if (now >= deadline && s == (base | kRequested)) {
@@ -260,6 +247,7 @@ class SignalStackCopier final : public StackCopier {
   const uint64_t timeout_ns_;
   const struct sigaction previous_;
   const int pid_ = getpid();
+  const uid_t uid_ = getuid();  // one system call less per sample
   uint32_t sequence_ = 0;
   std::vector<StackRegion> regions_;
   std::unordered_map<uint64_t, uint64_t> last_refresh_ns_;  // by thread id

@@ -131,7 +131,9 @@ function checkWithCli(cli) {
     }
     byName.set(entry.name, { ...entry, original });
   }
-  const main = [...byName.values()].find((t) => t.original.isMainThread === true);
+  // Not by name: another thread may carry the program's name too (qemu-user's own thread does).
+  const mainEntry = list.threads.find((t) => profile.threads[t.threadIndex].isMainThread === true);
+  const main = mainEntry && { ...mainEntry, original: profile.threads[mainEntry.threadIndex] };
   const busy = byName.get('busy');
   const sleeper = byName.get('sleeper');
   if (!main || !busy || !sleeper) {

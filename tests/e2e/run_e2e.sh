@@ -5,6 +5,7 @@
 #   run_e2e.sh --package-dir SRC --cli-dir DIR --checker check_e2e.mjs --profile-check BIN \
 #              --target BIN --symbolicate BIN --work-dir DIR
 #   run_e2e.sh ... --json FILE      (checks FILE instead; used to test the checker itself)
+#   run_e2e.sh ... --emulator "CMD" (cross builds: runs the target as CMD TARGET, e.g. qemu-aarch64)
 set -euo pipefail
 
 die() {
@@ -12,7 +13,7 @@ die() {
   exit 1
 }
 
-package_dir= cli_dir= checker= profile_check= target= symbolicate= work_dir= json=
+package_dir= cli_dir= checker= profile_check= target= symbolicate= work_dir= json= emulator=
 while (($#)); do
   [[ $# -ge 2 ]] || die "option $1 needs a value"
   case "$1" in
@@ -24,6 +25,7 @@ while (($#)); do
     --symbolicate) symbolicate=$2 ;;
     --work-dir) work_dir=$2 ;;
     --json) json=$2 ;;
+    --emulator) emulator=$2 ;;
     *) die "unknown option $1" ;;
   esac
   shift 2
@@ -66,8 +68,18 @@ if [[ -z $json ]]; then
   dump=$work_dir/e2e.inprof
   json=$work_dir/e2e.json
   rm -f "$dump" "$json"
-  echo "run_e2e: $target $dump"
-  "$target" "$dump" || die "e2e_target failed (exit status $?)"
+  run=("$target")
+  if [[ -n $emulator ]]; then
+    # Natively the process, hence its main thread, is named after the program; under the
+    # emulator it would be "qemu-aarch64". Started through a link named like the target, the
+    # emulator's process gets the native name.
+    read -ra words <<<"$emulator"
+    launcher=$work_dir/$(basename "$target")
+    ln -sfn "$(command -v "${words[0]}")" "$launcher" || die "cannot link $launcher"
+    run=("$launcher" "${words[@]:1}" "$target")
+  fi
+  echo "run_e2e: ${run[*]} $dump"
+  "${run[@]}" "$dump" || die "e2e_target failed (exit status $?)"
   [[ -s $dump ]] || die "e2e_target wrote no dump at $dump"
   echo "run_e2e: $symbolicate $dump -o $json"
   "$symbolicate" "$dump" -o "$json" || die "symbolicate failed (exit status $?)"

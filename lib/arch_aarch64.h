@@ -1,0 +1,28 @@
+// AArch64: `bl` puts the return address in x30 (LR); a function that calls others saves x29/x30
+// as a frame record {x29, x30} and points x29 at it.
+#ifndef INPROF_LIB_ARCH_AARCH64_H_
+#define INPROF_LIB_ARCH_AARCH64_H_
+
+#include <cstdint>
+
+namespace inprof::internal {
+
+inline constexpr const char* kArchName = "aarch64";
+inline constexpr int kRegisterCount = 33;  // x0..x30 (0..30), sp (31), pc (32)
+inline constexpr int kRegPc = 32;
+inline constexpr int kRegSp = 31;
+inline constexpr int kRegFp = 29;
+inline constexpr int kRegLr = 30;
+// CFI describes the caller's PC in the x30 column: "same value" there means it is still in LR.
+inline constexpr int kRegReturnAddress = 30;
+
+// Pointer authentication (-mbranch-protection=pac-ret, off by default in Debian 12's GCC) signs
+// return addresses in their unused top bits; user-space code lies below 2^48, so clearing them
+// gives the code address whether or not the code signs.
+inline constexpr uint64_t code_address(uint64_t stored) {
+  return stored & ((uint64_t{1} << 48) - 1);
+}
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_ARCH_AARCH64_H_
