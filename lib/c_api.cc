@@ -1,4 +1,6 @@
 // The C API (include/inprof/inprof.h), a thin layer over the C++ one.
+#include <algorithm>
+#include <cstring>
 #include <sstream>
 #include <string>
 
@@ -9,7 +11,19 @@
 
 namespace {
 
-thread_local std::string t_last_error;
+// A fixed buffer, not a std::string: MinGW-w64 frees a thread's thread_local storage before
+// their destructors run (lib/thread_exit_hook.h), so none of ours may have a destructor.
+struct LastError {
+  char text[512] = "";
+  LastError& operator=(const std::string& message) {
+    const size_t n = std::min(message.size(), sizeof(text) - 1);
+    std::memcpy(text, message.data(), n);
+    text[n] = '\0';
+    return *this;
+  }
+  const char* c_str() const { return text; }
+};
+thread_local LastError t_last_error;
 
 int report(const inprof::Status& status) {
   if (status.ok()) return 0;
@@ -39,6 +53,15 @@ int inprof_start(const inprof_options* c) {
       return -1;
     }
     o.unwinder = static_cast<inprof::UnwindMethod>(c->unwinder);
+    if (c->mode < 0 || c->mode > 1) {
+      t_last_error = "mode must be 0 (stream) or 1 (ring)";
+      return -1;
+    }
+    o.mode = static_cast<inprof::Mode>(c->mode);
+    o.ring_seconds = std::chrono::seconds(c->ring_seconds);
+    o.capture_signal = c->capture_signal;
+    o.crash_capture = c->crash_capture != 0;
+    if (c->crash_path) o.crash_path = c->crash_path;
     if (c->thread_filters) {
       std::stringstream ss(c->thread_filters);
       std::string part;
@@ -54,6 +77,13 @@ int inprof_stop(void) { return report(inprof::Profiler::stop()); }
 int inprof_is_running(void) { return inprof::Profiler::is_running() ? 1 : 0; }
 int inprof_pause(void) { return report(inprof::Profiler::pause()); }
 int inprof_resume(void) { return report(inprof::Profiler::resume()); }
+int inprof_capture(const char* path) {
+  if (path == nullptr) {
+    t_last_error = "capture needs a path";
+    return -1;
+  }
+  return report(inprof::Profiler::capture(path));
+}
 const char* inprof_last_error(void) { return t_last_error.c_str(); }
 
 void inprof_set_thread_name(const char* name) {

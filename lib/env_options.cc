@@ -30,6 +30,14 @@ constexpr Variable kVariables[] = {
     {"INPROF_SIGNAL", "signal used to interrupt threads (default SIGPROF)", "SIGRTMIN+3"},
     {"INPROF_SIGNAL_DUMP", "on this signal, stop and write the dump (the program goes on)",
      "SIGUSR2"},
+    {"INPROF_MODE", "stream (write as it runs) or ring (flight recorder: keep the last records "
+                    "in memory, write them on a capture or at exit; default stream)",
+     "ring"},
+    {"INPROF_RING_SECONDS", "ring mode: captures hold at most the last this-many seconds", "30"},
+    {"INPROF_SIGNAL_CAPTURE", "ring mode: on this signal, write the ring to OUTPUT-capture-N",
+     "SIGUSR1"},
+    {"INPROF_CRASH", "ring mode: 1 (or a path) writes the ring on a crash (default OUTPUT-crash)",
+     "1"},
     {"INPROF_HELP", "1: print this table to stderr", "1"},
 };
 
@@ -146,6 +154,34 @@ std::optional<EnvConfig> parse_env(const std::function<const char*(const char*)>
   if (auto v = get("INPROF_SIGNAL")) {
     config.options.sample_signal = parse_signal(*v);
     if (config.options.sample_signal == 0) return fail("INPROF_SIGNAL", *v, "a signal");
+  }
+  if (auto v = get("INPROF_MODE")) {
+    if (*v == "stream")
+      config.options.mode = Mode::kStream;
+    else if (*v == "ring")
+      config.options.mode = Mode::kRing;
+    else
+      return fail("INPROF_MODE", *v, "stream or ring");
+  }
+  if (auto v = get("INPROF_RING_SECONDS")) {
+    char* end = nullptr;
+    const long long seconds = std::strtoll(v->c_str(), &end, 10);
+    if (v->empty() || *end != '\0' || seconds <= 0) {
+      return fail("INPROF_RING_SECONDS", *v, "a whole number of seconds such as 30");
+    }
+    config.options.ring_seconds = std::chrono::seconds(seconds);
+  }
+  if (auto v = get("INPROF_SIGNAL_CAPTURE")) {
+    config.options.capture_signal = parse_signal(*v);
+    if (config.options.capture_signal == 0) return fail("INPROF_SIGNAL_CAPTURE", *v, "a signal");
+  }
+  if (auto v = get("INPROF_CRASH")) {
+    if (*v == "1") {
+      config.options.crash_capture = true;
+    } else if (*v != "0" && !v->empty()) {
+      config.options.crash_capture = true;
+      config.options.crash_path = expand_output_path(*v, process_id());
+    }
   }
   if (auto v = get("INPROF_SIGNAL_DUMP")) {
     config.dump_signal = parse_signal(*v);

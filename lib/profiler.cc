@@ -29,7 +29,7 @@ void stop_at_exit() {
 // fork(): the prepare handler takes every lock the library owns, so that the child never
 // inherits one held by a thread that does not exist there, and holds sampling still (a signal
 // makes fork() restart, and at 1 kHz a large process might never finish forking).
-void prepare_fork() {
+[[maybe_unused]] void prepare_fork() {  // unused where fork() does not exist
   g_mutex.lock();
   if (g_session) g_session->hold_for_fork();
   internal::Declarations::instance().mutex().lock();
@@ -43,7 +43,7 @@ void unlock_registries() {
   internal::Declarations::instance().mutex().unlock();
 }
 
-void parent_after_fork() {
+[[maybe_unused]] void parent_after_fork() {
   unlock_registries();
   if (g_session) g_session->release_after_fork();
   g_mutex.unlock();
@@ -51,7 +51,7 @@ void parent_after_fork() {
 
 // The child has none of the session's threads: it starts without a session (and may start its
 // own). The parent's session objects are left alone; they are the parent's.
-void child_after_fork() {
+[[maybe_unused]] void child_after_fork() {
   unlock_registries();
   if (g_session) {
     internal::Session::abandon_in_child();
@@ -95,6 +95,14 @@ Status Profiler::stop() {
 }
 
 bool Profiler::is_running() { return g_running.load(); }
+
+Status Profiler::capture(const std::string& path) {
+  std::lock_guard lock(g_mutex);
+  if (g_session == nullptr) {
+    return Status::error(Status::Code::kNotRunning, "the profiler is not running");
+  }
+  return g_session->capture(path);
+}
 
 Status Profiler::pause() {
   std::lock_guard lock(g_mutex);

@@ -38,6 +38,40 @@ Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copie
 
 Sampler::~Sampler() = default;
 
+void Sampler::enable_crash_samples() {
+  crash_stack_buffer_.reset(new uint8_t[config_.stack_copy_size]);
+  crash_snapshot_.buffer = crash_stack_buffer_.get();
+  crash_snapshot_.capacity = config_.stack_copy_size;
+}
+
+void Sampler::write_crash_sample() {
+  const UnwindOutput unwound = unwinder_->unwind(crash_snapshot_, frames_, frame_sps_);
+  uint32_t flags = 0;
+  if (unwound.result == UnwindResult::kTruncated) flags |= kSampleTruncatedCopy;
+  if (unwound.result == UnwindResult::kDepthLimit) flags |= kSampleDepthLimit;
+  if (unwound.result == UnwindResult::kComplete && !unwound.reached_end) {
+    flags |= kSampleIncomplete;
+  }
+  LeafCandidate candidates[kLeafCandidateSlots];
+  size_t candidate_count = 0;
+  if (unwound.frame_pointer_walk) {
+    flags |= kSampleFramePointerWalk;
+    for (int slot = 0; slot < kLeafCandidateSlots; ++slot) {
+      uint64_t word;
+      if (crash_snapshot_.read_word(crash_snapshot_.sp() + 8 * slot, &word) && in_code(word)) {
+        candidates[candidate_count++] = {static_cast<uint8_t>(slot), word};
+      }
+    }
+  }
+  ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
+  encode_sample(w, crash_tid_, relative(crash_snapshot_.time_ns), std::nullopt, flags,
+                std::span<const uint64_t>(frames_.data(), unwound.count),
+                std::span<const LeafCandidate>(candidates, candidate_count));
+  const bool written =
+      !w.overflowed() && ring_.write(static_cast<uint8_t>(RecordType::kSample), w.view());
+  crash_state_.store(written ? kCrashWritten : kCrashFailed, std::memory_order_release);
+}
+
 void Sampler::run() {
   const uint64_t interval = config_.interval_ns;
   uint64_t next = monotonic_ns();
@@ -75,6 +109,7 @@ SamplerStats Sampler::stats() const {
 }
 
 void Sampler::tick() {
+  if (crash_state_.load(std::memory_order_acquire) == kCrashPosted) write_crash_sample();
   if (paused_.load(std::memory_order_relaxed)) return;
   const uint64_t now = monotonic_ns();
   sample_counters(now);
@@ -86,8 +121,11 @@ void Sampler::tick() {
     refresh_threads(now);
   }
   refresh_names(now);
+  const bool crashed = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
   for (auto& [tid, state] : threads_) {
     if (!state.selected || state.retry_at_tick > tick_count_) continue;
+    // The crashed thread is in its crash handler now: its crash sample is its last.
+    if (crashed && tid == crash_tid_) continue;
     sample_thread(tid, state, now);
   }
   ++tick_count_;

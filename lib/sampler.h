@@ -72,6 +72,21 @@ class Sampler {
 
   SamplerStats stats() const;
 
+  // Crash capture. A crash handler, on the crashing thread, fills crash_snapshot() with its
+  // registers and the top of its stack, then posts it; the sampler unwinds it at its next tick like
+  // any sample (with its own unwinder, which only the sampler thread may use), writes it to the
+  // ring and marks it written. Call enable_crash_samples() before run().
+  void enable_crash_samples();
+  StackSnapshot* crash_snapshot() { return crash_stack_buffer_ ? &crash_snapshot_ : nullptr; }
+  // Async-signal-safe.
+  void post_crash_sample(uint64_t tid) {
+    crash_tid_ = tid;
+    crash_state_.store(kCrashPosted, std::memory_order_release);
+  }
+  bool crash_sample_written() const {
+    return crash_state_.load(std::memory_order_acquire) == kCrashWritten;
+  }
+
  private:
   struct ThreadState {
     std::string name;
@@ -91,6 +106,7 @@ class Sampler {
   // Re-applies the filters after a (re)naming; announces a newly selected thread.
   void select(uint64_t tid, ThreadState& state, uint64_t now);
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
+  void write_crash_sample();
   bool in_code(uint64_t address) const;
   void sample_counters(uint64_t now);
   // Places the snapshot's labels among `count` unwound frames; returns how many were placed.
@@ -141,6 +157,12 @@ class Sampler {
   };
   std::vector<CounterState> counters_;
   std::atomic<bool> paused_{false};
+
+  enum : int { kCrashIdle, kCrashPosted, kCrashWritten, kCrashFailed };
+  std::unique_ptr<uint8_t[]> crash_stack_buffer_;
+  StackSnapshot crash_snapshot_;
+  uint64_t crash_tid_ = 0;
+  std::atomic<int> crash_state_{kCrashIdle};
 
   std::atomic<uint64_t> samples_written_{0};
   std::atomic<uint64_t> samples_dropped_{0};

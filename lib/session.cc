@@ -4,6 +4,7 @@
 #include <future>
 #include <mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "declarations.h"
@@ -11,6 +12,7 @@
 #include "frame_pointer_unwinder.h"
 #include "inprof/markers.h"
 #include "marker_recorder.h"
+#include "os_unwinder.h"
 #include "process_info.h"
 
 namespace inprof::internal {
@@ -34,6 +36,22 @@ void retire(RingBuffer* ring) {
 Status invalid(const std::string& message) {
   return Status::error(Status::Code::kInvalidOption, message);
 }
+
+// "app.inprof" + "-crash" -> "app-crash.inprof"; a path without an extension gets ".inprof".
+std::string derived_path(const std::string& path, const std::string& suffix) {
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == 0 ||
+      dot == slash + 1) {
+    return path + suffix + ".inprof";
+  }
+  return path.substr(0, dot) + suffix + path.substr(dot);
+}
+
+// The crash marker's payload (written by CrashWriter without allocating).
+constexpr MarkerField kCrashFields[] = {{"signal", "Signal", Format::kString},
+                                        {"code", "si_code", Format::kInteger},
+                                        {"address", "Address", Format::kString}};
 
 }  // namespace
 
@@ -59,11 +77,26 @@ Status validate(const Options& o) {
       o.thread_answer_timeout > std::chrono::seconds(1)) {
     return invalid("thread_answer_timeout must be between 100 µs and 1 s");
   }
+  if (o.mode != Mode::kRing) {
+    if (o.capture_signal != 0) return invalid("capture_signal needs mode = Mode::kRing");
+    if (o.crash_capture) return invalid("crash_capture needs mode = Mode::kRing");
+    if (o.ring_seconds.count() != 0) return invalid("ring_seconds needs mode = Mode::kRing");
+  }
+  if (o.ring_seconds.count() < 0 || o.ring_seconds > std::chrono::hours(24 * 365)) {
+    return invalid("ring_seconds must be between 0 and a year");
+  }
   return {};
 }
 
 Session::Session(const Options& options, uint64_t start_ns)
-    : options_(options), start_ns_(start_ns), ring_(new RingBuffer(options.buffer_size)) {}
+    : options_(options),
+      start_ns_(start_ns),
+      ring_mode_(options.mode == Mode::kRing),
+      ring_(new RingBuffer(options.buffer_size, ring_mode_ ? RingBuffer::WhenFull::kOverwrite
+                                                           : RingBuffer::WhenFull::kDrop)),
+      metadata_(!ring_mode_             ? MetadataQueue::Mode::kTake
+                : options.crash_capture ? MetadataQueue::Mode::kRetainWithCrashImage
+                                        : MetadataQueue::Mode::kRetain) {}
 
 std::unique_ptr<Session> Session::start(const Options& options, Status* status) {
   *status = validate(options);
@@ -71,7 +104,8 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
 
   // The signal first: if it is taken, no file is created.
   auto copier = StackCopier::create(
-      StackCopier::Config{options.sample_signal, options.thread_answer_timeout}, status);
+      StackCopier::Config{options.sample_signal, options.thread_answer_timeout, options.interval},
+      status);
   if (!copier) return nullptr;
 
   const std::string path = options.output_path.empty()
@@ -82,8 +116,15 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
 
   const uint64_t start_ns = monotonic_ns();
   std::unique_ptr<Session> session(new Session(options, start_ns));
-  session->dump_ = DumpWriter::create(std::move(file), status);
-  if (!session->dump_) return nullptr;
+  session->output_path_ = path;
+  if (session->ring_mode_) {
+    // Nothing is written until a capture or stop(); the file is created now so that a path that
+    // cannot be written is reported by start().
+    session->final_capture_ = std::move(file);
+  } else {
+    session->dump_ = DumpWriter::create(std::move(file), status);
+    if (!session->dump_) return nullptr;
+  }
 
   ProcessRecord process;
   process.pid = process_id();
@@ -94,7 +135,11 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   process.executable = executable_path();
   process.command_line = command_line();
   process.library_version = INPROF_VERSION_STRING;
-  session->dump_->add(RecordType::kProcess, process);
+  if (session->ring_mode_) {
+    session->metadata_.push(RecordType::kProcess, process);  // first of what every capture holds
+  } else {
+    session->dump_->add(RecordType::kProcess, process);
+  }
 
   SamplerConfig config;
   config.interval_ns = process.interval_ns;
@@ -106,23 +151,34 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   if (options.unwinder == UnwindMethod::kFramePointer) {
     unwinder = std::make_unique<FramePointerUnwinder>();
   } else {
+#if defined(INPROF_OS_UNWINDER)
+    unwinder = create_os_unwinder();  // Windows: no CFI of ours; the OS's unwind tables
+#else
     unwinder = std::make_unique<DwarfUnwinder>(CfiProvider::create(),
                                                options.unwinder == UnwindMethod::kAuto);
+#endif
   }
   session->sampler_ = std::make_unique<Sampler>(config, std::move(copier), std::move(unwinder),
                                                 ThreadLister::create(), ModuleLister::create(),
                                                 *session->ring_, session->metadata_);
 
-  // The writer starts first so that the sampler knows its id and never samples it.
-  std::promise<uint64_t> writer_tid;
-  auto writer_tid_ready = writer_tid.get_future();
+  if (session->ring_mode_) {
+    *status = session->start_ring_services(path);
+    if (!status->ok()) return nullptr;
+  }
+
   Session* s = session.get();
-  s->writer_thread_ = std::thread([s, &writer_tid] {
-    setup_profiler_thread("inprof-writer");
-    writer_tid.set_value(current_thread_id());
-    s->writer_loop();
-  });
-  s->sampler_->exclude_thread(writer_tid_ready.get());
+  if (!s->ring_mode_) {
+    // The writer starts first so that the sampler knows its id and never samples it.
+    std::promise<uint64_t> writer_tid;
+    auto writer_tid_ready = writer_tid.get_future();
+    s->writer_thread_ = std::thread([s, &writer_tid] {
+      setup_profiler_thread("inprof-writer");
+      writer_tid.set_value(current_thread_id());
+      s->writer_loop();
+    });
+    s->sampler_->exclude_thread(writer_tid_ready.get());
+  }
   std::promise<void> sampler_ready;
   auto sampler_ready_done = sampler_ready.get_future();
   s->sampler_thread_ = std::thread([s, &sampler_ready] {
@@ -137,8 +193,40 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   Declarations::instance().attach(&s->metadata_);
   MarkerRecorder::instance().attach(s->ring_, start_ns);
   g_recording.store(true);
+  s->started_ = true;
   *status = {};
   return session;
+}
+
+Status Session::start_ring_services(const std::string& output_path) {
+  Status status;
+  if (options_.crash_capture) {
+    static const uint32_t crash_marker_type = Declarations::instance().register_marker_type(
+        MarkerSchemaDescription{"Crash", kCrashFields, "{marker.data.signal} at {marker.data.address}",
+                                "{marker.data.signal} at {marker.data.address}", "",
+                                "The process crashed here (inprof crash capture)"});
+    crash_writer_ = std::make_unique<CrashWriter>(*ring_, metadata_, crash_marker_type, start_ns_);
+    const std::string crash_path =
+        options_.crash_path.empty() ? derived_path(output_path, "-crash") : options_.crash_path;
+    sampler_->enable_crash_samples();
+    crash_handler_ = CrashHandler::install(crash_path, crash_writer_.get(), sampler_.get(), &status);
+    if (!crash_handler_) return status;
+  }
+  if (options_.capture_signal != 0) {
+    capture_trigger_ = SignalTrigger::create(
+        options_.capture_signal, "inprof-capture",
+        [this] {
+          const std::string path =
+              derived_path(output_path_, "-capture-" + std::to_string(++signal_captures_));
+          (void)capture(path, CaptureReason::kSignal);
+        },
+        &status);
+    if (!capture_trigger_) {
+      crash_handler_.reset();
+      return status;
+    }
+  }
+  return {};
 }
 
 Session::~Session() { (void)stop(); }
@@ -149,9 +237,18 @@ Status Session::stop() {
   g_recording.store(false);
   MarkerRecorder::instance().detach();
   Declarations::instance().detach();
+  // Waits for a capture the signal started; from here on no crash is written either.
+  capture_trigger_.reset();
+  crash_handler_.reset();
   if (sampler_thread_.joinable()) {
     sampler_->request_stop();
     sampler_thread_.join();
+  }
+  if (ring_mode_ && started_) {
+    // Marker writers already inside finish what they reserved; later ones are refused.
+    ring_->close();
+    for (int i = 0; i < 100000 && !ring_->all_published(); ++i) std::this_thread::yield();
+    if (final_capture_) write_status_ = write_capture(std::move(final_capture_), CaptureReason::kStop);
   }
   if (writer_thread_.joinable()) {
     {
@@ -162,7 +259,7 @@ Status Session::stop() {
     writer_thread_.join();
   }
   sampler_.reset();  // releases the signal
-  if (writer_thread_.get_id() == std::thread::id() && ring_->all_published()) {
+  if (ring_->all_published()) {
     ring_->release_storage();
   }
   retire(ring_);
@@ -208,7 +305,7 @@ void Session::drain(bool final) {
              StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
                          MarkerRecorder::instance().dropped() - markers_dropped_at_start_});
   if (final) {
-    copy_jit_map();
+    copy_jit_map(*dump_);
     dump_->add(RecordType::kEnd, EndRecord{now - start_ns_});
   }
   Status flushed = dump_->flush();
@@ -246,6 +343,8 @@ void Session::release_after_fork() { sampler_->release(); }
 
 void Session::abandon_in_child() {
   g_recording.store(false);
+  CrashHandler::disarm_after_fork();
+  SignalTrigger::disarm_after_fork();
   MarkerRecorder::instance().abandon();
   Declarations::instance().detach();
   StackCopier::release_after_fork();
@@ -255,7 +354,7 @@ void Session::abandon_in_child() {
 
 namespace inprof::internal {
 
-void Session::copy_jit_map() {
+void Session::copy_jit_map(DumpWriter& dump) {
   // perf's convention, followed by node --perf-basic-prof, python -X perf and other JITs.
   constexpr size_t kMaxMap = 256u << 20;
   const std::string path = "/tmp/perf-" + std::to_string(process_id()) + ".map";
@@ -267,13 +366,89 @@ void Session::copy_jit_map() {
     if (line.size() > 4096) continue;  // not a symbol line
     total += line.size() + 1;
     if (piece.size() + line.size() + 1 > kMaxJitMapPiece) {
-      dump_->add(RecordType::kJitMap, JitMapRecord{std::move(piece)});
+      dump.add(RecordType::kJitMap, JitMapRecord{std::move(piece)});
       piece.clear();
     }
     piece += line;
     piece += '\n';
   }
-  if (!piece.empty()) dump_->add(RecordType::kJitMap, JitMapRecord{std::move(piece)});
+  if (!piece.empty()) dump.add(RecordType::kJitMap, JitMapRecord{std::move(piece)});
+}
+
+}  // namespace inprof::internal
+
+namespace inprof::internal {
+
+Status Session::capture(const std::string& path, CaptureReason reason) {
+  if (!ring_mode_) {
+    return Status::error(Status::Code::kInvalidOption,
+                         "capture() needs a ring-mode session (Options::mode = Mode::kRing); a "
+                         "streaming session writes everything to its dump already");
+  }
+  Status status;
+  auto file = OutputFile::create(path, &status);
+  if (!file) return status;
+  return write_capture(std::move(file), reason);
+}
+
+Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason reason) {
+  std::lock_guard lock(capture_mutex_);
+  Status status;
+  auto dump = DumpWriter::create(std::move(file), &status);
+  if (!dump) return status;
+  const uint64_t now = monotonic_ns() - start_ns_;
+  const uint64_t window = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.ring_seconds).count());
+  const uint64_t cutoff = window != 0 && now > window ? now - window : 0;
+
+  uint64_t next_metadata = 0;
+  for (auto& [type, payload] : metadata_.snapshot(0, &next_metadata)) {
+    dump->add_payload(type, payload);
+  }
+  // The ring is read while samples and markers keep arriving; records older than the window are
+  // left out, and so are repeats whose first sample the ring has already overwritten.
+  std::vector<uint8_t> scratch((ring_->max_payload() + 7) & ~size_t(7));
+  std::unordered_set<uint64_t> sampled_threads;
+  uint64_t first = now;
+  bool trimmed = false;
+  ring_->read_retained(scratch, [&](uint8_t raw_type, std::span<const uint8_t> payload) {
+    const auto type = static_cast<RecordType>(raw_type);
+    const std::optional<uint64_t> time = record_time(type, payload);
+    if (time && *time < cutoff) {
+      trimmed = true;
+      return;
+    }
+    if (type == RecordType::kSample || type == RecordType::kSampleRepeat) {
+      ByteReader r(payload);
+      uint64_t tid = 0;
+      (void)r.varint(tid);
+      if (type == RecordType::kSample) {
+        sampled_threads.insert(tid);
+      } else if (!sampled_threads.count(tid)) {
+        return;
+      }
+    }
+    if (time) first = std::min(first, *time);
+    dump->add_payload(type, payload);
+    if (dump->pending_bytes() >= kFlushBytes) {
+      Status flushed = dump->flush();
+      if (status.ok()) status = flushed;
+    }
+  });
+  // What arrived while the ring was read: the modules and threads its newest records refer to.
+  for (auto& [type, payload] : metadata_.snapshot(next_metadata, &next_metadata)) {
+    dump->add_payload(type, payload);
+  }
+  const SamplerStats s = sampler_->stats();
+  dump->add(RecordType::kStats,
+            StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
+                        MarkerRecorder::instance().dropped() - markers_dropped_at_start_});
+  dump->add(RecordType::kCapture,
+            CaptureRecord{trimmed ? cutoff : first, now, reason, ring_->overwritten()});
+  copy_jit_map(*dump);
+  dump->add(RecordType::kEnd, EndRecord{now});
+  Status closed = dump->close();
+  return status.ok() ? closed : status;
 }
 
 }  // namespace inprof::internal

@@ -1,5 +1,7 @@
-// One profiling session: the stack copier, the sampler thread, the ring buffer and the writer
-// thread that drains it into the dump. Created by Profiler::start, ended by Profiler::stop.
+// One profiling session: the stack copier, the sampler thread, the ring buffer and, when it
+// streams, the writer thread that drains the ring into the dump. A ring (flight recorder) session
+// has no writer: captures copy what the ring holds into a dump of their own. Created by
+// Profiler::start, ended by Profiler::stop.
 #ifndef INPROF_LIB_SESSION_H_
 #define INPROF_LIB_SESSION_H_
 
@@ -8,11 +10,14 @@
 #include <mutex>
 #include <thread>
 
+#include "crash_handler.h"
+#include "crash_writer.h"
 #include "dump/dump_writer.h"
 #include "inprof/profiler.h"
 #include "metadata_queue.h"
 #include "ring_buffer.h"
 #include "sampler.h"
+#include "signal_trigger.h"
 
 namespace inprof::internal {
 
@@ -26,8 +31,13 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Stops sampling, drains everything into the dump and closes it; reports the first I/O error.
+  // Stops sampling, drains everything into the dump (ring mode: captures the ring to the output
+  // path) and closes it; reports the first I/O error.
   Status stop();
+
+  // Ring mode: writes what the ring holds now to a new dump at `path`; sampling goes on.
+  Status capture(const std::string& path, CaptureReason reason = CaptureReason::kRequest);
+  bool ring_mode() const { return ring_mode_; }
 
   void pause();
   void resume();
@@ -43,14 +53,24 @@ class Session {
 
  private:
   Session(const Options& options, uint64_t start_ns);
+  Status start_ring_services(const std::string& output_path);
   void writer_loop();
   void drain(bool final);
-  // Copies the process's JIT symbol map (/tmp/perf-<pid>.map), if any, into the dump.
-  void copy_jit_map();
+  Status write_capture(std::unique_ptr<OutputFile> file, CaptureReason reason);
+  // Copies the process's JIT symbol map (/tmp/perf-<pid>.map), if any, into `dump`.
+  static void copy_jit_map(DumpWriter& dump);
 
   const Options options_;
   const uint64_t start_ns_;
-  std::unique_ptr<DumpWriter> dump_;
+  const bool ring_mode_;
+  std::unique_ptr<DumpWriter> dump_;           // stream mode
+  std::unique_ptr<OutputFile> final_capture_;  // ring mode: where stop() writes the ring
+  std::string output_path_;
+  std::mutex capture_mutex_;  // one capture at a time
+  unsigned signal_captures_ = 0;
+  std::unique_ptr<CrashWriter> crash_writer_;
+  std::unique_ptr<CrashHandler> crash_handler_;
+  std::unique_ptr<SignalTrigger> capture_trigger_;
   // Never deleted: a marker writer may still hold the pointer after the session ended (see
   // MarkerRecorder). Only its storage is released, once closed and drained.
   RingBuffer* ring_;
@@ -64,6 +84,7 @@ class Session {
   bool writer_stop_ = false;
   uint64_t last_flush_ns_ = 0;
   Status write_status_;
+  bool started_ = false;  // start() finished: there is something to write at stop()
   bool stopped_ = false;
   bool paused_ = false;
   uint64_t markers_dropped_at_start_ = 0;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -131,6 +132,115 @@ TEST(RingBuffer, ClosedRingRefusesWritesButDeliversWhatItHad) {
   EXPECT_FALSE(ring.all_published());  // one record not yet consumed
   EXPECT_EQ(ring.drain([](uint8_t, std::span<const uint8_t>) {}), 1u);
   EXPECT_TRUE(ring.all_published());
+}
+
+// --- kOverwrite: the flight recorder ---------------------------------------------------------
+
+std::vector<uint8_t> retained_scratch(const RingBuffer& ring) {
+  return std::vector<uint8_t>((ring.max_payload() + 7) & ~size_t(7));
+}
+
+TEST(RingBufferOverwrite, KeepsTheNewestRecordsInOrder) {
+  RingBuffer ring(4096, RingBuffer::WhenFull::kOverwrite);
+  constexpr uint32_t kRecords = 1000;
+  for (uint32_t seq = 0; seq < kRecords; ++seq) {
+    ASSERT_TRUE(ring.write(5, payload_of(0, seq, 8 + seq % 50)));
+  }
+  EXPECT_EQ(ring.dropped(), 0u);
+  auto scratch = retained_scratch(ring);
+  std::vector<uint32_t> seen;
+  size_t bytes = 0;
+  ring.read_retained(scratch, [&](uint8_t type, std::span<const uint8_t> payload) {
+    uint32_t writer, seq;
+    std::memcpy(&writer, payload.data(), 4);
+    std::memcpy(&seq, payload.data() + 4, 4);
+    EXPECT_EQ(type, 5);
+    auto expect = payload_of(writer, seq, payload.size());
+    EXPECT_TRUE(std::equal(payload.begin(), payload.end(), expect.begin(), expect.end()));
+    seen.push_back(seq);
+    bytes += 8 + ((payload.size() + 7) & ~size_t(7));
+  });
+  ASSERT_FALSE(seen.empty());
+  // The newest record is there, the ones before it follow without a gap, and together they fill
+  // most of the ring (what is left is less than one more record).
+  EXPECT_EQ(seen.back(), kRecords - 1);
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_EQ(seen[i], seen[i - 1] + 1);
+  EXPECT_GT(bytes, 4096u - 72u);
+  EXPECT_LE(bytes, 4096u);
+  EXPECT_EQ(ring.overwritten(), kRecords - seen.size());
+  // Reading does not consume.
+  size_t again = ring.read_retained(scratch, [](uint8_t, std::span<const uint8_t>) {});
+  EXPECT_EQ(again, seen.size());
+}
+
+TEST(RingBufferOverwrite, ReaderNeedsRoomForTheLargestRecord) {
+  RingBuffer ring(4096, RingBuffer::WhenFull::kOverwrite);
+  ASSERT_TRUE(ring.write(1, std::vector<uint8_t>(10, 1)));
+  std::vector<uint8_t> small(8);
+  EXPECT_EQ(ring.read_retained(small, [](uint8_t, std::span<const uint8_t>) {}), 0u);
+}
+
+TEST(RingBufferOverwrite, ClosedRingIsAllPublished) {
+  RingBuffer ring(4096, RingBuffer::WhenFull::kOverwrite);
+  for (uint32_t seq = 0; seq < 100; ++seq) ASSERT_TRUE(ring.write(1, payload_of(0, seq, 40)));
+  ring.close();
+  EXPECT_FALSE(ring.write(1, payload_of(0, 0, 40)));
+  EXPECT_TRUE(ring.all_published());
+}
+
+// Writers overwrite while readers copy: every record a reader delivers is intact (no torn or
+// half-overwritten payload), per-writer sequence numbers only grow within one read, and the
+// last read after the writers stop ends with each writer's final record.
+TEST(RingBufferOverwrite, ReadersNeverSeeTornRecordsWhileWritersOverwrite) {
+  RingBuffer ring(16 << 10, RingBuffer::WhenFull::kOverwrite);
+  constexpr uint32_t kWriters = 3;
+  constexpr uint32_t kPerWriter = 60000;
+  std::atomic<uint32_t> writers_done{0};
+  std::vector<std::thread> writers;
+  for (uint32_t w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (uint32_t seq = 0; seq < kPerWriter; ++seq) {
+        // Failures are possible only when the oldest record is still being written.
+        (void)ring.write(static_cast<uint8_t>(w), payload_of(w, seq, 8 + (seq * 13 + w) % 300));
+      }
+      writers_done.fetch_add(1);
+    });
+  }
+  uint64_t torn = 0, reads = 0, delivered = 0;
+  auto check_read = [&](std::vector<int64_t>& last_seq) {
+    std::vector<uint8_t> scratch = retained_scratch(ring);
+    std::fill(last_seq.begin(), last_seq.end(), -1);
+    delivered += ring.read_retained(scratch, [&](uint8_t type, std::span<const uint8_t> payload) {
+      uint32_t writer, seq;
+      std::memcpy(&writer, payload.data(), 4);
+      std::memcpy(&seq, payload.data() + 4, 4);
+      if (writer >= kWriters || writer != type) {
+        ++torn;
+        return;
+      }
+      auto expect = payload_of(writer, seq, payload.size());
+      if (!std::equal(payload.begin(), payload.end(), expect.begin(), expect.end()) ||
+          static_cast<int64_t>(seq) <= last_seq[writer]) {
+        ++torn;
+        return;
+      }
+      last_seq[writer] = seq;
+    });
+    ++reads;
+  };
+  std::vector<int64_t> last_seq(kWriters);
+  std::thread reader([&] {
+    std::vector<int64_t> seqs(kWriters);
+    while (writers_done.load() < kWriters) check_read(seqs);
+  });
+  for (auto& t : writers) t.join();
+  reader.join();
+  check_read(last_seq);
+  EXPECT_EQ(torn, 0u);
+  EXPECT_GT(reads, 1u);
+  EXPECT_GT(delivered, 0u);
+  // The writer that finished last has its final record in the ring.
+  EXPECT_TRUE(std::count(last_seq.begin(), last_seq.end(), int64_t(kPerWriter - 1)) >= 1);
 }
 
 }  // namespace

@@ -35,6 +35,11 @@ typedef struct inprof_options {
   int sample_signal;          /* 0: SIGPROF */
   int unwinder;               /* 0 auto, 1 dwarf, 2 frame pointers */
   const char* thread_filters; /* NULL or comma-separated name substrings */
+  int mode;                   /* 0 stream, 1 ring (flight recorder) */
+  unsigned ring_seconds;      /* ring mode: keep at most this long in captures (0: all it holds) */
+  int capture_signal;         /* ring mode: capture on this signal (0: none) */
+  int crash_capture;          /* ring mode: 1 writes the ring on a crash */
+  const char* crash_path;     /* NULL: output_path with "-crash" */
 } inprof_options;
 
 /* Fills `options` with the defaults. */
@@ -45,6 +50,8 @@ INPROF_C_API int inprof_stop(void);
 INPROF_C_API int inprof_is_running(void);
 INPROF_C_API int inprof_pause(void);
 INPROF_C_API int inprof_resume(void);
+/* Ring mode: writes what the ring holds now to a dump at `path`; profiling goes on. */
+INPROF_C_API int inprof_capture(const char* path);
 INPROF_C_API const char* inprof_last_error(void);
 
 INPROF_C_API void inprof_set_thread_name(const char* name);

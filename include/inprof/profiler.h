@@ -72,6 +72,16 @@ enum class UnwindMethod {
   kFramePointer,  // frame pointers only: cheapest, complete only in code built with them
 };
 
+// Where samples and markers go while a session runs.
+enum class Mode {
+  // A writer thread streams them to the dump file as the program runs (every sample is kept).
+  kStream,
+  // Flight recorder: they stay in memory, in a ring of `buffer_size` bytes that overwrites its
+  // oldest records; no thread writes anything while the program runs. capture() writes what the
+  // ring holds (the last seconds) to a dump at any time; stop() writes it to `output_path`.
+  kRing,
+};
+
 // How a profiling session runs. The defaults suit most programs.
 struct Options {
   // Time between two samples of each thread; 100 µs to 1 s.
@@ -106,6 +116,22 @@ struct Options {
   // How long the sampler waits for a thread to answer before skipping it for this tick (a thread
   // that blocks the signal never answers). 100 µs to 1 s.
   std::chrono::nanoseconds thread_answer_timeout = std::chrono::milliseconds(20);
+
+  Mode mode = Mode::kStream;
+  // Ring mode: captures hold at most the last this-many seconds (0: whatever `buffer_size` holds).
+  // Memory is still bounded by `buffer_size`; a capture says which time range it really covers.
+  std::chrono::seconds ring_seconds{0};
+  // Ring mode: on this signal (0: none), capture to `output_path` with "-capture-N" before its
+  // extension, N counting from 1. start() refuses a signal the program already handles.
+  int capture_signal = 0;
+  // Ring mode, opt-in: on SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT, write the ring, the module
+  // list and a marker at the crash to `crash_path` (empty: `output_path` with "-crash" before its
+  // extension), using only async-signal-safe calls on a file opened by start(), then let the
+  // program's previous handler (or the default action) take the signal as it would have. The file
+  // is removed at stop() if no crash happened. A stack overflow is caught only on a thread that
+  // has an alternate signal stack (sigaltstack).
+  bool crash_capture = false;
+  std::string crash_path;
 };
 
 // The process-wide profiler. At most one session runs at a time.
@@ -125,6 +151,10 @@ class INPROF_API Profiler {
   // shown in the profile. resume() continues. Both fail if no session runs.
   static Status pause();
   static Status resume();
+  // Ring mode: writes what the ring holds now to a dump at `path` (the same format as a stream
+  // dump, read by `symbolicate`) while sampling goes on; the profile states the time range it
+  // covers. Fails if no session runs, the session streams, or the file cannot be written.
+  static Status capture(const std::string& path);
 
   Profiler() = delete;
 };
@@ -166,6 +196,7 @@ inline Status Profiler::stop() { return start(); }
 inline bool Profiler::is_running() { return false; }
 inline Status Profiler::pause() { return start(); }
 inline Status Profiler::resume() { return start(); }
+inline Status Profiler::capture(const std::string&) { return start(); }
 inline ProfileScope::ProfileScope(const Options& options) : status_(Profiler::start(options)) {}
 inline ProfileScope::~ProfileScope() {}
 inline void set_thread_name(std::string_view) {}

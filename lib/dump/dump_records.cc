@@ -347,6 +347,46 @@ void encode(ByteWriter& w, const JitMapRecord& r) { w.string(r.text); }
 
 bool decode(ByteReader& r, JitMapRecord& out) { return r.string(out.text, kMaxJitMapPiece); }
 
+void encode(ByteWriter& w, const CaptureRecord& r) {
+  w.varint(r.start_ns);
+  w.varint(r.end_ns);
+  w.u8(static_cast<uint8_t>(r.reason));
+  w.varint(r.records_overwritten);
+}
+
+bool decode(ByteReader& r, CaptureRecord& out) {
+  uint8_t reason = 0;
+  if (!r.varint(out.start_ns) || !r.varint(out.end_ns) || !r.u8(reason) ||
+      !r.varint(out.records_overwritten) || reason > 3) {
+    return false;
+  }
+  out.reason = static_cast<CaptureReason>(reason);
+  return true;
+}
+
+std::optional<uint64_t> record_time(RecordType type, std::span<const uint8_t> payload) {
+  ByteReader r(payload);
+  uint64_t first = 0, time = 0;
+  switch (type) {
+    case RecordType::kSample:
+    case RecordType::kSampleRepeat:
+    case RecordType::kCounterSample:  // (tid or counter id, time, ...)
+      if (r.varint(first) && r.varint(time)) return time;
+      return std::nullopt;
+    case RecordType::kMarker: {  // tid, category, phase, start, duration
+      uint64_t category = 0, duration = 0;
+      uint8_t phase = 0;
+      if (r.varint(first) && r.varint(category) && r.u8(phase) && r.varint(time) &&
+          r.varint(duration)) {
+        return time + duration;
+      }
+      return std::nullopt;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
 void append_record(std::vector<uint8_t>& chunk, RecordType type, std::span<const uint8_t> payload) {
   chunk.push_back(static_cast<uint8_t>(type));
   uint64_t n = payload.size();

@@ -18,6 +18,9 @@ namespace inprof::internal {
 inline constexpr uint8_t kDumpMagic[8] = {0x89, 'I', 'N', 'P', 'R', 'O', 'F', '\n'};
 inline constexpr uint32_t kDumpFormatVersion = 1;
 inline constexpr size_t kDumpHeaderSize = 16;  // magic, u32 version, u32 flags (little-endian)
+// Header flag: the records follow uncompressed, framed as inside a chunk (a crash capture,
+// written by a signal handler that can neither allocate nor compress).
+inline constexpr uint32_t kDumpFlagRaw = 1;
 
 // Limits a reader enforces, so a corrupt dump cannot ask for unbounded memory.
 inline constexpr size_t kMaxStringSize = 64 << 10;
@@ -48,6 +51,7 @@ enum class RecordType : uint8_t {
   kPause = 17,
   kResume = 18,
   kJitMap = 19,
+  kCapture = 20,
 };
 
 struct ProcessRecord {
@@ -213,6 +217,16 @@ struct PauseRecord {  // kPause and kResume
 // A piece of the process's JIT symbol map (perf's /tmp/perf-<pid>.map: lines "START SIZE name",
 // hex), copied at stop because the file may be gone when symbolicate runs. Long maps come in
 // several records, each ending on a line boundary.
+// What a flight-recorder capture covers: the dump holds the session's records from `start_ns` to
+// `end_ns` only (the ring had overwritten older ones, or `ring_seconds` cut them).
+enum class CaptureReason : uint8_t { kRequest = 0, kSignal = 1, kStop = 2, kCrash = 3 };
+struct CaptureRecord {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  CaptureReason reason = CaptureReason::kRequest;
+  uint64_t records_overwritten = 0;  // cumulative, since the session started
+};
+
 struct JitMapRecord {
   std::string text;
 };
@@ -233,6 +247,7 @@ void encode(ByteWriter& w, const CounterRecord& r);
 void encode(ByteWriter& w, const CounterSampleRecord& r);
 void encode(ByteWriter& w, const PauseRecord& r);
 void encode(ByteWriter& w, const JitMapRecord& r);
+void encode(ByteWriter& w, const CaptureRecord& r);
 // The sample encoder takes spans so the sampler can encode without allocating.
 void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
                    std::optional<uint64_t> cpu_delta_ns, uint32_t flags,
@@ -268,6 +283,11 @@ bool decode(ByteReader& r, CounterRecord& out);
 bool decode(ByteReader& r, CounterSampleRecord& out);
 bool decode(ByteReader& r, PauseRecord& out);
 bool decode(ByteReader& r, JitMapRecord& out);
+bool decode(ByteReader& r, CaptureRecord& out);
+
+// The time of a record that the ring buffer carries (sample, repeat, marker — its end —, counter
+// sample), without allocating; nothing for other types or a malformed payload.
+std::optional<uint64_t> record_time(RecordType type, std::span<const uint8_t> payload);
 
 // Appends a framed record (type, varint payload size, payload) to a chunk.
 void append_record(std::vector<uint8_t>& chunk, RecordType type, std::span<const uint8_t> payload);

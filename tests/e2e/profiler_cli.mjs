@@ -39,13 +39,15 @@ export function withSession(cliPath, profile, prefix, body, onStopError) {
         break;
       } catch (e) {
         const slow = /did not become ready[^]*?pid (\d+)/.exec(e.message);
-        if (!slow || attempt === 3) throw e;
+        if (!slow || attempt === 8) throw e;
         console.log(`note: the profiler-cli daemon was slow to start (attempt ${attempt}); retrying`);
         try {
           process.kill(Number(slow[1]));
         } catch {
           // It may have exited meanwhile.
         }
+        // A machine busy enough to miss 500 ms once often stays busy for a while: back off.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500 * attempt);
       }
     }
     return body(cli);

@@ -29,6 +29,30 @@ head -c 20000000 /dev/urandom > "$work/data"
 "$check" "$work/xz.json"
 grep -q 'lzma' "$work/xz.json" || fail "no liblzma frames in xz's profile"
 
+echo "== ring mode (flight recorder), captured by a signal sent from outside"
+# The program waits for the capture to appear, then exits: stop() writes the ring once more.
+"$launcher" record --ring --capture-signal SIGUSR2 -o "$work/ring.inprof" -- \
+  "$python" -c '
+import os, sys, time
+open(sys.argv[1], "w").close()
+start = time.time()
+while not os.path.exists(sys.argv[2]) and time.time() - start < 120:
+    sum(i * i for i in range(200000))
+time.sleep(0.5)' "$work/ready" "$work/ring-capture-1.inprof" &
+pid=$!
+for _ in $(seq 600); do [ -e "$work/ready" ] && break; sleep 0.1; done
+[ -e "$work/ready" ] || fail "python did not start"
+sleep 0.5  # some samples in the ring first
+kill -USR2 "$pid"
+wait "$pid" || fail "python in ring mode exited with $?"
+for f in ring-capture-1 ring; do
+  [ -s "$work/$f.inprof" ] || fail "ring mode wrote no $f.inprof"
+  "$symbolicate" "$work/$f.inprof" -o "$work/$f.json" 2>"$work/$f.log"
+  "$check" "$work/$f.json"
+  grep -q '_PyEval_EvalFrameDefault' "$work/$f.json" || fail "no interpreter frames in $f.json"
+  grep -q 'profilingStartTime' "$work/$f.json" || fail "$f.json states no capture range"
+done
+
 echo "== a bad setting leaves the program unprofiled, and running"
 out=$(INPROF_INTERVAL=bogus "$launcher" record -o "$work/bad.inprof" -- "$python" -c 'print("ran")' 2>&1)
 [[ "$out" == *"ran"* ]] || fail "the program did not run: $out"

@@ -26,6 +26,12 @@ constexpr const char* kUsage =
     "  -t, --threads LIST    only threads whose name contains one of these (comma-separated)\n"
     "  -u, --unwinder KIND   auto, dwarf or fp (default auto)\n"
     "      --dump-signal SIG write the dump when the program receives SIG (e.g. SIGUSR2)\n"
+    "\n"
+    "flight recorder (keep the last records in memory; write them on demand):\n"
+    "      --ring            ring mode: nothing is written until a capture or exit\n"
+    "      --ring-seconds N  captures hold at most the last N seconds\n"
+    "      --capture-signal SIG  on SIG, write the ring to OUTPUT-capture-N (e.g. SIGUSR1)\n"
+    "      --crash           on a crash, write the ring to OUTPUT-crash\n"
     "  -h, --help            this text\n"
     "      --version         the version\n"
     "\n"
@@ -86,6 +92,18 @@ int main(int argc, char** argv) {
       ok = value("INPROF_UNWINDER");
     else if (a == "--dump-signal")
       ok = value("INPROF_SIGNAL_DUMP");
+    else if (a == "--ring") {
+      env.emplace_back("INPROF_MODE", "ring");
+      ok = true;
+    }
+    else if (a == "--ring-seconds")
+      ok = value("INPROF_RING_SECONDS");
+    else if (a == "--capture-signal")
+      ok = value("INPROF_SIGNAL_CAPTURE");
+    else if (a == "--crash") {
+      env.emplace_back("INPROF_CRASH", "1");
+      ok = true;
+    }
     else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;

@@ -1,0 +1,289 @@
+// Crash capture on Linux: sigaction handlers for the fatal signals. The handler gathers the
+// crashing thread's registers and a frame-pointer walk of its stack (every read through
+// process_vm_readv, which fails on an unmapped address instead of faulting), has the CrashWriter
+// write the ring to the file opened at install time, then restores the program's previous action
+// and lets the signal take its course: a fault re-executes the faulting instruction on return, a
+// signal that was sent (abort, kill) is sent again.
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "crash_handler.h"
+#if defined(__x86_64__)
+#include "ucontext_registers_x86_64.h"
+#elif defined(__aarch64__)
+#include "ucontext_registers_aarch64.h"
+#endif
+
+namespace inprof::internal {
+namespace {
+
+constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+constexpr int kMaxCrashFrames = 256;
+
+struct CrashState {
+  std::atomic<CrashWriter*> writer{nullptr};
+  Sampler* sampler = nullptr;
+  int fd = -1;
+  struct sigaction previous[NSIG] = {};
+  std::atomic<bool> written{false};
+  std::atomic<bool> claimed{false};
+};
+CrashState g_crash;
+
+const char* signal_name(int signal) {
+  switch (signal) {
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGILL:
+      return "SIGILL";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGABRT:
+      return "SIGABRT";
+    default:
+      return "signal";
+  }
+}
+
+bool raw_write(void* context, const void* bytes, size_t size) {
+  const int fd = *static_cast<int*>(context);
+  const auto* p = static_cast<const uint8_t*>(bytes);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads one word of this process's memory without faulting on a bad address.
+bool safe_read(uint64_t address, uint64_t* out) {
+  if (address % 8 != 0 || address < 4096) return false;
+  iovec local{out, 8};
+  iovec remote{reinterpret_cast<void*>(address), 8};
+  return syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0) == 8;
+}
+
+struct Registers {
+  uint64_t pc = 0, sp = 0, fp = 0, lr = 0;
+};
+
+Registers registers_of(const uint64_t* regs) {
+  Registers r;
+  r.pc = regs[kRegPc];
+  r.sp = regs[kRegSp];
+  r.fp = regs[kRegFp];
+  if constexpr (kHasLinkRegister) r.lr = regs[kRegLr];
+  return r;
+}
+
+// Copies the top of the crashing thread's stack into the sampler's crash snapshot, a page at a
+// time through process_vm_readv so that the copy stops at the first unmapped page.
+void copy_stack(StackSnapshot& snapshot) {
+  constexpr uint64_t kPage = 4096;
+  constexpr int kMaxPieces = 300;
+  const uint64_t sp = snapshot.sp();
+  iovec local[kMaxPieces], remote[kMaxPieces];
+  int pieces = 0;
+  uint64_t at = sp;
+  const uint64_t end = sp + snapshot.capacity;
+  while (at < end && pieces < kMaxPieces) {
+    const uint64_t next = std::min(end, (at / kPage + 1) * kPage);
+    local[pieces] = {snapshot.buffer + (at - sp), static_cast<size_t>(next - at)};
+    remote[pieces] = {reinterpret_cast<void*>(at), static_cast<size_t>(next - at)};
+    ++pieces;
+    at = next;
+  }
+  const long copied = syscall(SYS_process_vm_readv, getpid(), local, pieces, remote, pieces, 0);
+  snapshot.stack_start = sp;
+  snapshot.stack_size = copied > 0 ? static_cast<size_t>(copied) : 0;
+  snapshot.stack_found = copied > 0;
+  snapshot.stack_truncated = snapshot.stack_size == snapshot.capacity;
+  snapshot.label_source = nullptr;
+  snapshot.label_count = 0;
+}
+
+// Hands the crash to the sampler and waits (100 ms at most) for it to write the sample.
+bool sample_through_sampler(Sampler* sampler, const ucontext_t* uc, uint64_t tid, uint64_t now) {
+  StackSnapshot* snapshot = sampler ? sampler->crash_snapshot() : nullptr;
+  if (!snapshot) return false;
+  capture_registers(uc, snapshot->regs);
+  snapshot->time_ns = now;
+  copy_stack(*snapshot);
+  sampler->post_crash_sample(tid);
+  for (int waited_ms = 0; waited_ms < 100; ++waited_ms) {
+    if (sampler->crash_sample_written()) return true;
+    // The raw system call: the libc symbol may be interposed (ours is, to resume sleeps the
+    // sampling signal cuts short) and resolving it lazily would take the loader's lock.
+    timespec one_ms{0, 1000000};
+    syscall(SYS_nanosleep, &one_ms, nullptr);
+  }
+  return sampler->crash_sample_written();
+}
+
+// frames[0] is the PC, then return addresses along the frame-pointer chain, each frame record
+// being [fp] = caller's fp, [fp + 8] = return address on both architectures. The chain must climb
+// the stack; where frame pointers are absent it ends early (the ring's earlier samples, unwound
+// with DWARF, carry the full stacks).
+size_t walk(const Registers& r, uint64_t* frames, uint64_t* candidates) {
+  size_t n = 0;
+  frames[n++] = r.pc;
+  for (int slot = 0; slot < 8; ++slot) {
+    uint64_t word = 0;
+    candidates[slot] = safe_read(r.sp + 8 * static_cast<uint64_t>(slot), &word) ? word : 0;
+  }
+#if defined(__aarch64__)
+  // A leaf or a prologue still has its return address in the link register.
+  candidates[0] = r.lr;
+#endif
+  uint64_t fp = r.fp;
+  const uint64_t stack_limit = r.sp + (64u << 20);
+  while (n < kMaxCrashFrames && fp >= r.sp && fp < stack_limit) {
+    uint64_t caller_fp = 0, return_address = 0;
+    if (!safe_read(fp, &caller_fp) || !safe_read(fp + 8, &return_address)) break;
+    if (return_address < 4096) break;
+    frames[n++] = return_address;
+    if (caller_fp <= fp) break;
+    fp = caller_fp;
+  }
+  return n;
+}
+
+uint64_t monotonic_now() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void on_crash(int signal, siginfo_t* info, void* context) {
+  const int saved_errno = errno;
+  // The first crash writes; a second one (another thread, or a fault inside the writing) only
+  // chains, so the handler can never loop.
+  CrashWriter* writer = g_crash.writer.load(std::memory_order_acquire);
+  if (writer && !g_crash.claimed.exchange(true)) {
+    const auto* uc = static_cast<const ucontext_t*>(context);
+    CrashReport report;
+    report.tid = static_cast<uint64_t>(syscall(SYS_gettid));
+    report.time_ns = monotonic_now();
+    uint64_t frames[kMaxCrashFrames];
+    uint64_t candidates[8];
+    size_t count = 0;
+    if (!sample_through_sampler(g_crash.sampler, uc, report.tid, report.time_ns)) {
+      uint64_t regs[kRegisterCount];
+      capture_registers(uc, regs);
+      count = walk(registers_of(regs), frames, candidates);
+    }
+    report.signal_name = signal_name(signal);
+    report.code = info ? info->si_code : 0;
+    report.address = info ? reinterpret_cast<uint64_t>(info->si_addr) : 0;
+    report.frames = std::span<const uint64_t>(frames, count);
+    report.leaf_candidates = std::span<const uint64_t>(candidates, count ? 8 : 0);
+    int fd = g_crash.fd;
+    if (writer->write(report, CrashSink{&fd, raw_write})) {
+      (void)fsync(fd);
+      g_crash.written.store(true);
+    }
+  }
+  // Hand the signal back to whoever had it before us.
+  sigaction(signal, &g_crash.previous[signal], nullptr);
+  if (!info || info->si_code <= 0) {
+    // Sent (abort(), kill, raise): send it again; it arrives once this handler returns.
+    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), signal);
+  }
+  // A fault (si_code > 0) happens again when the faulting instruction re-executes.
+  errno = saved_errno;
+}
+
+class LinuxCrashHandler final : public CrashHandler {
+ public:
+  explicit LinuxCrashHandler(std::string path) : path_(std::move(path)) {}
+  ~LinuxCrashHandler() override {
+    g_crash.writer.store(nullptr, std::memory_order_release);
+    for (int signal : kCrashSignals) {
+      struct sigaction current = {};
+      sigaction(signal, nullptr, &current);
+      // Only our own handler is taken out: one installed over it stays.
+      if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_crash) {
+        sigaction(signal, &g_crash.previous[signal], nullptr);
+      }
+    }
+    ::close(g_crash.fd);
+    g_crash.fd = -1;
+    if (!g_crash.written.load()) ::unlink(path_.c_str());
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+std::unique_ptr<CrashHandler> CrashHandler::install(const std::string& path, CrashWriter* writer,
+                                                    Sampler* sampler, Status* status) {
+  if (g_crash.fd >= 0) {
+    *status = Status::error(Status::Code::kAlreadyRunning, "crash capture is already armed");
+    return nullptr;
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    *status = Status::error(Status::Code::kOutputError,
+                            errno == ELOOP ? "refusing to write crash file '" + path +
+                                                 "': it is a symbolic link"
+                                           : "cannot create crash file '" + path +
+                                                 "': " + std::strerror(errno));
+    return nullptr;
+  }
+  // Bind now every libc function the handler calls, so that none is resolved lazily (through the
+  // dynamic loader) for the first time inside it.
+  {
+    (void)getpid();
+    (void)syscall(SYS_gettid);
+    (void)monotonic_now();
+    uint64_t word = 0;
+    (void)safe_read(reinterpret_cast<uint64_t>(&word), &word);
+    timespec none{0, 0};
+    (void)syscall(SYS_nanosleep, &none, nullptr);
+    (void)::write(fd, "", 0);
+    (void)fsync(fd);
+    struct sigaction current = {};
+    (void)sigaction(SIGSEGV, nullptr, &current);
+  }
+  g_crash.fd = fd;
+  g_crash.sampler = sampler;
+  g_crash.written.store(false);
+  g_crash.claimed.store(false);
+  g_crash.writer.store(writer, std::memory_order_release);
+  for (int signal : kCrashSignals) {
+    struct sigaction action = {};
+    action.sa_sigaction = on_crash;
+    // SA_ONSTACK: a stack overflow is caught on threads that have an alternate stack.
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal, &action, &g_crash.previous[signal]);
+  }
+  *status = {};
+  return std::make_unique<LinuxCrashHandler>(path);
+}
+
+void CrashHandler::disarm_after_fork() {
+  if (g_crash.fd < 0) return;
+  g_crash.writer.store(nullptr);
+  for (int signal : kCrashSignals) sigaction(signal, &g_crash.previous[signal], nullptr);
+  ::close(g_crash.fd);
+  g_crash.fd = -1;
+}
+
+}  // namespace inprof::internal
