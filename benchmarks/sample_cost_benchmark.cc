@@ -79,7 +79,8 @@ void BM_OneSample(benchmark::State& state) {
   auto unwinder_ptr = make_unwinder(state.range(1) != 0);
   Unwinder& unwinder = *unwinder_ptr;
   Status status;
-  auto copier = StackCopier::create({}, &status);
+  // A loaded machine may keep the target off the CPU for a while: wait, rather than fail.
+  auto copier = StackCopier::create({0, std::chrono::seconds(1)}, &status);
   if (!copier) {
     state.SkipWithError(status.message().c_str());
     return;
@@ -192,7 +193,8 @@ void BM_Unwind(benchmark::State& state) {
   const int depth = static_cast<int>(state.range(0));
   const int mode = static_cast<int>(state.range(1));
   Status status;
-  auto copier = StackCopier::create({}, &status);
+  // A loaded machine may keep the target off the CPU for a while: wait, rather than fail.
+  auto copier = StackCopier::create({0, std::chrono::seconds(1)}, &status);
   if (!copier) {
     state.SkipWithError(status.message().c_str());
     return;

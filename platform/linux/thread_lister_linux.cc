@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <unordered_map>
 
-#include "file_util_linux.h"
 #include "thread_lister.h"
 
 namespace inprof::internal {
@@ -71,10 +70,20 @@ class LinuxThreadLister final : public ThreadLister {
     char path[64];
     std::snprintf(path, sizeof(path), "/proc/self/task/%llu/comm",
                   static_cast<unsigned long long>(tid));
-    std::string comm;
-    if (!read_small_file(path, &comm, 256)) return {};
-    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-    return comm;
+    // Read into a local buffer: a comm is at most 15 bytes, so the string returned fits its
+    // inline storage and the periodic name refresh allocates nothing.
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    char comm[64];
+    ssize_t n;
+    do {
+      n = ::read(fd, comm, sizeof(comm));
+    } while (n < 0 && errno == EINTR);
+    ::close(fd);
+    if (n <= 0) return {};
+    size_t length = static_cast<size_t>(n);
+    while (length > 0 && comm[length - 1] == '\n') --length;
+    return std::string(comm, length);
   }
 
   // /proc/<tid>/schedstat: "run time, wait time, times scheduled in". The file stays open per
