@@ -9,7 +9,8 @@
 #
 # Each scenario's expected exit status and dump checks come from the table below unless given
 # after `--`. --soak sets INPROF_SOAK=1: every
-# scenario runs for 60 s (or --seconds).
+# scenario runs for 60 s (or --seconds). INPROF_TORTURE_SKIP="name ..." leaves scenarios out of
+# --scenario all (run-sanitizers.sh uses it for what TSan itself cannot run).
 set -u
 
 torture= dump_check= symbolicate= profile_check= work_dir= scenario= expect_exit=0 build_dir=
@@ -142,6 +143,10 @@ if [[ $scenario == all ]]; then
   failed=()
   for name in $("$torture" --list); do
     [[ $name == corrupt_sp_no_altstack ]] && continue  # a kernel limit; see CMakeLists.txt
+    if [[ " ${INPROF_TORTURE_SKIP:-} " == *" $name "* ]]; then
+      echo "scenario $name: skipped (INPROF_TORTURE_SKIP)"
+      continue
+    fi
     read -r want args <<<"$(expectations "$name")"
     # shellcheck disable=SC2086
     run_one "$name" "$want" $args || failed+=("$name")

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz) with clang-14 + ASan + UBSan, replays the committed
+# corpus of each and fuzzes each for a while. Any crash, sanitizer report, leak, timeout or
+# out-of-memory fails the run; the input that caused it is kept in the work directory.
+#
+#   run-fuzz.sh [--seconds N] [--target NAME] [--build-dir DIR] [--work-dir DIR] [--merge]
+#
+#   --seconds N   fuzzing time per target after the replay (default 30; 0: replay only)
+#   --target NAME only this target (default: all of them)
+#   --merge       afterwards, fold what the run found into tests/fuzz/corpus/<target>
+#                 (minimised with -merge=1; for maintainers, not CI)
+# The per-target execution count ("Done N runs") is printed at the end.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+seconds=30
+only=
+build="$root/build-fuzz"
+work=
+merge=0
+while (($#)); do
+  case "$1" in
+    --seconds) seconds=$2; shift 2 ;;
+    --target) only=$2; shift 2 ;;
+    --build-dir) build=$2; shift 2 ;;
+    --work-dir) work=$2; shift 2 ;;
+    --merge) merge=1; shift ;;
+    *) echo "run-fuzz.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+: "${work:=$build/fuzz-work}"
+jobs="${INPROF_JOBS:-$(nproc)}"
+
+# clang-14 and its runtime libraries (libFuzzer is in libclang-rt-14-dev), if missing.
+if [[ -z ${INPROF_SKIP_INSTALL:-} ]]; then
+  bash "$root/tools/scripts/install-deps.sh"
+  missing=()
+  for p in clang-14 libclang-rt-14-dev zstd; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo=sudo
+    echo "run-fuzz: installing ${missing[*]}"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      "${missing[@]}"
+  fi
+fi
+
+targets=(fuzz_dump_reader fuzz_dump_records fuzz_symbolicate_profile fuzz_jit_map
+         fuzz_dwarf_expression fuzz_unwinders)
+if [[ -n $only ]]; then targets=("$only"); fi
+
+start=$SECONDS
+CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DINPROF_BUILD_FUZZERS=ON -DINPROF_BUILD_TESTS=OFF -DINPROF_BUILD_EXAMPLES=OFF \
+  -DINPROF_BUILD_BENCHMARKS=OFF -DINPROF_BUILD_TOOLS=ON >/dev/null
+cmake --build "$build" -j"$jobs" --target "${targets[@]}"
+echo "== fuzz: build $((SECONDS - start)) s"
+
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
+export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:suppressions=$root/tests/sanitizers/ubsan.supp"
+# -timeout: one input may take at most this long; -rss_limit_mb: and this much memory.
+limits=(-timeout=10 -rss_limit_mb=2048 -max_len=65536)
+failed=()
+summary=()
+for target in "${targets[@]}"; do
+  bin="$build/tests/fuzz/$target"
+  corpus="$root/tests/fuzz/corpus/$target"
+  dir="$work/$target"
+  rm -rf "$dir"
+  mkdir -p "$dir/new" "$dir/artifacts"
+  # Replay: every committed input once, as a regression test.
+  if ! "$bin" "${limits[@]}" -runs=0 "$corpus" >"$dir/replay.log" 2>&1; then
+    tail -40 "$dir/replay.log"
+    echo "== $target: FAIL: an input of the committed corpus fails"
+    failed+=("$target")
+    continue
+  fi
+  runs=0
+  if ((seconds > 0)); then
+    # New inputs go to $dir/new; the committed corpus is read only.
+    if ! "$bin" "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+        -artifact_prefix="$dir/artifacts/" "$dir/new" "$corpus" >"$dir/fuzz.log" 2>&1; then
+      tail -60 "$dir/fuzz.log"
+      echo "== $target: FAIL: finding kept in $dir/artifacts/"
+      failed+=("$target")
+      continue
+    fi
+    runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$dir/fuzz.log" | tail -1)
+    if ((merge)); then
+      "$bin" "${limits[@]}" -merge=1 "$corpus" "$dir/new" >"$dir/merge.log" 2>&1
+    fi
+  fi
+  summary+=("$target: corpus $(ls "$corpus" | wc -l) inputs replayed, ${runs} runs in ${seconds} s")
+  echo "== ${summary[-1]}"
+done
+printf '== %s\n' "${summary[@]}"
+echo "== fuzz: total $((SECONDS - start)) s"
+if ((${#failed[@]})); then
+  echo "== fuzz: FAILED: ${failed[*]}"
+  exit 1
+fi
+echo "== fuzz: no findings"
