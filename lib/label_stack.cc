@@ -5,6 +5,9 @@
 #include <vector>
 
 #include "process_info.h"
+#if defined(INPROF_THREAD_EXIT_HOOK)
+#include "thread_exit_hook.h"
+#endif
 
 namespace inprof::internal {
 namespace {
@@ -21,20 +24,45 @@ LabelStackRegistry& registry() {
   return *r;
 }
 
+void recycle(LabelStack* stack, uint64_t tid) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.by_thread.erase(tid);
+  stack->owner.store(0, std::memory_order_relaxed);
+  stack->depth.store(0, std::memory_order_relaxed);
+  r.free.push_back(stack);
+}
+
+#if defined(INPROF_THREAD_EXIT_HOOK)
+// The thread's stack goes back through the platform's exit hook (thread_exit_hook.h says why);
+// the thread_local itself has no destructor.
+struct ThreadLabels {
+  LabelStack* stack = nullptr;
+  uint64_t tid = 0;
+};
+
+void recycle_at_exit(void* stack) {
+  auto* s = static_cast<LabelStack*>(stack);
+  recycle(s, s->owner.load(std::memory_order_relaxed));
+}
+
+void recycle_when_thread_exits(LabelStack* stack) {
+  static unsigned slot = 0;
+  static const bool have_slot = create_thread_exit_slot(recycle_at_exit, &slot);
+  if (have_slot) set_thread_exit_value(slot, stack);  // without a slot, the stack stays taken
+}
+#else
 // Gives the thread's stack back when the thread exits.
 struct ThreadLabels {
   LabelStack* stack = nullptr;
   uint64_t tid = 0;
   ~ThreadLabels() {
-    if (stack == nullptr) return;
-    auto& r = registry();
-    std::lock_guard lock(r.mutex);
-    r.by_thread.erase(tid);
-    stack->owner.store(0, std::memory_order_relaxed);
-    stack->depth.store(0, std::memory_order_relaxed);
-    r.free.push_back(stack);
+    if (stack != nullptr) recycle(stack, tid);
   }
 };
+
+void recycle_when_thread_exits(LabelStack*) {}  // the destructor above does it
+#endif
 
 thread_local ThreadLabels t_labels;
 
@@ -55,6 +83,7 @@ LabelStack& current_label_stack() {
   stack->owner.store(t_labels.tid, std::memory_order_relaxed);
   r.by_thread[t_labels.tid] = stack;
   t_labels.stack = stack;
+  recycle_when_thread_exits(stack);
   return *stack;
 }
 

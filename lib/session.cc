@@ -168,6 +168,8 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   }
 
   Session* s = session.get();
+  // Before any thread of the session starts: the writer reads it for every stats record.
+  s->markers_dropped_at_start_ = MarkerRecorder::instance().dropped();
   if (!s->ring_mode_) {
     // The writer starts first so that the sampler knows its id and never samples it.
     std::promise<uint64_t> writer_tid;
@@ -188,7 +190,6 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
     s->sampler_->run();
   });
   sampler_ready_done.wait();
-  s->markers_dropped_at_start_ = MarkerRecorder::instance().dropped();
   // Markers, categories and counters flow into this session from now on.
   Declarations::instance().attach(&s->metadata_);
   MarkerRecorder::instance().attach(s->ring_, start_ns);

@@ -28,6 +28,8 @@ class StackCopier {
   struct Config {
     int signal = 0;  // Linux: 0 picks SIGPROF
     std::chrono::nanoseconds timeout = std::chrono::milliseconds(20);
+    // The sampling interval: Windows raises its timer resolution while it is below 10 ms.
+    std::chrono::nanoseconds interval = std::chrono::milliseconds(1);
   };
 
   // Installs what the copier needs (a signal handler on Linux). Only one copier exists at a time.

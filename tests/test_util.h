@@ -19,7 +19,9 @@ inline std::chrono::nanoseconds thread_cpu_time(pthread_t thread) {
 #if defined(_WIN32)  // MinGW's winpthreads has no per-thread CPU clock
   FILETIME created, exited, kernel, user;
   if (!GetThreadTimes(pthread_gethandle(thread), &created, &exited, &kernel, &user)) return {};
-  auto ticks = [](const FILETIME& t) { return (uint64_t(t.dwHighDateTime) << 32) | t.dwLowDateTime; };
+  auto ticks = [](const FILETIME& t) {
+    return (uint64_t(t.dwHighDateTime) << 32) | t.dwLowDateTime;
+  };
   return std::chrono::nanoseconds((ticks(kernel) + ticks(user)) * 100);
 #else
   clockid_t clock;

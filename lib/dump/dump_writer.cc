@@ -1,6 +1,12 @@
 #include "dump/dump_writer.h"
 
+// INPROF_NO_ZSTD: a build without zstd (Debian has none for MinGW-w64) writes each chunk as a
+// stored, uncompressed zstd frame (stored_frames.h): the same format, only larger.
+#if defined(INPROF_NO_ZSTD)
+#include "dump/stored_frames.h"
+#else
 #include <zstd.h>
+#endif
 
 #include <cstring>
 
@@ -28,6 +34,14 @@ void DumpWriter::add_payload(RecordType type, std::span<const uint8_t> payload) 
 
 Status DumpWriter::flush() {
   if (chunk_.empty() || closed_) return first_error_;
+#if defined(INPROF_NO_ZSTD)
+  compressed_.clear();
+  append_stored_frame(chunk_, compressed_);
+  chunk_.clear();
+  Status s = file_->write(compressed_);
+  if (!s.ok() && first_error_.ok()) first_error_ = s;
+  return first_error_;
+#else
   compressed_.resize(ZSTD_compressBound(chunk_.size()));
   size_t n =
       ZSTD_compress(compressed_.data(), compressed_.size(), chunk_.data(), chunk_.size(), level_);
@@ -42,6 +56,7 @@ Status DumpWriter::flush() {
   Status s = file_->write(std::span<const uint8_t>(compressed_.data(), n));
   if (!s.ok() && first_error_.ok()) first_error_ = s;
   return first_error_;
+#endif
 }
 
 Status DumpWriter::close() {

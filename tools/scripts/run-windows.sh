@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The Windows job: cross-builds inprof for 64-bit Windows with Debian's MinGW-w64 (GCC with POSIX
+# threads, static runtime) and runs the library's tests under Wine with ctest
+# (CMAKE_CROSSCOMPILING_EMULATOR). Runs on a fresh Debian 12 amd64 machine as root; installs only
+# what is missing.
+#
+#   tools/scripts/run-windows.sh
+#
+# INPROF_WINDOWS_BUILD_DIR  the cross build (default: build-mingw); Wine's prefix lives inside it
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${INPROF_WINDOWS_BUILD_DIR:-$root/build-mingw}"
+jobs="$(nproc)"
+started=$SECONDS
+phase() { echo "run-windows: [$((SECONDS - started)) s] $*"; }
+
+# --- packages ----------------------------------------------------------------------------------
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
+    echo "run-windows: needs root to install packages" >&2
+    exit 1
+  fi
+fi
+# cmake and GoogleTest's sources (googletest) come from install-deps.sh on CI; listed here too
+# so that the job stands alone. Debian 12 has no /usr/bin/wine64: `wine` starts the 64-bit loader.
+packages=(cmake make googletest g++-mingw-w64-x86-64-posix wine wine64)
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  phase "installing ${missing[*]}"
+  apt_get() { $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+  if ! apt-cache show g++-mingw-w64-x86-64-posix >/dev/null 2>&1; then apt_get update -qq; fi
+  apt_get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# --- cross build --------------------------------------------------------------------------------
+phase "cross-configuring $build"
+cmake -S "$root" -B "$build" \
+  -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/x86_64-w64-mingw32.cmake" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DINPROF_BUILD_TOOLS=OFF -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF >/dev/null
+phase "building"
+cmake --build "$build" -j"$jobs" --target inprof_unit_tests
+
+# --- Wine -----------------------------------------------------------------------------------------
+# Headless, quiet, a prefix of our own. The server and Wine's services start here, detached from
+# any pipe: started by the first test instead, they inherit its output pipe and ctest waits on it
+# (about 2.5 s per test, and a persistent server started from inside ctest hung it).
+export WINEPREFIX="$build/wine-prefix"
+export WINEDEBUG=-all
+export WINEDLLOVERRIDES="mscoree,mshtml="
+unset DISPLAY
+stop_wine() { wineserver -k </dev/null >/dev/null 2>&1 || true; }
+trap stop_wine EXIT
+phase "starting Wine (prefix $WINEPREFIX)"
+mkdir -p "$WINEPREFIX"  # wineserver needs the directory; wineboot fills it (≈3 s the first time)
+wineserver -p </dev/null >/dev/null 2>&1
+wine wineboot </dev/null >/dev/null 2>&1
+
+# --- tests under Wine ---------------------------------------------------------------------------
+phase "ctest under $(command -v wine)"
+cd "$build"
+ctest --output-on-failure --timeout 300 </dev/null
+phase "done"
