@@ -35,6 +35,7 @@ class DumpVisitor {
   virtual void on_pause(const PauseRecord&) {}
   virtual void on_resume(const PauseRecord&) {}
   virtual void on_jit_map(const JitMapRecord&) {}
+  virtual void on_capture(const CaptureRecord&) {}
 };
 
 struct DumpReadResult {
@@ -44,6 +45,7 @@ struct DumpReadResult {
   std::vector<std::string> warnings;  // damage that was skipped (the rest was delivered)
   bool complete = false;              // the end record was seen: the session stopped cleanly
   uint32_t version = 0;
+  bool raw = false;  // uncompressed records: a crash capture
   uint64_t records = 0;
   uint64_t chunks = 0;
 };
@@ -52,6 +54,9 @@ struct DumpReadResult {
 DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor);
 // Reads a dump from a file; only regular files are opened.
 DumpReadResult read_dump_file(const std::string& path, DumpVisitor& visitor);
+// The same, reading the file a piece at a time: memory stays at about one chunk however large
+// the file is. Delivers the same records and reports the same damage.
+DumpReadResult read_dump_file_incrementally(const std::string& path, DumpVisitor& visitor);
 
 }  // namespace inprof::internal
 

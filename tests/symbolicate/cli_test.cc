@@ -1,6 +1,7 @@
 // Runs the built symbolicate binary: exit codes, messages, and module paths that must not hang.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -41,6 +42,8 @@ TEST(SymbolicateCli, WrongUsageExitsWithTwo) {
   EXPECT_EQ(run({"dump.inprof", "-o"}), 2);  // -o without a file
   EXPECT_EQ(run({"--bogus", "x", "-o", "y"}), 2);
   EXPECT_EQ(run({"a", "b", "-o", "y"}), 2);
+  EXPECT_EQ(run({"a", "-o", "y", "--split-at", "many"}, &err), 2);
+  EXPECT_NE(err.find("--split-at needs an address count"), std::string::npos) << err;
 }
 
 TEST(SymbolicateCli, MissingOrInvalidDumpExitsWithOne) {
@@ -128,9 +131,12 @@ TEST(SymbolicateCli, StrangeModulePathsAreSkippedWithAWarning) {
   std::ofstream(text) << "not an ELF file";
   std::string empty = dir.path("empty.so");
   std::ofstream(empty).flush();
+  std::string loop = dir.path("loop.so");  // loop.so -> loop2.so -> loop.so
+  ASSERT_EQ(symlink(dir.path("loop2.so").c_str(), loop.c_str()), 0);
+  ASSERT_EQ(symlink(loop.c_str(), dir.path("loop2.so").c_str()), 0);
 
-  std::vector<std::string> paths = {fifo, dir.path(""), "/dev/zero",
-                                    text, empty,        dir.path("missing.so")};
+  std::vector<std::string> paths = {fifo,  dir.path(""), "/dev/zero",           text,
+                                    empty, loop,         dir.path("missing.so")};
   std::vector<ModuleRecord> modules;
   std::vector<uint64_t> frames;
   for (size_t i = 0; i < paths.size(); ++i) {

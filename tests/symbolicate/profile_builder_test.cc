@@ -56,9 +56,8 @@ TEST(ProfileBuilder, WritesParsableJsonWithPrefixOffsets) {
   t.name = "main";
   t.pid = 12;
   t.tid = 13;
-  t.samples.stack = {s1, std::nullopt};
-  t.samples.time_ns = {1'500'000, 2'500'000};
-  t.samples.cpu_delta_ns = {std::nullopt, 7};
+  t.samples.push_back({s1, 1'500'000, std::nullopt});
+  t.samples.push_back({std::nullopt, 2'500'000, 7});
   b.add_thread(t);
   b.meta().has_cpu_deltas = true;
 

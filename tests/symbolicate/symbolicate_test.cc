@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "module_symbolizer.h"
 #include "profile_converter.h"
 #include "test_support.h"
 #include "test_targets.h"
@@ -288,6 +289,40 @@ TEST_F(SymbolicateTest, ModulesAreChosenByLoadTime) {
   EXPECT_EQ(stack(1)[0].func, "libb.so+0x10");
 }
 
+// A library loaded and unloaded again and again: every module epoch resolves the same raw stack
+// to its own library, also past the first few epochs (kept sparsely) and for idle repeats.
+TEST_F(SymbolicateTest, ManyModuleEpochsEachResolveTheirOwnLibrary) {
+  constexpr int kLibraries = 12;
+  {
+    symtest::DumpFile d(dump_path());
+    d.process(symtest::test_process());
+    for (int i = 0; i < kLibraries; ++i) {
+      ModuleRecord m;
+      m.id = uint64_t(i + 1);
+      m.time_ns = uint64_t(i) * 10'000'000;
+      m.start = 0x40000000;
+      m.end = 0x40001000;
+      m.path = "/nonexistent/lib" + std::to_string(i) + ".so";
+      d.module(m);
+      d.sample(1, m.time_ns + 1'000'000, {0x40000010, 0x40000020});
+      d.repeat(1, m.time_ns + 2'000'000);
+      d.module_unload(m.id, m.time_ns + 5'000'000);
+    }
+    d.close();
+  }
+  convert();
+  for (int i = 0; i < kLibraries; ++i) {
+    std::string lib = "lib" + std::to_string(i) + ".so";
+    for (size_t k : {size_t(2 * i), size_t(2 * i + 1)}) {
+      auto frames = stack(k);
+      ASSERT_EQ(frames.size(), 2u) << "sample " << k;
+      EXPECT_EQ(frames[0].func, lib + "+0x20") << "sample " << k;
+      EXPECT_EQ(frames[1].func, lib + "+0x10") << "sample " << k;
+      EXPECT_EQ(frames[1].category, k % 2 ? "Idle" : "Native") << "sample " << k;
+    }
+  }
+}
+
 TEST_F(SymbolicateTest, DumpCutShortStillProducesTheCompleteRecords) {
   uint64_t leaf = reinterpret_cast<uintptr_t>(&symtest::leaf_function);
   {
@@ -347,6 +382,18 @@ TEST_F(SymbolicateTest, CorruptDumpIsAnError) {
   }
   EXPECT_EQ(symtest::symbolicate_in_process(dump_path(), out_path(), &err_), 1);
   EXPECT_EQ(err_.rfind("symbolicate: error: ", 0), 0u) << err_;
+}
+
+TEST(Demangle, CxxAndLegacyRustNames) {
+  using inprof::symbolicate::demangle;
+  EXPECT_EQ(demangle("_ZN3foo3barEv"), "foo::bar()");
+  EXPECT_EQ(demangle("plain_c_name"), "plain_c_name");
+  EXPECT_EQ(demangle("_Zgarbage"), "_Zgarbage");
+  // Rust's legacy mangling: the hash goes, the $..$ escapes and ".." are decoded.
+  EXPECT_EQ(demangle("_ZN4core3fmt5write17h0123456789abcdefE"), "core::fmt::write");
+  EXPECT_EQ(demangle("_ZN70_$LT$alloc..vec..Vec$LT$T$C$A$GT$$u20$as$u20$core..ops..drop..Drop$GT$"
+                     "4drop17h0123456789abcdefE"),
+            "<alloc::vec::Vec<T,A> as core::ops::drop::Drop>::drop");
 }
 
 }  // namespace

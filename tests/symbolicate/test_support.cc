@@ -208,7 +208,10 @@ ModuleRecord self_module(uint64_t id) {
 
 int symbolicate_in_process(const std::string& dump, const std::string& out, std::string* err) {
   std::FILE* f = std::tmpfile();
-  int rc = inprof::symbolicate::run_symbolicate({dump, out}, f);
+  inprof::symbolicate::RunOptions options;
+  options.dump_path = dump;
+  options.output_path = out;
+  int rc = inprof::symbolicate::run_symbolicate(options, f);
   if (err) *err = read_stream(f);
   std::fclose(f);
   return rc;

@@ -8,6 +8,9 @@ packages=(
   libzstd-dev libdw-dev libelf-dev rapidjson-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 xz-utils
+  # symbolicate's tests: Debian's detached libc debug symbols, llvm-symbolizer to agree with,
+  # elfutils' debuginfod client.
+  libc6-dbg llvm-14 libdebuginfod1
 )
 # The Firefox Profiler's own loading code (profiler-cli, from npm) checks generated profiles.
 if ! command -v node >/dev/null 2>&1; then packages+=(nodejs); fi

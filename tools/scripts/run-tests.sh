@@ -1,12 +1,51 @@
 #!/usr/bin/env bash
-# Sets everything up, builds inprof with its tests, and runs them all (unit tests, symbolicate
-# tests, and the end-to-end test that loads a profile with the Firefox Profiler's own code).
-set -euo pipefail
+# Sets everything up, builds inprof with its tests, and runs them all:
+#   1. the native build and its ctest suite (unit, symbolicate, end-to-end with the Firefox
+#      Profiler's own code, torture, preload, consumers, performance properties);
+#   2. a short fuzzing run of every libFuzzer target over its committed corpus (run-fuzz.sh);
+#   3. the aarch64 cross build, its tests under qemu-user (run-aarch64.sh);
+#   4. the Windows cross build (MinGW-w64), its tests under Wine (run-windows.sh);
+#   5. with INPROF_SANITIZERS=1, the library and its tests under ASan + UBSan and TSan
+#      (run-sanitizers.sh; not yet part of the default run: see README, Reliability).
+# Each step installs what it needs (Debian packages, as root). INPROF_QUICK=1 runs step 1 only.
+# Every step runs even if an earlier one failed; the exit status says whether all passed.
+set -uo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${INPROF_BUILD_DIR:-$root/build}"
+started=$SECONDS
+failed=()
+phase() { echo; echo "run-tests: [$((SECONDS - started)) s] $*"; }
+step() {
+  local name=$1
+  shift
+  phase "$name"
+  if ! "$@"; then
+    failed+=("$name")
+    phase "$name FAILED"
+  fi
+}
 
-bash "$root/tools/scripts/install-deps.sh"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" -j"$(nproc)"
-cd "$build"
-ctest --output-on-failure --timeout 600 -j"$(nproc)"
+native() {
+  bash "$root/tools/scripts/install-deps.sh" &&
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+    cmake --build "$build" -j"$(nproc)" &&
+    (cd "$build" && ctest --output-on-failure --timeout 600 -j"$(nproc)")
+}
+
+step "native build and tests" native
+if [[ -z ${INPROF_QUICK:-} ]]; then
+  step "fuzzing (short run over the corpus)" bash "$root/tools/scripts/run-fuzz.sh" --seconds 15
+  step "aarch64 under qemu-user" env INPROF_HOST_BUILD_DIR="$build" \
+    bash "$root/tools/scripts/run-aarch64.sh"
+  step "Windows (MinGW-w64) under Wine" bash "$root/tools/scripts/run-windows.sh"
+  if [[ -n ${INPROF_SANITIZERS:-} ]]; then
+    step "sanitizers (ASan+UBSan, TSan)" env INPROF_SKIP_INSTALL=1 \
+      bash "$root/tools/scripts/run-sanitizers.sh" all
+  fi
+fi
+
+if ((${#failed[@]})); then
+  phase "FAILED: ${failed[*]}"
+  exit 1
+fi
+phase "all passed"

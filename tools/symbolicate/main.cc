@@ -1,9 +1,12 @@
 // symbolicate DUMP -o OUT.json: turns an inprof dump into a Firefox Profiler profile.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "profile_server.h"
 #include "symbolicate.h"
 
 #ifndef INPROF_VERSION_STRING
@@ -15,18 +18,41 @@ namespace {
 using namespace inprof::symbolicate;
 
 void print_usage(std::FILE* f) {
-  std::fprintf(f,
-               "usage: symbolicate DUMP -o OUT.json\n"
-               "\n"
-               "Reads an inprof dump and writes a symbolicated Firefox Profiler profile\n"
-               "(processed format), to open at https://profiler.firefox.com.\n"
-               "\n"
-               "options:\n"
-               "  -o, --output FILE   where to write the JSON ('-' for standard output)\n"
-               "  -h, --help          show this help and exit\n"
-               "  -V, --version       show the version and exit\n"
-               "\n"
-               "exit status: 0 success (warnings possible), 1 error, 2 wrong usage\n");
+  std::fprintf(
+      f,
+      "usage: symbolicate DUMP -o OUT.json [options]\n"
+      "       symbolicate DUMP --open [options]\n"
+      "\n"
+      "Reads an inprof dump and writes a symbolicated Firefox Profiler profile\n"
+      "(processed format), to open at https://profiler.firefox.com.\n"
+      "\n"
+      "output:\n"
+      "  -o, --output FILE       where to write ('-' for standard output); FILE.gz is gzipped\n"
+      "      --gzip              gzip the output whatever its name\n"
+      "      --format FORMAT     json (default), folded (flame graph tools) or summary\n"
+      "      --summary           the same as --format summary: hottest functions per thread\n"
+      "      --top N             functions listed per ranking in the summary (default 15)\n"
+      "      --open              serve the profile on 127.0.0.1 and open it in the Firefox\n"
+      "                          Profiler; stops on Ctrl-C (-o optional: a temporary file)\n"
+      "      --no-browser        with --open: print the address, do not run xdg-open\n"
+      "debug information (each module's files must have the build-id the dump recorded):\n"
+      "      --debug-dir DIR     look for debug files in DIR: DIR/.build-id/xx/rest.debug or\n"
+      "                          by file name (repeatable; searched before the system's)\n"
+      "      --binary-dir DIR    look for the binaries in DIR when they are not at the paths\n"
+      "                          the dump recorded, e.g. on another machine (repeatable)\n"
+      "      --system-debug-dir DIR  instead of /usr/lib/debug ('' for none)\n"
+      "      (debuginfod is asked last when DEBUGINFOD_URLS is set)\n"
+      "other:\n"
+      "  -j, --jobs N            symbolizing threads (default: one per CPU)\n"
+      "      --split-at N        split one module between threads only in runs of at least N\n"
+      "                          addresses (default 65536: each thread's libdw handle costs\n"
+      "                          memory and CPU time of its own)\n"
+      "      --no-progress       no progress bar (shown on a terminal for large dumps)\n"
+      "      --quiet-modules     leave out the per-module summary on stderr\n"
+      "  -h, --help              show this help and exit\n"
+      "  -V, --version           show the version and exit\n"
+      "\n"
+      "exit status: 0 success (warnings possible), 1 error, 2 wrong usage\n");
 }
 
 int usage_error(const std::string& message) {
@@ -35,53 +61,177 @@ int usage_error(const std::string& message) {
   return kExitUsage;
 }
 
+bool parse_count(const std::string& text, unsigned max, unsigned* out) {
+  if (text.empty() || text.size() > 6) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  unsigned long v = std::strtoul(text.c_str(), nullptr, 10);
+  if (v == 0 || v > max) return false;
+  *out = static_cast<unsigned>(v);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   RunOptions options;
   bool have_dump = false, have_output = false, options_done = false;
+  bool open = false, open_browser = true, progress = true;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (!options_done && (arg == "-h" || arg == "--help")) {
+    if (options_done || arg.size() < 2 || arg[0] != '-') {
+      if (have_dump) return usage_error("more than one dump given");
+      options.dump_path = arg;
+      have_dump = true;
+      continue;
+    }
+    if (arg == "--") {
+      options_done = true;
+      continue;
+    }
+    if (arg == "-h" || arg == "--help") {
       print_usage(stdout);
       return kExitOk;
     }
-    if (!options_done && (arg == "-V" || arg == "--version")) {
+    if (arg == "-V" || arg == "--version") {
       std::printf("symbolicate (inprof) %s\n", INPROF_VERSION_STRING);
       return kExitOk;
     }
-    if (!options_done && (arg == "-o" || arg == "--output" || arg.rfind("--output=", 0) == 0 ||
-                          (arg.size() > 2 && arg.rfind("-o", 0) == 0))) {
-      std::string value;
-      if (arg == "-o" || arg == "--output") {
-        if (i + 1 >= argc) return usage_error("option '" + arg + "' needs a file name");
-        value = argv[++i];
-      } else if (arg[1] == 'o') {
-        value = arg.substr(2);
-      } else {
-        value = arg.substr(std::strlen("--output="));
+    // Flags.
+    if (arg == "--gzip") {
+      options.gzip = true;
+      continue;
+    }
+    if (arg == "--summary") {
+      options.format = OutputFormat::kSummary;
+      continue;
+    }
+    if (arg == "--open") {
+      open = true;
+      continue;
+    }
+    if (arg == "--no-browser") {
+      open_browser = false;
+      continue;
+    }
+    if (arg == "--no-progress") {
+      progress = false;
+      continue;
+    }
+    if (arg == "--quiet-modules") {
+      options.quiet_modules = true;
+      continue;
+    }
+    // Options with a value: "--name VALUE", "--name=VALUE", "-o VALUE", "-oVALUE".
+    static const char* const kWithValue[] = {"--output",    "--format",     "--top",
+                                             "--debug-dir", "--binary-dir", "--system-debug-dir",
+                                             "--jobs",      "--split-at"};
+    std::string name, value;
+    bool has_value = false;
+    if (arg == "-o" || arg == "-j") {
+      name = arg == "-o" ? "--output" : "--jobs";
+    } else if (arg[1] != '-' && (arg[1] == 'o' || arg[1] == 'j')) {
+      name = arg[1] == 'o' ? "--output" : "--jobs";
+      value = arg.substr(2);
+      has_value = true;
+    } else {
+      size_t eq = arg.find('=');
+      name = arg.substr(0, eq);
+      if (eq != std::string::npos) {
+        value = arg.substr(eq + 1);
+        has_value = true;
       }
+    }
+    bool known = false;
+    for (const char* k : kWithValue) known = known || name == k;
+    if (!known) return usage_error("unknown option '" + arg + "'");
+    if (!has_value) {
+      if (i + 1 >= argc) return usage_error("option '" + arg + "' needs a value");
+      value = argv[++i];
+    }
+    if (name == "--output") {
       if (have_output) return usage_error("more than one output file given");
       if (value.empty()) return usage_error("empty output file name");
       options.output_path = value;
       have_output = true;
-      continue;
+    } else if (name == "--format") {
+      if (value == "json") {
+        options.format = OutputFormat::kProcessedJson;
+      } else if (value == "folded") {
+        options.format = OutputFormat::kFolded;
+      } else if (value == "summary") {
+        options.format = OutputFormat::kSummary;
+      } else {
+        return usage_error("unknown format '" + value + "' (json, folded or summary)");
+      }
+    } else if (name == "--top") {
+      unsigned top;
+      if (!parse_count(value, 100000, &top))
+        return usage_error("--top needs a count, not '" + value + "'");
+      options.top = top;
+    } else if (name == "--jobs") {
+      if (!parse_count(value, 1024, &options.jobs)) {
+        return usage_error("--jobs needs a thread count from 1 to 1024, not '" + value + "'");
+      }
+    } else if (name == "--split-at") {
+      unsigned split;
+      if (!parse_count(value, 1u << 30, &split)) {
+        return usage_error("--split-at needs an address count, not '" + value + "'");
+      }
+      options.min_addresses_per_handle = split;
+    } else if (name == "--debug-dir" || name == "--binary-dir") {
+      if (value.empty()) return usage_error("empty directory for " + name);
+      (name == "--debug-dir" ? options.locate.debug_dirs : options.locate.binary_dirs)
+          .push_back(value);
+    } else if (name == "--system-debug-dir") {
+      options.locate.system_debug_dir = value;
     }
-    if (!options_done && arg == "--") {
-      options_done = true;
-      continue;
-    }
-    if (!options_done && arg.size() > 1 && arg[0] == '-') {
-      return usage_error("unknown option '" + arg + "'");
-    }
-    if (have_dump) return usage_error("more than one dump given");
-    options.dump_path = arg;
-    have_dump = true;
   }
   if (!have_dump) return usage_error("no dump given");
-  if (!have_output) return usage_error("no output file given (-o OUT.json)");
+  if (open && options.format != OutputFormat::kProcessedJson) {
+    return usage_error("--open serves the JSON profile; it cannot go with --format " +
+                       std::string(options.format == OutputFormat::kFolded ? "folded" : "summary"));
+  }
+  if (open && options.output_path == "-") return usage_error("--open needs a file, not '-'");
+  if (!have_output && !open) {
+    // A summary is for reading: to the terminal unless told otherwise.
+    if (options.format != OutputFormat::kSummary) {
+      return usage_error("no output file given (-o OUT.json)");
+    }
+    options.output_path = "-";
+  }
 
-  // An offline tool: never wait on a debuginfod server for separate debug files.
-  unsetenv("DEBUGINFOD_URLS");
-  return run_symbolicate(options, stderr);
+  // debuginfod is asked only when the user configured it; a server that does not answer must
+  // not hold symbolicate for libdebuginfod's default 90 s.
+  if (const char* urls = std::getenv("DEBUGINFOD_URLS"); urls && *urls) {
+    options.locate.debuginfod = true;
+    setenv("DEBUGINFOD_TIMEOUT", "15", /*overwrite=*/0);
+  }
+  options.progress = progress && isatty(STDERR_FILENO);
+
+  std::string temporary;
+  if (open && !have_output) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/symbolicate-XXXXXX.json.gz";
+    int fd = mkstemps(pattern.data(), 8);
+    if (fd < 0) {
+      std::fprintf(stderr, "symbolicate: error: cannot create a temporary file: %s\n",
+                   std::strerror(errno));
+      return kExitError;
+    }
+    ::close(fd);
+    temporary = pattern;
+    options.output_path = temporary;
+  }
+  options.exiting_after = !open;  // --open serves the file for a while after
+  int status = run_symbolicate(options, stderr);
+  if (status == kExitOk && open) {
+    ServeOptions serve;
+    serve.file = options.output_path;
+    serve.open_browser = open_browser;
+    status = serve_profile(serve) == 0 ? kExitOk : kExitError;
+  }
+  if (!temporary.empty()) std::remove(temporary.c_str());
+  return status;
 }

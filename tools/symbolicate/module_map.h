@@ -23,6 +23,10 @@ class ModuleMap {
   // Changes only when a module is loaded or unloaded, so two times with the same epoch resolve
   // every address to the same module.
   size_t epoch(uint64_t time_ns) const;
+  // The first time after `epoch` (UINT64_MAX for the last one).
+  uint64_t epoch_end(size_t epoch) const {
+    return epoch < thresholds_.size() ? thresholds_[epoch] : UINT64_MAX;
+  }
 
  private:
   const std::vector<ModuleInfo>& modules_;

@@ -4,36 +4,40 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <unordered_map>
+
+#include "elf_file.h"
 
 namespace inprof::symbolicate {
 namespace {
 
 constexpr int kMaxScopeDepth = 64;  // corrupt DWARF must not recurse forever
 
-char* debuginfo_path = nullptr;  // libdwfl's default search path
-const Dwfl_Callbacks kCallbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &debuginfo_path,
-};
-
-std::string hex(const uint8_t* p, size_t n) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += kDigits[p[i] >> 4];
-    s += kDigits[p[i] & 15];
-  }
-  return s;
+// The module's debug file was found beforehand (debug_file_locator): hand it to libdwfl. The
+// path rides in the module's userdata slot.
+int find_located_debuginfo(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr, const char*,
+                           const char*, GElf_Word, char** debuginfo_file_name) {
+  const char* path = static_cast<const char*>(*userdata);
+  if (!path) return -1;
+  std::string why;
+  int fd = open_regular_file(path, &why);
+  if (fd >= 0) *debuginfo_file_name = strdup(path);
+  return fd;
 }
+
+char* no_search_path = nullptr;
+const Dwfl_Callbacks kCallbacks = {
+    .find_elf = nullptr,
+    .find_debuginfo = find_located_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &no_search_path,
+};
 
 std::string linkage_name(Dwarf_Die* die) {
   Dwarf_Attribute attr;
@@ -41,40 +45,10 @@ std::string linkage_name(Dwarf_Die* die) {
   if (!linkage) {
     linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
   }
-  return linkage ? demangle(linkage) : std::string();
-}
-
-// "ns::Class::name" from DW_AT_name and the enclosing namespaces and classes, for functions
-// without a linkage name (GCC omits it on some members and on local functions).
-std::string qualified_name(Dwarf_Die* die) {
-  Dwarf_Die named = *die;
-  // Follow abstract_origin / specification to the DIE that carries the name.
-  for (int hop = 0; hop < 8 && !dwarf_hasattr(&named, DW_AT_name); ++hop) {
-    Dwarf_Attribute attr;
-    Dwarf_Attribute* ref = dwarf_attr(&named, DW_AT_abstract_origin, &attr);
-    if (!ref) ref = dwarf_attr(&named, DW_AT_specification, &attr);
-    if (!ref || !dwarf_formref_die(ref, &named)) return {};
-  }
-  const char* base = dwarf_diename(&named);
-  if (!base) return {};
-  std::string name = base;
-  Dwarf_Die* scopes = nullptr;
-  int n = dwarf_getscopes_die(&named, &scopes);
-  for (int i = 1; i < n; ++i) {  // scopes[0] is the DIE itself
-    int tag = dwarf_tag(&scopes[i]);
-    if (tag != DW_TAG_namespace && tag != DW_TAG_class_type && tag != DW_TAG_structure_type &&
-        tag != DW_TAG_union_type) {
-      continue;
-    }
-    const char* scope = dwarf_diename(&scopes[i]);
-    std::string label = scope                              ? scope
-                        : tag == DW_TAG_namespace          ? "(anonymous namespace)"
-                        : name.rfind("operator()", 0) == 0 ? "{lambda}"
-                                                           : "{unnamed type}";
-    name = label + "::" + name;
-  }
-  std::free(scopes);
-  return name;
+  // Only a mangled name says more than DW_AT_name; a C function's linkage name is an asm label
+  // (glibc's "__GI_memcpy" for memcpy), not what its source calls it.
+  if (!linkage || linkage[0] != '_' || (linkage[1] != 'Z' && linkage[1] != 'R')) return {};
+  return demangle(linkage);
 }
 
 uint32_t udata_attr(Dwarf_Die* die, unsigned name) {
@@ -95,47 +69,35 @@ std::string call_file(Dwarf_Die* cudie, Dwarf_Die* inlined) {
   return name ? name : "";
 }
 
-bool has_pc_attributes(Dwarf_Die* die) {
-  return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
-}
-
-// Collects the concrete function scopes containing `pc`, outermost first: the subprogram, then
-// each inlined_subroutine nested in it.
-bool find_function_chain(Dwarf_Die* parent, Dwarf_Addr pc, std::vector<Dwarf_Die>& chain,
-                         int depth) {
-  if (depth > kMaxScopeDepth) return false;
-  Dwarf_Die child;
-  if (dwarf_child(parent, &child) != 0) return false;
-  do {
-    int tag = dwarf_tag(&child);
-    switch (tag) {
-      case DW_TAG_subprogram:
-      case DW_TAG_inlined_subroutine:
-        if (dwarf_haspc(&child, pc) > 0) {
-          Dwarf_Die scope = child;  // the recursion may reallocate `chain`
-          chain.push_back(scope);
-          find_function_chain(&scope, pc, chain, depth + 1);
-          return true;
-        }
+// Rust's legacy mangling is Itanium's with a hash as the last path element and $..$ escapes.
+std::string tidy_rust_legacy(std::string name) {
+  size_t h = name.rfind("::h");
+  if (h == std::string::npos || name.size() - h != 19) return name;
+  for (size_t i = h + 3; i < name.size(); ++i) {
+    if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return name;
+  }
+  name.resize(h);
+  static const std::pair<const char*, const char*> kEscapes[] = {
+      {"$LT$", "<"},  {"$GT$", ">"},  {"$RF$", "&"},  {"$BP$", "*"},  {"$C$", ","},
+      {"$SP$", "@"},  {"$u20$", " "}, {"$u27$", "'"}, {"$u5b$", "["}, {"$u5d$", "]"},
+      {"$u7b$", "{"}, {"$u7d$", "}"}, {"$u7e$", "~"}, {"..", "::"}};
+  std::string out;
+  for (size_t i = 0; i < name.size();) {
+    // A path element starting with '$' is written "_$".
+    if (name.compare(i, 2, "_$") == 0 && (i == 0 || name.compare(i - 2, 2, "::") == 0)) ++i;
+    bool replaced = false;
+    for (const auto& [from, to] : kEscapes) {
+      size_t n = std::strlen(from);
+      if (name.compare(i, n, from) == 0) {
+        out += to;
+        i += n;
+        replaced = true;
         break;
-      case DW_TAG_lexical_block:
-        // A block without ranges may still hold inlined calls; one with ranges must contain pc.
-        if (has_pc_attributes(&child) ? dwarf_haspc(&child, pc) > 0 : true) {
-          if (find_function_chain(&child, pc, chain, depth + 1)) return true;
-        }
-        break;
-      case DW_TAG_namespace:
-      case DW_TAG_class_type:
-      case DW_TAG_structure_type:
-      case DW_TAG_union_type:
-      case DW_TAG_module:
-        if (find_function_chain(&child, pc, chain, depth + 1)) return true;
-        break;
-      default:
-        break;
+      }
     }
-  } while (dwarf_siblingof(&child, &child) == 0);
-  return false;
+    if (!replaced) out += name[i++];
+  }
+  return out;
 }
 
 }  // namespace
@@ -148,38 +110,215 @@ std::string demangle(const char* name) {
   if (status != 0 || !out) return name;
   std::string result(out);
   std::free(out);
-  return result;
+  return tidy_rust_legacy(std::move(result));
+}
+
+// One compilation unit's functions as a tree: each concrete subprogram and inlined subroutine
+// is a node, its address ranges sorted under its parent, so the chain at an address is found by
+// descending with binary searches.
+struct ModuleSymbolizer::UnitIndex {
+  struct Node {
+    Dwarf_Off die = 0;
+    uint32_t parent = 0;
+    uint32_t first_child = 0, end_child = 0;  // its children's ranges in `ranges`
+    uint64_t low = 0;                         // lowest address (DWARF), for the ELF name check
+    bool described = false;
+    std::string name, file;
+    uint32_t decl_line = 0;
+    uint32_t call_line = 0;  // inlined nodes: the line in the parent that calls this one
+    std::string call_file;
+  };
+  struct Range {
+    uint32_t parent;
+    uint64_t low, high;
+    uint32_t node;
+  };
+  Dwarf_Die cu{};
+  std::vector<Node> nodes = std::vector<Node>(1);  // [0] is the unit itself
+  std::vector<Range> ranges;
+  void build(Dwarf_Die* cudie) {
+    cu = *cudie;
+    collect(cudie, 0, 0);
+    std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
+      return a.parent != b.parent ? a.parent < b.parent : a.low < b.low;
+    });
+    for (uint32_t i = 0; i < ranges.size(); ++i) {
+      Node& p = nodes[ranges[i].parent];
+      if (p.end_child == 0) p.first_child = i;
+      p.end_child = i + 1;
+    }
+  }
+
+  void collect(Dwarf_Die* parent, uint32_t parent_node, int depth) {
+    if (depth > kMaxScopeDepth) return;
+    Dwarf_Die child;
+    if (dwarf_child(parent, &child) != 0) return;
+    do {
+      int tag = dwarf_tag(&child);
+      switch (tag) {
+        case DW_TAG_subprogram:
+        case DW_TAG_inlined_subroutine: {
+          uint32_t node = static_cast<uint32_t>(nodes.size());
+          bool any = false;
+          Dwarf_Addr base, start, end;
+          uint64_t low = UINT64_MAX;
+          ptrdiff_t off = 0;
+          int guard = 0;
+          while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0 && ++guard < 4096) {
+            if (end <= start) continue;
+            ranges.push_back({parent_node, start, end, node});
+            low = std::min<uint64_t>(low, start);
+            any = true;
+          }
+          if (!any) break;  // a declaration or an abstract instance: no code here
+          Node n;
+          n.die = dwarf_dieoffset(&child);
+          n.parent = parent_node;
+          n.low = low;
+          Dwarf_Addr entry;
+          if (dwarf_lowpc(&child, &entry) == 0) n.low = entry;
+          nodes.push_back(std::move(n));
+          collect(&child, node, depth + 1);
+          break;
+        }
+        case DW_TAG_lexical_block:
+        case DW_TAG_namespace:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+        case DW_TAG_module:
+          collect(&child, parent_node, depth + 1);
+          break;
+        default:
+          break;
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+
+  // Node indices from the physical function to the deepest inlinee containing `pc`.
+  void chain(uint64_t pc, std::vector<uint32_t>& out) const {
+    uint32_t node = 0;
+    for (int depth = 0; depth < kMaxScopeDepth; ++depth) {
+      const Node& n = nodes[node];
+      if (n.end_child == 0) return;
+      auto first = ranges.begin() + n.first_child, last = ranges.begin() + n.end_child;
+      auto it =
+          std::upper_bound(first, last, pc, [](uint64_t v, const Range& r) { return v < r.low; });
+      // Siblings do not overlap in sane DWARF; look back a little in case they do.
+      uint32_t found = 0;
+      for (int k = 0; it != first && k < 16; ++k) {
+        --it;
+        if (pc < it->high) {
+          found = it->node;
+          break;
+        }
+      }
+      if (!found) return;
+      out.push_back(found);
+      node = found;
+    }
+  }
+};
+
+// The enclosing namespaces and classes ("ns::Class::") of the subprogram DIEs of one unit that
+// have any, found in one walk: names then need no search of the unit from its top (LTO builds
+// refer to functions declared in other, large units all the time).
+struct ModuleSymbolizer::ScopeIndex {
+  std::unordered_map<Dwarf_Off, std::string> prefixes;
+
+  void collect(Dwarf_Die* parent, const std::string& prefix, int depth) {
+    if (depth > kMaxScopeDepth) return;
+    Dwarf_Die child;
+    if (dwarf_child(parent, &child) != 0) return;
+    do {
+      int tag = dwarf_tag(&child);
+      switch (tag) {
+        case DW_TAG_subprogram:
+          if (!prefix.empty()) prefixes.emplace(dwarf_dieoffset(&child), prefix);
+          break;
+        case DW_TAG_namespace:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+        case DW_TAG_module: {
+          const char* name = dwarf_diename(&child);
+          std::string label = name                      ? name
+                              : tag == DW_TAG_namespace ? "(anonymous namespace)"
+                                                        : "{unnamed type}";
+          collect(&child, prefix + label + "::", depth + 1);
+          break;
+        }
+        default:
+          break;
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+};
+
+std::optional<std::string> ModuleSymbolizer::qualified(uint64_t die_offset) {
+  Dwarf_Die named;
+  if (!dwarf_offdie(dwarf_, die_offset, &named)) return std::nullopt;
+  // Follow abstract_origin / specification to the DIE that carries the name.
+  for (int hop = 0; hop < 8 && !dwarf_hasattr(&named, DW_AT_name); ++hop) {
+    Dwarf_Attribute attr;
+    Dwarf_Attribute* ref = dwarf_attr(&named, DW_AT_abstract_origin, &attr);
+    if (!ref) ref = dwarf_attr(&named, DW_AT_specification, &attr);
+    if (!ref || !dwarf_formref_die(ref, &named)) return std::nullopt;
+  }
+  const char* base = dwarf_diename(&named);
+  if (!base) return std::nullopt;
+  Dwarf_Die cu;
+  if (!dwarf_diecu(&named, &cu, nullptr, nullptr)) return std::nullopt;
+  // C has no namespaces and no member functions: its units need no walk for prefixes.
+  switch (dwarf_srclang(&cu)) {
+    case DW_LANG_C89:
+    case DW_LANG_C:
+    case DW_LANG_C99:
+    case DW_LANG_C11:
+      return std::string(base);
+    default:
+      break;
+  }
+  auto& slot = scopes_[dwarf_dieoffset(&cu)];
+  if (!slot) {
+    slot = std::make_unique<ScopeIndex>();
+    slot->collect(&cu, std::string(), 0);
+  }
+  auto it = slot->prefixes.find(dwarf_dieoffset(&named));
+  if (it == slot->prefixes.end()) return std::string(base);
+  std::string prefix = it->second;
+  const std::string kUnnamed = "{unnamed type}::";
+  if (std::strncmp(base, "operator()", 10) == 0 && prefix.size() >= kUnnamed.size() &&
+      prefix.compare(prefix.size() - kUnnamed.size(), kUnnamed.size(), kUnnamed) == 0) {
+    prefix.replace(prefix.size() - kUnnamed.size(), kUnnamed.size(), "{lambda}::");
+  }
+  return prefix + base;
+}
+
+ModuleSymbolizer::UnitIndex& ModuleSymbolizer::unit_index(uint64_t cu_offset) {
+  auto& slot = units_[cu_offset];
+  if (!slot) {
+    slot = std::make_unique<UnitIndex>();
+    Dwarf_Die cudie;
+    if (dwarf_offdie(dwarf_, cu_offset, &cudie)) slot->build(&cudie);
+  }
+  return *slot;
 }
 
 std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const internal::ModuleRecord& module,
                                                          std::string* why) {
-  const std::string& path = module.path;
-  // Only regular files: a FIFO would block, /dev/zero would never end.
-  struct stat st;
-  if (path.empty() || path[0] == '[') {
-    *why = "no file for this module";
-    return nullptr;
-  }
-  if (::stat(path.c_str(), &st) != 0) {
-    *why = std::string("cannot open: ") + std::strerror(errno);
-    return nullptr;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    *why = "not a regular file";
-    return nullptr;
-  }
-  // O_NONBLOCK: should the path be swapped for a FIFO after stat, open must not wait.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    *why = std::string("cannot open: ") + std::strerror(errno);
-    return nullptr;
-  }
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    *why = "not a regular file";
-    return nullptr;
-  }
+  std::optional<ModuleFiles> files = locate_module_files(module, LocateOptions{}, why);
+  if (!files) return nullptr;
+  return open(*files, why);
+}
 
+std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& files,
+                                                         std::string* why) {
+  // The binary carries the CFI (.eh_frame) and the loaded layout; without it the debug file
+  // alone still has the symbols, the DWARF and the program headers.
+  const std::string& main = files.binary.empty() ? files.debug : files.binary;
+  int fd = open_regular_file(main, why);
+  if (fd < 0) return nullptr;
   Dwfl* dwfl = dwfl_begin(&kCallbacks);
   if (!dwfl) {
     ::close(fd);
@@ -188,7 +327,7 @@ std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const internal::ModuleR
   }
   dwfl_report_begin(dwfl);
   // Base 0 relative to p_vaddr: libdwfl addresses are then the file's own virtual addresses.
-  Dwfl_Module* mod = dwfl_report_elf(dwfl, path.c_str(), path.c_str(), fd, 0, true);
+  Dwfl_Module* mod = dwfl_report_elf(dwfl, main.c_str(), main.c_str(), fd, 0, true);
   if (!mod) {
     *why = std::string("not a usable ELF file (") + dwfl_errmsg(-1) + ")";
     ::close(fd);  // not consumed on failure
@@ -196,31 +335,67 @@ std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const internal::ModuleR
     return nullptr;
   }
   dwfl_report_end(dwfl, nullptr, nullptr);
-
-  if (!module.build_id.empty()) {
-    GElf_Addr bias;
-    dwfl_module_getelf(mod, &bias);  // the build-id is read with the ELF file
-    const unsigned char* bits = nullptr;
-    GElf_Addr id_vaddr;
-    int n = dwfl_module_build_id(mod, &bits, &id_vaddr);
-    std::string expected = hex(module.build_id.data(), module.build_id.size());
-    std::string found = n > 0 ? hex(bits, static_cast<size_t>(n)) : std::string();
-    if (found != expected) {
-      *why = "build-id mismatch: the dump has " + expected + ", the file has " +
-             (found.empty() ? std::string("none") : found);
-      dwfl_end(dwfl);
-      return nullptr;
-    }
+  if (!files.debug.empty() && files.debug != main) {
+    void** userdata = nullptr;
+    dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    if (userdata) *userdata = const_cast<char*>(files.debug.c_str());
   }
-  return std::unique_ptr<ModuleSymbolizer>(new ModuleSymbolizer(dwfl, mod));
+  auto symbolizer = std::unique_ptr<ModuleSymbolizer>(new ModuleSymbolizer(dwfl, mod));
+  // The path is only needed while libdwfl looks for the DWARF, which the constructor does.
+  void** userdata = nullptr;
+  dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  if (userdata) *userdata = nullptr;
+  return symbolizer;
 }
 
 ModuleSymbolizer::ModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module) : dwfl_(dwfl), module_(module) {
-  Dwarf_Addr bias;
-  has_dwarf_ = dwfl_module_getdwarf(module_, &bias) != nullptr;
+  Dwarf_Addr bias = 0;
+  dwarf_ = dwfl_module_getdwarf(module_, &bias);
+  dwarf_bias_ = bias;
+  load_symbols();
 }
 
 ModuleSymbolizer::~ModuleSymbolizer() { dwfl_end(dwfl_); }
+
+void ModuleSymbolizer::load_symbols() {
+  int n = dwfl_module_getsymtab(module_);
+  for (int i = 1; i < n; ++i) {
+    GElf_Sym sym;
+    GElf_Addr addr = 0;
+    const char* name = dwfl_module_getsym_info(module_, i, &sym, &addr, nullptr, nullptr, nullptr);
+    if (!name || !*name || sym.st_shndx == SHN_UNDEF) continue;
+    int type = GELF_ST_TYPE(sym.st_info);
+    if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
+    int binding = GELF_ST_BIND(sym.st_info);
+    int rank = (binding == STB_GLOBAL ? 4 : binding == STB_WEAK ? 2 : 0) + (sym.st_size ? 1 : 0);
+    symbols_.push_back({addr, sym.st_size, name, rank});
+  }
+  std::sort(symbols_.begin(), symbols_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.rank != b.rank) return a.rank > b.rank;
+    return std::strcmp(a.name, b.name) < 0;  // deterministic among equals
+  });
+  // One symbol per address: the best ranked.
+  symbols_.erase(
+      std::unique(symbols_.begin(), symbols_.end(),
+                  [](const ElfSymbol& a, const ElfSymbol& b) { return a.start == b.start; }),
+      symbols_.end());
+}
+
+const ModuleSymbolizer::ElfSymbol* ModuleSymbolizer::symbol_at(uint64_t vaddr) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+                             [](uint64_t v, const ElfSymbol& s) { return v < s.start; });
+  if (it == symbols_.begin()) return nullptr;
+  --it;
+  if (it->size && vaddr >= it->start + it->size) return nullptr;
+  return &*it;
+}
+
+const std::string& ModuleSymbolizer::demangled(const ElfSymbol& symbol) {
+  auto [it, inserted] = demangled_.try_emplace(symbol.name);
+  if (inserted) it->second = demangle(symbol.name);
+  return it->second;
+}
 
 const AddressSymbol& ModuleSymbolizer::lookup(uint64_t vaddr) {
   auto it = cache_.find(vaddr);
@@ -230,63 +405,75 @@ const AddressSymbol& ModuleSymbolizer::lookup(uint64_t vaddr) {
 
 AddressSymbol ModuleSymbolizer::symbolize(uint64_t vaddr) {
   AddressSymbol out;
-
-  // The ELF symbol: names the native symbol, and the function when there is no DWARF.
-  GElf_Off offset = 0;
-  GElf_Sym sym;
-  const char* sym_name =
-      dwfl_module_addrinfo(module_, vaddr, &offset, &sym, nullptr, nullptr, nullptr);
-  if (sym_name && *sym_name) {
-    out.symbol =
-        NativeSymbolInfo{demangle(sym_name), vaddr - offset,
-                         sym.st_size ? std::optional<uint64_t>(sym.st_size) : std::nullopt};
-  }
-
-  // The line at the address itself (innermost level).
-  std::string leaf_file;
-  uint32_t leaf_line = 0;
-  if (Dwfl_Line* line = dwfl_module_getsrc(module_, vaddr)) {
-    int lineno = 0;
-    const char* file = dwfl_lineinfo(line, nullptr, &lineno, nullptr, nullptr, nullptr);
-    if (file) leaf_file = file;
-    if (lineno > 0) leaf_line = static_cast<uint32_t>(lineno);
+  const ElfSymbol* elf_symbol = symbol_at(vaddr);
+  if (elf_symbol) {
+    out.symbol = NativeSymbolInfo{
+        demangled(*elf_symbol), elf_symbol->start,
+        elf_symbol->size ? std::optional<uint64_t>(elf_symbol->size) : std::nullopt};
   }
 
   Dwarf_Addr bias = 0;
-  Dwarf_Die* cudie = dwfl_module_addrdie(module_, vaddr, &bias);
-  std::vector<Dwarf_Die> chain;
-  if (cudie) {
-    chain.reserve(8);
-    find_function_chain(cudie, vaddr - bias, chain, 0);
+  Dwarf_Die* cudie = dwarf_ ? dwfl_module_addrdie(module_, vaddr, &bias) : nullptr;
+  std::string leaf_file;
+  uint32_t leaf_line = 0;
+  if (!cudie) {
+    if (out.symbol) out.frames.push_back(SourceFrame{out.symbol->name, "", 0, 0});
+    return out;
   }
+  const uint64_t pc = vaddr - bias;
+  if (Dwarf_Line* line = dwarf_getsrc_die(cudie, pc)) {
+    int lineno = 0;
+    const char* file = dwarf_linesrc(line, nullptr, nullptr);
+    if (file) leaf_file = file;
+    if (dwarf_lineno(line, &lineno) == 0 && lineno > 0) leaf_line = static_cast<uint32_t>(lineno);
+  }
+
+  UnitIndex& unit = unit_index(dwarf_dieoffset(cudie));
+  std::vector<uint32_t> chain;
+  unit.chain(pc, chain);
   for (size_t i = 0; i < chain.size(); ++i) {
-    SourceFrame f;
-    f.function = linkage_name(&chain[i]);
-    if (f.function.empty() && i == 0 && out.symbol) {
-      // The ELF symbol names the physical function fully when it starts where the DWARF
-      // function does.
-      Dwarf_Addr low = 0;
-      if ((dwarf_lowpc(&chain[0], &low) == 0 || dwarf_entrypc(&chain[0], &low) == 0) &&
-          low + bias == out.symbol->vaddr) {
-        f.function = out.symbol->name;
+    UnitIndex::Node& node = unit.nodes[chain[i]];
+    if (node.described) continue;
+    node.described = true;
+    Dwarf_Die die;
+    if (!dwarf_offdie(dwarf_, node.die, &die)) continue;
+    node.name = linkage_name(&die);
+    if (node.name.empty() && i == 0) {
+      // A C++ function without a linkage name: the ELF symbol at its start names it fully. (Looked
+      // up at the node's start, not at this address: the name must not depend on which address
+      // described the node first.)
+      const ElfSymbol* at_start = symbol_at(node.low + bias);
+      if (at_start && at_start->start == node.low + bias && at_start->name[0] == '_' &&
+          at_start->name[1] == 'Z') {
+        node.name = demangled(*at_start);
       }
     }
-    if (f.function.empty()) f.function = qualified_name(&chain[i]);
+    if (node.name.empty()) node.name = qualified(node.die).value_or(std::string());
+    if (const char* decl_file = dwarf_decl_file(&die)) node.file = decl_file;
+    int decl_line = 0;
+    if (dwarf_decl_line(&die, &decl_line) == 0 && decl_line > 0) {
+      node.decl_line = static_cast<uint32_t>(decl_line);
+    }
+    if (dwarf_tag(&die) == DW_TAG_inlined_subroutine) {
+      node.call_line = udata_attr(&die, DW_AT_call_line);
+      node.call_file = call_file(&unit.cu, &die);
+    }
+  }
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const UnitIndex::Node& node = unit.nodes[chain[i]];
+    SourceFrame f;
+    f.function = node.name;
     if (f.function.empty() && i == 0 && out.symbol) f.function = out.symbol->name;
     if (f.function.empty()) f.function = "<unknown>";
-    const char* decl_file = dwarf_decl_file(&chain[i]);
-    int decl_line = 0;
-    if (dwarf_decl_line(&chain[i], &decl_line) == 0 && decl_line > 0) {
-      f.decl_line = static_cast<uint32_t>(decl_line);
-    }
-    bool innermost = i + 1 == chain.size();
-    if (innermost) {
+    f.decl_line = node.decl_line;
+    if (i + 1 == chain.size()) {
       f.line = leaf_line;
-      f.file = decl_file ? decl_file : leaf_file;
+      f.file = node.file.empty() ? leaf_file : node.file;
     } else {
       // The line executing in an outer level is where it calls the next level in.
-      f.line = udata_attr(&chain[i + 1], DW_AT_call_line);
-      f.file = decl_file ? decl_file : call_file(cudie, &chain[i + 1]);
+      const UnitIndex::Node& inner = unit.nodes[chain[i + 1]];
+      f.line = inner.call_line;
+      f.file = node.file.empty() ? inner.call_file : node.file;
     }
     out.frames.push_back(std::move(f));
   }
@@ -296,12 +483,15 @@ AddressSymbol ModuleSymbolizer::symbolize(uint64_t vaddr) {
   }
   if (!out.symbol && !chain.empty()) {
     // No ELF symbol (stripped symtab): describe the physical function from DWARF.
+    const UnitIndex::Node& outer = unit.nodes[chain[0]];
+    NativeSymbolInfo s{out.frames[0].function, outer.low + bias, std::nullopt};
+    Dwarf_Die die;
     Dwarf_Addr low = 0, high = 0;
-    if (dwarf_lowpc(&chain[0], &low) == 0 || dwarf_entrypc(&chain[0], &low) == 0) {
-      NativeSymbolInfo s{out.frames[0].function, low + bias, std::nullopt};
-      if (dwarf_highpc(&chain[0], &high) == 0 && high > low) s.size = high - low;
-      out.symbol = s;
+    if (dwarf_offdie(dwarf_, outer.die, &die) && dwarf_lowpc(&die, &low) == 0 &&
+        dwarf_highpc(&die, &high) == 0 && high > low) {
+      s.size = high - low;
     }
+    out.symbol = s;
   }
   return out;
 }

@@ -1,6 +1,8 @@
-// Symbolizes addresses inside one module (an ELF file) with libdwfl: DWARF function names,
-// inline chains and lines first, the ELF symbol table as a fallback. Results are cached per
-// address. Also answers the CFI question behind the leaf fix-up.
+// Symbolizes addresses inside one module (an ELF file and, if apart, its debug file) with libdw:
+// DWARF function names, inline chains and lines first, the ELF symbol table as a fallback. Each
+// compilation unit is indexed once (its function and inline ranges as a tree), so an address
+// costs a few binary searches. Not thread-safe: use one per thread. Also answers the CFI question
+// behind the leaf fix-up.
 #ifndef INPROF_TOOLS_SYMBOLICATE_MODULE_SYMBOLIZER_H_
 #define INPROF_TOOLS_SYMBOLICATE_MODULE_SYMBOLIZER_H_
 
@@ -11,8 +13,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "debug_file_locator.h"
 #include "dump/dump_records.h"
 
+struct Dwarf;
 struct Dwfl;
 struct Dwfl_Module;
 
@@ -40,8 +44,10 @@ struct AddressSymbol {
 
 class ModuleSymbolizer {
  public:
-  // Opens the module's file. Returns null, with the reason in `why`, when the file is missing,
-  // not a regular file, not ELF, or its build-id differs from the one recorded in the dump.
+  // Opens the files found for a module (see debug_file_locator.h). Returns null, with the reason
+  // in `why`, when they cannot be read as ELF.
+  static std::unique_ptr<ModuleSymbolizer> open(const ModuleFiles& files, std::string* why);
+  // Locates the module's files with the default search (recorded path, /usr/lib/debug) first.
   static std::unique_ptr<ModuleSymbolizer> open(const internal::ModuleRecord& module,
                                                 std::string* why);
   ~ModuleSymbolizer();
@@ -50,25 +56,49 @@ class ModuleSymbolizer {
 
   // What is known about the code at ELF virtual address `vaddr`. Cached.
   const AddressSymbol& lookup(uint64_t vaddr);
+  // The same, uncached (the per-unit indexes and names are still reused).
+  AddressSymbol symbolize(uint64_t vaddr);
 
   // x86-64: if the CFI at `vaddr` defines the CFA as rsp + off, the stack slot (word index above
   // SP) holding the return address, i.e. (off - 8) / 8. Nothing when the CFA is based on another
   // register or no CFI covers the address.
   std::optional<unsigned> x86_64_return_address_slot(uint64_t vaddr);
 
-  bool has_dwarf() const { return has_dwarf_; }
+  bool has_dwarf() const { return dwarf_ != nullptr; }
 
  private:
+  struct ElfSymbol {
+    uint64_t start;
+    uint64_t size;  // 0: unknown, runs to the next symbol
+    const char* name;
+    int rank;  // among symbols at one address the highest wins (global, sized)
+  };
+  struct UnitIndex;
+  struct ScopeIndex;
+
   ModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module);
-  AddressSymbol symbolize(uint64_t vaddr);
+  void load_symbols();
+  // The ELF symbol containing `vaddr`, or null.
+  const ElfSymbol* symbol_at(uint64_t vaddr) const;
+  const std::string& demangled(const ElfSymbol& symbol);
+  // The index of the compilation unit whose DIE is at `cu_offset`, built on first use.
+  UnitIndex& unit_index(uint64_t cu_offset);
+  // "ns::Class::name" for the function DIE at `die_offset` ("name" in C), from its DW_AT_name.
+  std::optional<std::string> qualified(uint64_t die_offset);
 
   Dwfl* dwfl_;
   Dwfl_Module* module_;
-  bool has_dwarf_ = false;
+  Dwarf* dwarf_ = nullptr;
+  uint64_t dwarf_bias_ = 0;
+  std::vector<ElfSymbol> symbols_;  // by start address
+  std::unordered_map<const char*, std::string> demangled_;
+  std::unordered_map<uint64_t, std::unique_ptr<UnitIndex>> units_;    // by CU DIE offset
+  std::unordered_map<uint64_t, std::unique_ptr<ScopeIndex>> scopes_;  // by CU DIE offset
   std::unordered_map<uint64_t, AddressSymbol> cache_;
 };
 
-// "_ZN3foo3barEv" -> "foo::bar()"; anything that is not a mangled name is returned unchanged.
+// "_ZN3foo3barEv" -> "foo::bar()"; legacy Rust symbols lose their hash ("_ZN4core3fmt5write17h…E"
+// -> "core::fmt::write"); anything else is returned unchanged.
 std::string demangle(const char* name);
 
 }  // namespace inprof::symbolicate

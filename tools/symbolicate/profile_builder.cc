@@ -1,5 +1,7 @@
 #include "profile_builder.h"
 
+#include <algorithm>
+
 namespace inprof::symbolicate {
 namespace {
 
@@ -11,7 +13,7 @@ int64_t key_of(const std::optional<T>& v) {
 }  // namespace
 
 StringIndex ProfileBuilder::handle_for_string(std::string_view s) {
-  auto it = string_index_.find(std::string(s));
+  auto it = string_index_.find(s);
   if (it != string_index_.end()) return it->second;
   auto index = static_cast<StringIndex>(strings_.size());
   strings_.emplace_back(s);
@@ -112,6 +114,37 @@ StackIndex ProfileBuilder::handle_for_stack(std::optional<StackIndex> prefix, Fr
 ThreadIndex ProfileBuilder::add_thread(Thread thread) {
   threads_.push_back(std::move(thread));
   return static_cast<ThreadIndex>(threads_.size() - 1);
+}
+
+void SampleTable::write(uint64_t v) {
+  while (v >= 0x80) {
+    bytes_.push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  bytes_.push_back(static_cast<uint8_t>(v));
+}
+
+void SampleTable::set_source(size_t count, Source source) {
+  bytes_.clear();
+  size_ = count;
+  source_ = std::move(source);
+}
+
+void SampleTable::push_back(const Sample& s) {
+  uint64_t time = std::max(s.time_ns, last_time_);
+  write(s.stack ? uint64_t(raw(*s.stack)) + 1 : 0);
+  write(time - last_time_);
+  // UINT64_MAX cannot be stored shifted by one; no thread runs for 584 years.
+  write(s.cpu_delta_ns ? std::min<uint64_t>(*s.cpu_delta_ns, UINT64_MAX - 1) + 1 : 0);
+  last_time_ = time;
+  ++size_;
+}
+
+std::vector<SampleTable::Sample> SampleTable::to_vector() const {
+  std::vector<Sample> out;
+  out.reserve(size_);
+  for_each([&](const Sample& s) { out.push_back(s); });
+  return out;
 }
 
 }  // namespace inprof::symbolicate

@@ -5,6 +5,7 @@
 #define INPROF_TOOLS_SYMBOLICATE_PROFILE_BUILDER_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -92,11 +93,61 @@ struct StackTable {
   size_t size() const { return frame.size(); }
 };
 
-struct SampleTable {
-  std::vector<std::optional<StackIndex>> stack;
-  std::vector<uint64_t> time_ns;  // since the profile's start
-  std::vector<std::optional<uint64_t>> cpu_delta_ns;
-  size_t size() const { return stack.size(); }
+// One thread's samples in time order, packed as varints of differences: a few bytes a sample, so
+// that a long recording costs memory for its distinct stacks rather than for its samples.
+class SampleTable {
+ public:
+  struct Sample {
+    std::optional<StackIndex> stack;
+    uint64_t time_ns = 0;  // since the profile's start
+    std::optional<uint64_t> cpu_delta_ns;
+  };
+  // Calls its argument once for each sample, in time order (times must not decrease).
+  using Source = std::function<void(const std::function<void(const Sample&)>&)>;
+
+  // Times must not decrease (an earlier one is taken as the previous sample's).
+  void push_back(const Sample& s);
+  // The `count` samples are not stored but produced by `source` each time they are read: a long
+  // recording's samples then exist once, packed, in the profile model. Not mixed with push_back.
+  void set_source(size_t count, Source source);
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // Calls f(const Sample&) for each sample, in order.
+  template <typename F>
+  void for_each(F&& f) const {
+    if (source_) {
+      source_(std::function<void(const Sample&)>(std::ref(f)));
+      return;
+    }
+    Sample s;
+    uint64_t time = 0;
+    for (size_t i = 0; i < bytes_.size();) {
+      uint64_t stack = read(i), delta = read(i), cpu = read(i);
+      time += delta;
+      s.stack =
+          stack ? std::optional<StackIndex>(static_cast<StackIndex>(stack - 1)) : std::nullopt;
+      s.time_ns = time;
+      s.cpu_delta_ns = cpu ? std::optional<uint64_t>(cpu - 1) : std::nullopt;
+      f(s);
+    }
+  }
+  std::vector<Sample> to_vector() const;  // for tests
+
+ private:
+  void write(uint64_t v);
+  uint64_t read(size_t& i) const {
+    uint64_t v = 0;
+    for (int shift = 0; i < bytes_.size(); shift += 7) {
+      uint8_t b = bytes_[i++];
+      v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) break;
+    }
+    return v;
+  }
+  std::vector<uint8_t> bytes_;
+  size_t size_ = 0;
+  uint64_t last_time_ = 0;
+  Source source_;
 };
 
 // A marker payload: {type, key: value, ...}. monostate is written as null.
@@ -186,7 +237,23 @@ struct Meta {
   // The recorded session, since start_unix_ns. Without it the viewer's range runs from the first
   // to the last sample and hides markers outside it.
   std::optional<uint64_t> profiling_end_ns;
+  uint64_t profiling_start_ns = 0;  // later than 0 for a flight-recorder capture
   std::vector<ExtraEntry> extra;
+};
+
+// Hashes a tuple of integers (the builder's deduplication keys).
+struct TupleHash {
+  template <typename... T>
+  size_t operator()(const std::tuple<T...>& t) const {
+    size_t h = 0;
+    std::apply(
+        [&](const auto&... v) { ((h = h * 0x9e3779b97f4a7c15ull + std::hash<T>()(v)), ...); }, t);
+    return h ^ (h >> 29);
+  }
+  template <typename A, typename B>
+  size_t operator()(const std::pair<A, B>& p) const {
+    return (*this)(std::make_tuple(p.first, p.second));
+  }
 };
 
 class ProfileBuilder {
@@ -231,7 +298,11 @@ class ProfileBuilder {
  private:
   Meta meta_;
   std::vector<std::string> strings_;
-  std::unordered_map<std::string, StringIndex> string_index_;
+  struct StringHash {  // lets find() take a string_view without building a std::string
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, StringIndex, StringHash, std::equal_to<>> string_index_;
   std::vector<Category> categories_;
   std::vector<Lib> libs_;
   std::vector<ResourceIndex> lib_resources_;
@@ -239,12 +310,14 @@ class ProfileBuilder {
   SourceTable sources_;
   std::unordered_map<uint32_t, SourceIndex> source_index_;  // by filename string
   FuncTable funcs_;
-  std::map<std::tuple<uint32_t, int64_t, int64_t, int64_t>, FuncIndex> func_index_;
+  std::unordered_map<std::tuple<uint32_t, int64_t, int64_t, int64_t>, FuncIndex, TupleHash>
+      func_index_;
   NativeSymbolTable native_symbols_;
-  std::map<std::pair<uint32_t, uint64_t>, NativeSymbolIndex> native_symbol_index_;
+  std::unordered_map<std::pair<uint32_t, uint64_t>, NativeSymbolIndex, TupleHash>
+      native_symbol_index_;
   FrameTable frames_;
-  std::map<std::tuple<uint32_t, int64_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t>,
-           FrameIndex>
+  std::unordered_map<std::tuple<uint32_t, int64_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t>,
+                     FrameIndex, TupleHash>
       frame_index_;
   StackTable stacks_;
   std::unordered_map<uint64_t, StackIndex> stack_index_;  // (prefix + 1) << 32 | frame

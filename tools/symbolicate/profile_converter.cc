@@ -1,17 +1,21 @@
 #include "profile_converter.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cmath>
+#include <ctime>
 #include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "leaf_fixup.h"
 #include "module_map.h"
 #include "module_symbolizer.h"
+#include "parallel_symbolizer.h"
 
 namespace inprof::symbolicate {
 namespace {
@@ -27,10 +31,71 @@ std::string hex_u64(uint64_t v) {
   return buf;
 }
 
+// The table stack each (raw stack, module epoch, idle) became: turns the model's packed samples
+// into the profile's when they are written, so that they are kept only once. The first epochs
+// with samples (nearly always the only ones) get a dense row of 2 x (raw stacks) entries; any
+// later ones (a program loading and unloading libraries all the time) only the pairs they use.
+class ResolvedStacks {
+ public:
+  ResolvedStacks(const ModuleMap& module_map, size_t raw_stacks)
+      : map_(module_map), raw_stacks_(raw_stacks) {}
+  // The slot for a sample's stack: 0 until set, then the stack index + 1, or kNone.
+  uint32_t& slot(const RawSample& s) {
+    size_t epoch = map_.epoch(s.time_ns);
+    auto [it, inserted] = rows_.try_emplace(epoch);
+    if (inserted && rows_.size() <= kDenseRows) it->second.dense.assign(raw_stacks_ * 2, 0);
+    Row& row = it->second;
+    uint64_t key = uint64_t(s.stack) * 2 + (s.idle ? 1 : 0);
+    return row.dense.empty() ? row.sparse[key] : row.dense[key];
+  }
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // Reads every sample of a time-ordered list, with its stack: the epoch is looked up only when
+  // a sample's time passes the current epoch's end.
+  template <typename F>
+  void for_each(const RawSampleList& list, F&& f) const {
+    const Row* row = nullptr;
+    uint64_t row_end = 0;  // first time past the row's epoch
+    bool have_row = false;
+    list.for_each([&](const RawSample& s) {
+      SampleTable::Sample out{std::nullopt, s.time_ns, s.cpu_delta_ns};
+      if (s.stack != kNoStack) {
+        if (!have_row || s.time_ns >= row_end) {
+          size_t epoch = map_.epoch(s.time_ns);
+          auto it = rows_.find(epoch);
+          row = it == rows_.end() ? nullptr : &it->second;
+          row_end = map_.epoch_end(epoch);
+          have_row = true;
+        }
+        uint64_t key = uint64_t(s.stack) * 2 + (s.idle ? 1 : 0);
+        uint32_t v = 0;
+        if (row && !row->dense.empty()) {
+          v = row->dense[key];
+        } else if (row) {
+          auto it = row->sparse.find(key);
+          if (it != row->sparse.end()) v = it->second;
+        }
+        if (v != 0 && v != kNone) out.stack = static_cast<StackIndex>(v - 1);
+      }
+      f(out);
+    });
+  }
+
+ private:
+  static constexpr size_t kDenseRows = 4;
+  struct Row {
+    std::vector<uint32_t> dense;  // by key, or empty
+    std::unordered_map<uint64_t, uint32_t> sparse;
+  };
+  ModuleMap map_;
+  size_t raw_stacks_;
+  std::map<size_t, Row> rows_;  // by epoch
+};
+
 class Converter {
  public:
-  Converter(const ProfileModel& model, ProfileBuilder& builder, Diagnostics& diag)
-      : model_(model), b_(builder), diag_(diag), map_(model.modules()) {
+  Converter(const ProfileModel& model, ProfileBuilder& builder, Diagnostics& diag,
+            const ConvertOptions& options)
+      : model_(model), b_(builder), diag_(diag), options_(options), map_(model.modules()) {
     modules_.resize(model.modules().size());
     stack_cache_.resize(model.stack_count());
     idle_stack_cache_.resize(model.stack_count());
@@ -48,8 +113,13 @@ class Converter {
     FrameIndex frame;
   };
   struct ModuleState {
+    bool located = false;
+    std::optional<ModuleFiles> files;
+    std::string why;  // when no files
     bool opened = false;
-    std::unique_ptr<ModuleSymbolizer> symbolizer;
+    std::unique_ptr<ModuleSymbolizer> symbolizer;  // this thread's, for CFI and stragglers
+    ModuleAddresses batch;                         // symbolized ahead, in parallel
+    size_t addresses = 0;
     std::optional<LibIndex> lib;
     std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;  // by leaf address
   };
@@ -61,8 +131,13 @@ class Converter {
     size_t module;
     uint64_t address;
     bool leaf;
-    bool operator<(const AddressKey& o) const {
-      return std::tie(module, address, leaf) < std::tie(o.module, o.address, o.leaf);
+    bool operator==(const AddressKey& o) const {
+      return module == o.module && address == o.address && leaf == o.leaf;
+    }
+  };
+  struct AddressKeyHash {
+    size_t operator()(const AddressKey& k) const {
+      return std::hash<uint64_t>()(k.address * 2 + k.leaf) ^ (k.module * 0x9e3779b97f4a7c15ull);
     }
   };
 
@@ -81,12 +156,17 @@ class Converter {
   const std::vector<FrameIndex>& frames_for(uint64_t address, bool leaf, uint64_t time_ns);
   std::vector<FrameIndex> make_frames(size_t module, uint64_t address, bool leaf);
   ModuleSymbolizer* symbolizer(size_t module);
+  const ModuleFiles* files(size_t module);
+  const AddressSymbol* symbol_for(size_t module, uint64_t vaddr);
+  void symbolize_ahead();
+  void report_modules();
   LibIndex lib(size_t module);
   FrameIndex truncated_frame();
 
   const ProfileModel& model_;
   ProfileBuilder& b_;
   Diagnostics& diag_;
+  const ConvertOptions& options_;
   ModuleMap map_;
   std::string arch_;
   bool fix_leaves_ = false;
@@ -99,10 +179,12 @@ class Converter {
   uint64_t untyped_markers_ = 0;  // markers whose type has no schema record
   std::vector<ModuleState> modules_;
   std::map<std::tuple<std::string, std::string, uint64_t>, LibIndex> lib_by_file_;
-  std::map<AddressKey, std::vector<FrameIndex>> address_frames_;
+  std::unordered_map<AddressKey, std::vector<FrameIndex>, AddressKeyHash> address_frames_;
   std::vector<StackCacheEntry> stack_cache_;       // one slot per raw stack: memory stays bounded
   std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle leaf
   std::optional<FrameIndex> truncated_frame_;
+  std::shared_ptr<ResolvedStacks> resolved_ =
+      std::make_shared<ResolvedStacks>(map_, model_.stack_count());
   ConversionSummary summary_;
 };
 
@@ -122,16 +204,13 @@ ConversionSummary Converter::run() {
     diag_.warn("JIT map: " + std::to_string(jit.dropped_lines()) +
                " lines dropped over the size limits; their code stays unnamed");
   }
+  symbolize_ahead();
   add_threads();
   add_marker_schemas();
   add_markers();
   add_counters();
   add_paused_ranges();
-  for (const ModuleState& m : modules_) {
-    if (!m.opened) continue;
-    ++summary_.modules_used;
-    if (m.symbolizer) ++summary_.modules_symbolicated;
-  }
+  report_modules();
   return summary_;
 }
 
@@ -142,6 +221,19 @@ void Converter::add_meta() {
   uint64_t end = model_.end_ns().value_or(0);
   end = std::max(end, model_.last_time_ns());
   if (end > 0) meta.profiling_end_ns = end;
+  if (const auto& c = model_.capture()) {
+    // A flight-recorder capture covers only the range the ring still held.
+    static constexpr const char* kReasons[] = {"on request", "on signal", "at stop", "at a crash"};
+    meta.profiling_start_ns = c->start_ns;
+    meta.profiling_end_ns = std::max(c->end_ns, c->start_ns);
+    meta.extra.push_back(
+        {"Capture", std::string("flight recorder, ") + kReasons[static_cast<int>(c->reason) & 3]});
+    meta.extra.push_back(
+        {"Capture range (ms since start)",
+         std::to_string(c->start_ns / 1000000) + " to " + std::to_string(c->end_ns / 1000000)});
+    meta.extra.push_back(
+        {"Records overwritten before the capture", std::to_string(c->records_overwritten)});
+  }
   if (const auto& p = model_.process()) {
     meta.start_unix_ns = p->start_unix_ns;
     if (p->interval_ns) meta.interval_ns = p->interval_ns;
@@ -202,23 +294,45 @@ void Converter::add_threads() {
     t.tid = info->tid;
     t.unregister_ns = info->end_ns;
 
-    std::vector<RawSample> samples = info->samples;
-    std::stable_sort(samples.begin(), samples.end(),
-                     [](const RawSample& a, const RawSample& b) { return a.time_ns < b.time_ns; });
+    // Samples are nearly always in time order already; sort a copy only when they are not.
+    std::vector<RawSample> sorted;
+    if (!info->samples.in_time_order()) {
+      sorted = info->samples.to_vector();
+      std::stable_sort(sorted.begin(), sorted.end(), [](const RawSample& a, const RawSample& b) {
+        return a.time_ns < b.time_ns;
+      });
+    }
+    std::optional<uint64_t> first_time;
+    auto add = [&](const RawSample& s) {
+      if (!first_time) first_time = s.time_ns;
+      t.samples.push_back(
+          {s.stack == kNoStack ? std::nullopt : stack_for(s.stack, s.time_ns, s.idle), s.time_ns,
+           s.cpu_delta_ns});
+    };
+    if (info->samples.in_time_order()) {
+      // Every stack is built now (the tables are written before the samples), and the samples
+      // are read again from the model when they are written: they are not copied.
+      info->samples.for_each([&](const RawSample& s) {
+        if (!first_time) first_time = s.time_ns;
+        if (s.stack == kNoStack) return;
+        uint32_t& slot = resolved_->slot(s);
+        if (slot != 0) return;
+        std::optional<StackIndex> stack = stack_for(s.stack, s.time_ns, s.idle);
+        slot = stack ? raw(*stack) + 1 : ResolvedStacks::kNone;
+      });
+      if (!info->samples.empty()) {  // (marker-only threads are gone after this function)
+        t.samples.set_source(info->samples.size(),
+                             [resolved = resolved_, list = &info->samples](const auto& sink) {
+                               resolved->for_each(*list, sink);
+                             });
+      }
+    } else {
+      for (const RawSample& s : sorted) add(s);
+    }
     if (info->start_ns) {
       t.register_ns = *info->start_ns;
-    } else if (!samples.empty()) {
-      t.register_ns = samples.front().time_ns;
-    }
-    SampleTable& st = t.samples;
-    st.stack.reserve(samples.size());
-    st.time_ns.reserve(samples.size());
-    st.cpu_delta_ns.reserve(samples.size());
-    for (const RawSample& s : samples) {
-      st.stack.push_back(s.stack == kNoStack ? std::nullopt
-                                             : stack_for(s.stack, s.time_ns, s.idle));
-      st.time_ns.push_back(s.time_ns);
-      st.cpu_delta_ns.push_back(s.cpu_delta_ns);
+    } else if (first_time) {
+      t.register_ns = *first_time;
     }
     bool is_main = t.is_main;
     ThreadIndex index = b_.add_thread(std::move(t));
@@ -564,10 +678,10 @@ std::vector<FrameIndex> Converter::make_frames(size_t m, uint64_t address, bool 
   uint64_t relative = address - rec.start;
 
   std::vector<FrameIndex> frames;
-  if (ModuleSymbolizer* sym = symbolizer(m)) {
+  if (files(m)) {
     // A return address points after the call: look up the call instruction itself.
     uint64_t lookup = leaf || address == 0 ? address : address - 1;
-    const AddressSymbol& info = sym->lookup(lookup - rec.load_bias);
+    const AddressSymbol& info = *symbol_for(m, lookup - rec.load_bias);
     if (!info.frames.empty()) {
       std::optional<NativeSymbolIndex> native;
       if (info.symbol) {
@@ -599,18 +713,118 @@ std::vector<FrameIndex> Converter::make_frames(size_t m, uint64_t address, bool 
   return frames;
 }
 
+const ModuleFiles* Converter::files(size_t m) {
+  ModuleState& state = modules_[m];
+  if (!state.located) {
+    state.located = true;
+    const internal::ModuleRecord& rec = model_.modules()[m].record;
+    state.files = locate_module_files(rec, options_.locate, &state.why);
+    if (!state.files && !(rec.flags & internal::kModuleVdso)) {
+      diag_.warn("module '" + rec.path + "': " + state.why + "; its frames stay unsymbolicated");
+    }
+  }
+  return state.files ? &*state.files : nullptr;
+}
+
 ModuleSymbolizer* Converter::symbolizer(size_t m) {
   ModuleState& state = modules_[m];
   if (!state.opened) {
     state.opened = true;
-    const internal::ModuleRecord& rec = model_.modules()[m].record;
-    std::string why;
-    state.symbolizer = ModuleSymbolizer::open(rec, &why);
-    if (!state.symbolizer && !(rec.flags & internal::kModuleVdso)) {
-      diag_.warn("module '" + rec.path + "': " + why + "; its frames stay unsymbolicated");
+    if (const ModuleFiles* f = files(m)) {
+      state.symbolizer = ModuleSymbolizer::open(*f, &state.why);
+      if (!state.symbolizer) {
+        diag_.warn("module '" + model_.modules()[m].record.path + "': " + state.why +
+                   "; its frames stay unsymbolicated");
+      }
     }
   }
   return state.symbolizer.get();
+}
+
+const AddressSymbol* Converter::symbol_for(size_t m, uint64_t vaddr) {
+  static const AddressSymbol kNothing;
+  ModuleState& state = modules_[m];
+  const ModuleAddresses& batch = state.batch;
+  auto it = std::lower_bound(batch.vaddrs.begin(), batch.vaddrs.end(), vaddr);
+  if (it != batch.vaddrs.end() && *it == vaddr) {
+    size_t i = static_cast<size_t>(it - batch.vaddrs.begin());
+    if (batch.done[i]) return &batch.results[i];
+  }
+  // Not looked up ahead (a caller the leaf fix-up inserted): do it here.
+  ModuleSymbolizer* sym = symbolizer(m);
+  return sym ? &sym->lookup(vaddr) : &kNothing;
+}
+
+void Converter::symbolize_ahead() {
+  // Every distinct address of every sampled stack, per module, at each module epoch it was
+  // sampled in; then all of them at once, on every core.
+  std::unordered_set<uint64_t> seen;  // (epoch << 32) | stack
+  std::vector<std::vector<uint64_t>> wanted(modules_.size());
+  for (const ThreadInfo& t : model_.threads()) {
+    t.samples.for_each([&](const RawSample& s) {
+      if (s.stack == kNoStack) return;
+      size_t epoch = map_.epoch(s.time_ns);
+      if (!seen.insert((uint64_t(epoch) << 32) | s.stack).second) return;
+      const std::vector<uint64_t>& frames = model_.stack(s.stack).frames;
+      for (size_t i = 0; i < frames.size(); ++i) {
+        size_t m = map_.find(frames[i], s.time_ns);
+        if (m == ModuleMap::kNone) continue;
+        uint64_t lookup = i == 0 || frames[i] == 0 ? frames[i] : frames[i] - 1;
+        wanted[m].push_back(lookup - model_.modules()[m].record.load_bias);
+      }
+    });
+  }
+  std::vector<ModuleAddresses> batches;
+  std::vector<size_t> batch_module;
+  for (size_t m = 0; m < modules_.size(); ++m) {
+    if (wanted[m].empty()) continue;
+    std::vector<uint64_t>& v = wanted[m];
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    modules_[m].addresses = v.size();
+    summary_.unique_addresses += v.size();
+    if (!files(m)) continue;
+    ModuleAddresses batch;
+    batch.files = *modules_[m].files;
+    batch.vaddrs = std::move(v);
+    std::vector<uint64_t>().swap(wanted[m]);
+    batches.push_back(std::move(batch));
+    batch_module.push_back(m);
+  }
+  auto start = std::chrono::steady_clock::now();
+  const std::clock_t cpu_start = std::clock();  // the process's CPU time, every thread's
+  symbolize_in_parallel(batches, options_.jobs, options_.progress,
+                        options_.min_addresses_per_handle);
+  summary_.symbolize_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary_.symbolize_cpu_seconds = double(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  summary_.threads = effective_jobs(options_.jobs);
+  for (size_t i = 0; i < batches.size(); ++i)
+    modules_[batch_module[i]].batch = std::move(batches[i]);
+}
+
+void Converter::report_modules() {
+  for (size_t m = 0; m < modules_.size(); ++m) {
+    const ModuleState& state = modules_[m];
+    if (!state.located) continue;
+    const internal::ModuleRecord& rec = model_.modules()[m].record;
+    ++summary_.modules_used;
+    ModuleReport r;
+    r.path = rec.path;
+    r.build_id = hex_string(rec.build_id);
+    r.addresses = state.addresses;
+    if (state.files && !(state.opened && !state.symbolizer)) {
+      ++summary_.modules_symbolicated;
+      const ModuleFiles& f = *state.files;
+      r.status = f.debug.empty() ? ModuleReport::kSymbolsOnly : ModuleReport::kDwarf;
+      r.source = f.debug.empty() ? f.binary : f.debug;
+      r.detail = f.origin;
+      r.rejected = f.rejected;
+    } else {
+      r.detail = state.why;
+    }
+    summary_.modules.push_back(std::move(r));
+  }
 }
 
 LibIndex Converter::lib(size_t m) {
@@ -662,8 +876,8 @@ std::string breakpad_id(const std::vector<uint8_t>& build_id) {
 }
 
 ConversionSummary convert_profile(const ProfileModel& model, ProfileBuilder& builder,
-                                  Diagnostics& diag) {
-  return Converter(model, builder, diag).run();
+                                  Diagnostics& diag, const ConvertOptions& options) {
+  return Converter(model, builder, diag, options).run();
 }
 
 }  // namespace inprof::symbolicate

@@ -178,7 +178,7 @@ void write_meta(Emitter& e, const ProfileBuilder& p) {
   }
   if (m.profiling_end_ns) {
     e.key("profilingStartTime");
-    e.ms(0);
+    e.ms(m.profiling_start_ns);
     e.key("profilingEndTime");
     e.ms(*m.profiling_end_ns);
   }
@@ -474,19 +474,26 @@ void write_thread(Emitter& e, const Thread& t, bool cpu_deltas) {
   e.key("length");
   e.u64(s.size());
   e.key("stack");
-  e.array(s.size(), [&](size_t i) { e.opt_index(s.stack[i]); });
+  e.begin_array();
+  s.for_each([&](const SampleTable::Sample& x) { e.opt_index(x.stack); });
+  e.end_array();
   e.key("timeDeltas");
-  e.array(s.size(), [&](size_t i) {
-    uint64_t previous = i ? s.time_ns[i - 1] : 0;
-    e.ms(s.time_ns[i] >= previous ? s.time_ns[i] - previous : 0);
+  e.begin_array();
+  uint64_t previous = 0;
+  s.for_each([&](const SampleTable::Sample& x) {
+    e.ms(x.time_ns - previous);  // times never decrease in a SampleTable
+    previous = x.time_ns;
   });
+  e.end_array();
   e.key("weight");
   e.null();
   e.key("weightType");
   e.str("samples");
   if (cpu_deltas) {
     e.key("threadCPUDelta");
-    e.array(s.size(), [&](size_t i) { e.opt_u64(s.cpu_delta_ns[i]); });
+    e.begin_array();
+    s.for_each([&](const SampleTable::Sample& x) { e.opt_u64(x.cpu_delta_ns); });
+    e.end_array();
   }
   e.end_object();
 

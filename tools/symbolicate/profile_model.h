@@ -45,13 +45,55 @@ struct RawSample {
   bool idle = false;  // a repeat: the thread did not run since its previous sample
 };
 
+// A thread's samples in file order, packed as varints (a few bytes each instead of 40).
+class RawSampleList {
+ public:
+  void push_back(const RawSample& s);
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  bool in_time_order() const { return in_order_; }
+  // Calls f(const RawSample&) for each sample, in file order.
+  template <typename F>
+  void for_each(F&& f) const {
+    RawSample s;
+    uint64_t time = 0;
+    for (size_t i = 0; i < bytes_.size();) {
+      uint64_t stack = read(i), delta = read(i), cpu = read(i);
+      time += (delta >> 1) ^ (~(delta & 1) + 1);  // zig-zag
+      s.time_ns = time;
+      s.idle = stack & 1;
+      s.stack = (stack >> 1) ? static_cast<RawStackId>((stack >> 1) - 1) : kNoStack;
+      s.cpu_delta_ns = cpu ? std::optional<uint64_t>(cpu - 1) : std::nullopt;
+      f(s);
+    }
+  }
+  std::vector<RawSample> to_vector() const;
+  RawSample operator[](size_t i) const { return to_vector()[i]; }  // for tests
+
+ private:
+  void write(uint64_t v);
+  uint64_t read(size_t& i) const {
+    uint64_t v = 0;
+    for (int shift = 0; i < bytes_.size() && shift < 64; shift += 7) {
+      uint8_t b = bytes_[i++];
+      v |= uint64_t(b & 0x7f) << shift;
+      if (!(b & 0x80)) break;
+    }
+    return v;
+  }
+  std::vector<uint8_t> bytes_;
+  size_t size_ = 0;
+  uint64_t last_time_ = 0;
+  bool in_order_ = true;
+};
+
 struct ThreadInfo {
   uint64_t tid = 0;
   std::string name;  // latest ThreadStart/ThreadName name; empty if none was seen
   bool is_main = false;
   std::optional<uint64_t> start_ns;
   std::optional<uint64_t> end_ns;
-  std::vector<RawSample> samples;
+  RawSampleList samples;
 };
 
 struct CounterInfo {
@@ -87,6 +129,7 @@ class ProfileModel : public internal::DumpVisitor {
   void on_pause(const internal::PauseRecord& r) override;
   void on_resume(const internal::PauseRecord& r) override;
   void on_jit_map(const internal::JitMapRecord& r) override;
+  void on_capture(const internal::CaptureRecord& r) override { capture_ = r; }
 
   const std::optional<internal::ProcessRecord>& process() const { return process_; }
   const std::vector<ModuleInfo>& modules() const { return modules_; }
@@ -97,6 +140,8 @@ class ProfileModel : public internal::DumpVisitor {
   size_t sample_count() const { return sample_count_; }
   const std::optional<internal::StatsRecord>& stats() const { return stats_; }
   const std::optional<uint64_t>& end_ns() const { return end_ns_; }
+  // A flight-recorder capture: the time range the dump covers.
+  const std::optional<internal::CaptureRecord>& capture() const { return capture_; }
   bool any_cpu_delta() const { return any_cpu_delta_; }
   // Repeat records that had no earlier sample on their thread (they get an empty stack).
   uint64_t orphan_repeats() const { return orphan_repeats_; }
@@ -141,6 +186,7 @@ class ProfileModel : public internal::DumpVisitor {
   size_t sample_count_ = 0;
   std::optional<internal::StatsRecord> stats_;
   std::optional<uint64_t> end_ns_;
+  std::optional<internal::CaptureRecord> capture_;
   bool any_cpu_delta_ = false;
   uint64_t orphan_repeats_ = 0;
   std::map<uint32_t, internal::CategoryRecord> categories_;

@@ -1,9 +1,13 @@
-// The whole conversion: read a dump, symbolize it, write the Firefox Profiler JSON.
+// The whole conversion: read a dump, symbolize it, write the Firefox Profiler JSON (or folded
+// stacks, or a text summary).
 #ifndef INPROF_TOOLS_SYMBOLICATE_SYMBOLICATE_H_
 #define INPROF_TOOLS_SYMBOLICATE_SYMBOLICATE_H_
 
 #include <cstdio>
 #include <string>
+
+#include "debug_file_locator.h"
+#include "parallel_symbolizer.h"
 
 namespace inprof::symbolicate {
 
@@ -11,9 +15,20 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 
+enum class OutputFormat { kProcessedJson, kFolded, kSummary };
+
 struct RunOptions {
   std::string dump_path;
   std::string output_path;  // "-" writes to stdout
+  OutputFormat format = OutputFormat::kProcessedJson;
+  bool gzip = false;  // gzip the output (also when output_path ends in ".gz")
+  size_t top = 15;    // --summary: functions listed per thread and ranking
+  LocateOptions locate;
+  unsigned jobs = 0;                                         // 0: one thread per CPU
+  size_t min_addresses_per_handle = kMinAddressesPerHandle;  // see parallel_symbolizer.h
+  bool progress = false;       // a progress bar on `err` (only for large dumps)
+  bool quiet_modules = false;  // leave out the per-module summary
+  bool exiting_after = false;  // the process exits next: the tables are not freed
 };
 
 // Returns the process exit status: kExitOk, or kExitError after printing one

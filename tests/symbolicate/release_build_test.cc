@@ -1,0 +1,348 @@
+// Release builds symbolicated elsewhere: stripped binaries with their DWARF in separate debug
+// files found by build-id, by .gnu_debuglink (CRC checked) or by name; binaries moved to another
+// directory; a rebuilt binary (another build-id) that must never be used; libc through Debian's
+// detached debug symbols (libc6-dbg).
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <link.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "elf_file.h"
+#include "test_support.h"
+
+namespace {
+
+using namespace inprof::internal;
+namespace fs = std::filesystem;
+
+constexpr uint64_t kBias = 0x10000000;
+
+struct TargetFacts {
+  uint64_t leaf = 0;
+  int leaf_line = 0;
+  uint64_t inline_return = 0;
+  int helper_call_line = 0;
+  int outer_line = 0;
+};
+
+TargetFacts run_target(const std::string& path) {
+  TargetFacts f;
+  std::FILE* p = popen(("'" + path + "'").c_str(), "r");
+  if (!p) return f;
+  char line[256];
+  while (std::fgets(line, sizeof line, p)) {
+    unsigned long a;
+    int x, y;
+    if (std::sscanf(line, "leaf %lx %d", &a, &x) == 2) {
+      f.leaf = a;
+      f.leaf_line = x;
+    } else if (std::sscanf(line, "inline_return %lx %d %d", &a, &x, &y) == 3) {
+      f.inline_return = a;
+      f.helper_call_line = x;
+      f.outer_line = y;
+    }
+  }
+  pclose(p);
+  return f;
+}
+
+void sh(const std::string& command) {
+  ASSERT_EQ(std::system(command.c_str()), 0) << command << " failed (binutils installed?)";
+}
+
+std::vector<uint8_t> unhex(const std::string& s) {
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < s.size(); i += 2) {
+    out.push_back(static_cast<uint8_t>(std::stoul(s.substr(i, 2), nullptr, 16)));
+  }
+  return out;
+}
+
+std::string build_id_of(const std::string& path) {
+  std::string why;
+  auto info = inprof::symbolicate::inspect_elf_file(path, &why);
+  return info ? info->build_id : std::string();
+}
+
+class ReleaseBuildTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    facts_ = run_target(RELEASE_TARGET);
+    ASSERT_NE(facts_.leaf, 0u);
+    ASSERT_NE(facts_.inline_return, 0u);
+    build_id_ = build_id_of(RELEASE_TARGET);
+    ASSERT_EQ(build_id_.size(), 40u);
+    // target.debug: the DWARF; bin/target: stripped, with a debuglink to target.debug.
+    fs::create_directories(dir_.path("bin"));
+    fs::create_directories(dir_.path("debug"));
+    sh("objcopy --only-keep-debug '" + std::string(RELEASE_TARGET) + "' '" + debug_file() + "'");
+    sh("strip --strip-all -o '" + stripped() + "' '" + std::string(RELEASE_TARGET) + "'");
+    sh("cd '" + dir_.path("bin") + "' && objcopy --add-gnu-debuglink='" + debug_file() +
+       "' target");
+    fs::remove(debug_file() + ".tmp");
+  }
+
+  std::string debug_file() const { return dir_.path("target.debug"); }
+  std::string stripped() const { return dir_.path("bin/target"); }
+
+  // A dump whose module is `path` with the original build-id, sampling the leaf under the
+  // inlined call.
+  void write_dump(const std::string& path, const std::string& build_id = "") {
+    ModuleRecord m;
+    m.id = 1;
+    m.start = kBias;
+    m.end = kBias + 0x1000000;
+    m.load_bias = kBias;
+    m.flags = kModuleMainExecutable;
+    m.path = path;
+    m.build_id = unhex(build_id.empty() ? build_id_ : build_id);
+    symtest::DumpFile d(dir_.path("d.inprof"));
+    d.process(symtest::test_process());
+    d.module(m);
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.sample(1, 1'000'000, {kBias + facts_.leaf, kBias + facts_.inline_return});
+    d.end(2'000'000);
+    d.close();
+  }
+
+  // Runs the symbolicate binary; returns the sample's stack (root first).
+  std::vector<symtest::FrameView> symbolicate(std::vector<std::string> options) {
+    std::vector<std::string> args = {dir_.path("d.inprof"), "-o", dir_.path("o.json"),
+                                     "--system-debug-dir", ""};
+    args.insert(args.end(), options.begin(), options.end());
+    int rc = symtest::run_symbolicate_binary(args, &err_);
+    EXPECT_EQ(rc, 0) << err_;
+    rapidjson::Document doc;
+    if (!symtest::load_json(dir_.path("o.json"), &doc)) return {};
+    EXPECT_TRUE(symtest::check_structure(doc).empty());
+    return symtest::sample_stack(doc, 0, 0);
+  }
+
+  // The full, right answer: outer function, the helper inlined into it, then the leaf.
+  void expect_symbolicated(const std::vector<symtest::FrameView>& s) {
+    ASSERT_EQ(s.size(), 3u) << err_;
+    EXPECT_EQ(s[0].func, "release_outer()");
+    EXPECT_EQ(s[0].inline_depth, 0);
+    EXPECT_EQ(s[0].line, facts_.outer_line);
+    EXPECT_EQ(s[1].func, "release_inlined_helper()");
+    EXPECT_EQ(s[1].inline_depth, 1);
+    EXPECT_EQ(s[1].line, facts_.helper_call_line);
+    EXPECT_NE(s[1].file.find("release_target.cc"), std::string::npos) << s[1].file;
+    EXPECT_EQ(s[2].func, "release_leaf(int)");
+    EXPECT_EQ(s[2].func_line, facts_.leaf_line);
+  }
+
+  symtest::TempDir dir_;
+  TargetFacts facts_;
+  std::string build_id_;
+  std::string err_;
+};
+
+TEST_F(ReleaseBuildTest, SeparateDebugFileByBuildIdInADebugDir) {
+  std::string ids = dir_.path("debug/.build-id/" + build_id_.substr(0, 2));
+  fs::create_directories(ids);
+  fs::copy_file(debug_file(), ids + "/" + build_id_.substr(2) + ".debug");
+  fs::remove(debug_file());  // the debuglink must not be what finds it
+  write_dump(stripped());
+  expect_symbolicated(symbolicate({"--debug-dir", dir_.path("debug")}));
+  EXPECT_NE(err_.find("  dwarf   " + stripped() + " [" + build_id_ + "]"), std::string::npos)
+      << err_;
+  EXPECT_NE(err_.find("(build-id in " + dir_.path("debug") + ")"), std::string::npos) << err_;
+}
+
+TEST_F(ReleaseBuildTest, SeparateDebugFileByDebuglinkNextToTheBinaryAndInDotDebug) {
+  fs::copy_file(debug_file(), dir_.path("bin/target.debug"));
+  write_dump(stripped());
+  expect_symbolicated(symbolicate({}));
+  EXPECT_NE(err_.find("(debuglink next to the binary)"), std::string::npos) << err_;
+
+  fs::create_directories(dir_.path("bin/.debug"));
+  fs::rename(dir_.path("bin/target.debug"), dir_.path("bin/.debug/target.debug"));
+  expect_symbolicated(symbolicate({}));
+  EXPECT_NE(err_.find("(debuglink in .debug/)"), std::string::npos) << err_;
+}
+
+TEST_F(ReleaseBuildTest, DebuglinkWithTheWrongCrcIsNotUsed) {
+  // The rebuild's debug file under the debuglink's name: another build, another CRC.
+  sh("objcopy --only-keep-debug '" + std::string(RELEASE_TARGET_REBUILT) + "' '" +
+     dir_.path("bin/target.debug") + "'");
+  write_dump(stripped());
+  auto s = symbolicate({});
+  ASSERT_EQ(s.size(), 2u) << err_;
+  EXPECT_EQ(s[1].func.rfind("target+0x", 0), 0u) << s[1].func;
+  EXPECT_NE(err_.find("build-id mismatch: " + dir_.path("bin/target.debug")), std::string::npos)
+      << err_;
+}
+
+TEST_F(ReleaseBuildTest, ARebuiltBinaryIsNeverUsed) {
+  // The recorded path holds a rebuild (same code, another build-id), and so does the debug dir.
+  std::string rebuilt = dir_.path("rebuilt/target");
+  fs::create_directories(dir_.path("rebuilt"));
+  fs::copy_file(RELEASE_TARGET_REBUILT, rebuilt);
+  sh("objcopy --only-keep-debug '" + std::string(RELEASE_TARGET_REBUILT) + "' '" +
+     dir_.path("debug/target.debug") + "'");
+  write_dump(rebuilt);
+  auto s = symbolicate({"--debug-dir", dir_.path("debug")});
+  ASSERT_EQ(s.size(), 2u) << err_;
+  char leaf[64];
+  std::snprintf(leaf, sizeof leaf, "target+0x%llx", static_cast<unsigned long long>(facts_.leaf));
+  EXPECT_EQ(s[1].func, leaf);
+  EXPECT_NE(err_.find("warning: module '" + rebuilt + "'"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("build-id mismatch: " + rebuilt + " has 0123456789abcdef"), std::string::npos)
+      << err_;
+  EXPECT_NE(err_.find("  none    " + rebuilt), std::string::npos) << err_;
+  EXPECT_NE(err_.find("0 with debug info, 0 with ELF symbols only, 1 not symbolicated"),
+            std::string::npos)
+      << err_;
+}
+
+TEST_F(ReleaseBuildTest, BinariesFoundInABinaryDirOnAnotherMachine) {
+  // Recorded at a path that does not exist here; the binary and its debug file sit elsewhere.
+  fs::copy_file(debug_file(), dir_.path("bin/target.debug"));
+  write_dump("/opt/shipped/app/target");
+  expect_symbolicated(symbolicate({"--binary-dir", dir_.path("bin")}));
+  EXPECT_NE(err_.find("dwarf   /opt/shipped/app/target"), std::string::npos) << err_;
+}
+
+TEST_F(ReleaseBuildTest, TheDebugFileAloneIsEnough) {
+  std::string ids = dir_.path("debug/.build-id/" + build_id_.substr(0, 2));
+  fs::create_directories(ids);
+  fs::copy_file(debug_file(), ids + "/" + build_id_.substr(2) + ".debug");
+  write_dump("/nowhere/target");
+  expect_symbolicated(symbolicate({"--debug-dir", dir_.path("debug")}));
+}
+
+// A debuginfod server (here a minimal one in a child process) asked through libdebuginfod when
+// DEBUGINFOD_URLS is set, as the last resort.
+TEST_F(ReleaseBuildTest, DebugFileFromDebuginfod) {
+  std::string body;
+  {
+    std::ifstream in(debug_file(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    body = ss.str();
+  }
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a = {};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const std::string wanted = "GET /buildid/" + build_id_ + "/debuginfo ";
+  pid_t server = fork();
+  ASSERT_GE(server, 0);
+  if (server == 0) {
+    for (int i = 0; i < 20; ++i) {  // a few requests, then done
+      int c = accept(listener, nullptr, nullptr);
+      if (c < 0) _exit(0);
+      std::string request;
+      char buffer[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        ssize_t n = recv(c, buffer, sizeof buffer, 0);
+        if (n <= 0) break;
+        request.append(buffer, size_t(n));
+      }
+      std::string reply =
+          request.rfind(wanted, 0) == 0
+              ? "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(body.size()) +
+                    "\r\nConnection: close\r\n\r\n" + body
+              : std::string(
+                    "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      send(c, reply.data(), reply.size(), MSG_NOSIGNAL);
+      close(c);
+    }
+    _exit(0);
+  }
+  close(listener);
+  fs::remove(debug_file());  // only the server has it now
+  write_dump(stripped());
+  std::string url = "http://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  setenv("DEBUGINFOD_URLS", url.c_str(), 1);
+  setenv("DEBUGINFOD_CACHE_PATH", dir_.path("cache").c_str(), 1);
+  auto s = symbolicate({});
+  unsetenv("DEBUGINFOD_URLS");
+  unsetenv("DEBUGINFOD_CACHE_PATH");
+  kill(server, SIGTERM);
+  waitpid(server, nullptr, 0);
+  expect_symbolicated(s);
+  EXPECT_NE(err_.find("(debuginfod)"), std::string::npos) << err_;
+}
+
+// Debian 12 ships libc's DWARF by build-id in libc6-dbg (/usr/lib/debug/.build-id/...).
+TEST(LibcDebugSymbols, LibcFramesGetFunctionFileAndLineFromLibc6Dbg) {
+  void* qsort_address = dlsym(RTLD_DEFAULT, "qsort");
+  ASSERT_NE(qsort_address, nullptr);
+  Dl_info info;
+  ASSERT_NE(dladdr(qsort_address, &info), 0);
+  std::string libc = fs::canonical(info.dli_fname);
+  std::string id = build_id_of(libc);
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(
+      fs::exists("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"))
+      << "libc's debug file is missing: install the Debian package libc6-dbg";
+  struct Found {
+    uint64_t bias = 0, low = UINT64_MAX, high = 0;
+  } found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* i, size_t, void* data) {
+        if (!i->dlpi_name || !std::strstr(i->dlpi_name, "libc.so.6")) return 0;
+        auto* f = static_cast<Found*>(data);
+        f->bias = i->dlpi_addr;
+        for (int k = 0; k < i->dlpi_phnum; ++k) {
+          if (i->dlpi_phdr[k].p_type != PT_LOAD) continue;
+          uint64_t a = i->dlpi_addr + i->dlpi_phdr[k].p_vaddr;
+          f->low = std::min<uint64_t>(f->low, a & ~uint64_t{4095});
+          f->high = std::max<uint64_t>(f->high, a + i->dlpi_phdr[k].p_memsz);
+        }
+        return 1;
+      },
+      &found);
+  ASSERT_LT(found.low, found.high);
+  ModuleRecord m;
+  m.id = 1;
+  m.start = found.low;
+  m.end = found.high;
+  m.load_bias = found.bias;
+  m.path = libc;
+  m.build_id = unhex(id);
+
+  symtest::TempDir dir;
+  {
+    symtest::DumpFile d(dir.path("d.inprof"));
+    d.process(symtest::test_process());
+    d.module(m);
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.sample(1, 1'000'000, {reinterpret_cast<uintptr_t>(qsort_address) + 4});
+    d.end(2'000'000);
+    d.close();
+  }
+  std::string err;
+  ASSERT_EQ(symtest::run_symbolicate_binary({dir.path("d.inprof"), "-o", dir.path("o.json")}, &err),
+            0)
+      << err;
+  rapidjson::Document doc;
+  ASSERT_TRUE(symtest::load_json(dir.path("o.json"), &doc));
+  auto s = symtest::sample_stack(doc, 0, 0);
+  ASSERT_FALSE(s.empty()) << err;
+  EXPECT_NE(s.back().func.find("qsort"), std::string::npos) << s.back().func;
+  // A file and a line only DWARF can give: libc.so.6 itself has neither.
+  EXPECT_NE(s.back().file.find(".c"), std::string::npos) << s.back().file;
+  EXPECT_GT(s.back().line, 0);
+  EXPECT_NE(err.find("dwarf   " + libc + " [" + id + "]"), std::string::npos) << err;
+  EXPECT_NE(err.find("(build-id in /usr/lib/debug)"), std::string::npos) << err;
+}
+
+}  // namespace

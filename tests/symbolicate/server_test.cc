@@ -1,0 +1,154 @@
+// symbolicate --open: the profile is served on 127.0.0.1 under a random path with the CORS
+// header the Firefox Profiler needs; other paths get 404; SIGINT stops the server cleanly.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "profile_server.h"
+#include "test_support.h"
+#include "test_targets.h"
+
+namespace {
+
+using namespace inprof::internal;
+
+std::string percent_decode(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size()) {
+      out += static_cast<char>(std::stoi(s.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// One HTTP request to 127.0.0.1:port; the whole response (head and body).
+std::string http(int port, const std::string& request) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a = {};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    close(fd);
+    return "connect failed";
+  }
+  send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  std::string response;
+  char buffer[65536];
+  for (;;) {
+    pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 10000) <= 0) break;
+    ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    response.append(buffer, size_t(n));
+  }
+  close(fd);
+  return response;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(ProfileServer, ProfilerUrlEncodesTheProfileAddress) {
+  EXPECT_EQ(inprof::symbolicate::profiler_url_for("http://127.0.0.1:8000/abc/profile.json"),
+            "https://profiler.firefox.com/from-url/"
+            "http%3A%2F%2F127.0.0.1%3A8000%2Fabc%2Fprofile.json/");
+}
+
+TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
+  symtest::TempDir dir;
+  {
+    symtest::DumpFile d(dir.path("d.inprof"));
+    d.process(symtest::test_process());
+    d.module(symtest::self_module());
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.sample(1, 1'000'000, {reinterpret_cast<uintptr_t>(&symtest::leaf_function)});
+    d.end(2'000'000);
+    d.close();
+  }
+  std::string json = dir.path("p.json");
+  int out_pipe[2];
+  ASSERT_EQ(pipe(out_pipe), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    int err = open(dir.path("stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    dup2(err, 2);
+    close(out_pipe[0]);
+    execl(SYMBOLICATE_BINARY, SYMBOLICATE_BINARY, dir.path("d.inprof").c_str(), "-o", json.c_str(),
+          "--open", "--no-browser", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  // The first line on stdout is the profiler's address.
+  std::string line;
+  char c;
+  while (line.find('\n') == std::string::npos) {
+    pollfd p = {out_pipe[0], POLLIN, 0};
+    if (poll(&p, 1, 60000) <= 0 || read(out_pipe[0], &c, 1) != 1) break;
+    line += c;
+  }
+  close(out_pipe[0]);
+  const std::string prefix = "https://profiler.firefox.com/from-url/";
+  ASSERT_EQ(line.rfind(prefix, 0), 0u) << line << read_file(dir.path("stderr"));
+  std::string url = percent_decode(line.substr(prefix.size(), line.size() - prefix.size() - 2));
+  // http://127.0.0.1:PORT/TOKEN/profile.json
+  ASSERT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << url;
+  size_t slash = url.find('/', 17);
+  int port = std::stoi(url.substr(17, slash - 17));
+  std::string path = url.substr(slash);
+  EXPECT_EQ(path.size(), std::string("/").size() + 32 + std::string("/profile.json").size());
+
+  std::string ok = http(port, "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok.substr(0, 300);
+  EXPECT_NE(ok.find("\r\nAccess-Control-Allow-Origin: https://profiler.firefox.com\r\n"),
+            std::string::npos);
+  size_t body = ok.find("\r\n\r\n");
+  ASSERT_NE(body, std::string::npos);
+  EXPECT_EQ(ok.substr(body + 4), read_file(json));
+
+  std::string wrong = http(port, "GET /profile.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(wrong.rfind("HTTP/1.1 404 ", 0), 0u) << wrong;
+  std::string guessed = path;
+  guessed[1] = guessed[1] == 'a' ? 'b' : 'a';
+  EXPECT_EQ(http(port, "GET " + guessed + " HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0), 0u);
+  std::string preflight = http(port, "OPTIONS " + path + " HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(preflight.rfind("HTTP/1.1 204 ", 0), 0u) << preflight;
+
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 600 && done == 0; ++i) {  // up to 60 s on a loaded machine
+    done = waitpid(pid, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (done == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "the server did not stop on SIGINT";
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  EXPECT_NE(read_file(dir.path("stderr")).find("stopped serving"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,36 @@
+// Finds, for one module of a dump, the files to symbolicate it with: the binary (symbols, CFI)
+// and the file holding its DWARF, wherever a release build's debug files were put. A file is
+// used only if its GNU build-id is the one the dump recorded (debuglink targets also need the
+// right CRC), so symbols can never come from another build.
+#ifndef INPROF_TOOLS_SYMBOLICATE_DEBUG_FILE_LOCATOR_H_
+#define INPROF_TOOLS_SYMBOLICATE_DEBUG_FILE_LOCATOR_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dump/dump_records.h"
+
+namespace inprof::symbolicate {
+
+struct LocateOptions {
+  std::vector<std::string> debug_dirs;   // --debug-dir: .build-id/xx/rest.debug or by file name
+  std::vector<std::string> binary_dirs;  // --binary-dir: binaries not at their recorded paths
+  std::string system_debug_dir = "/usr/lib/debug";  // empty: not searched
+  bool debuginfod = false;                          // ask debuginfod (DEBUGINFOD_URLS)
+};
+
+struct ModuleFiles {
+  std::string binary;  // the module's own ELF file; empty if only a debug file was found
+  std::string debug;   // the file with DWARF (== binary when it has its own); empty: none
+  std::string origin;  // where the DWARF came from, e.g. "build-id in /usr/lib/debug"
+  std::vector<std::string> rejected;  // candidates that were not used, and why
+};
+
+// The files for `module`. nullopt, with the reasons in `why`, when no usable file was found.
+std::optional<ModuleFiles> locate_module_files(const internal::ModuleRecord& module,
+                                               const LocateOptions& options, std::string* why);
+
+}  // namespace inprof::symbolicate
+
+#endif  // INPROF_TOOLS_SYMBOLICATE_DEBUG_FILE_LOCATOR_H_

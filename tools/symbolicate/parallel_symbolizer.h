@@ -1,0 +1,39 @@
+// Symbolizes many addresses of many modules on several threads. libdw handles are not
+// thread-safe, so each thread opens its own ModuleSymbolizer for the modules it works on. Work is
+// handed out in runs of neighbouring addresses, so a thread mostly meets compilation units it has
+// indexed already; a module is split only when it has many addresses (see below). The results
+// do not depend on the number of threads.
+#ifndef INPROF_TOOLS_SYMBOLICATE_PARALLEL_SYMBOLIZER_H_
+#define INPROF_TOOLS_SYMBOLICATE_PARALLEL_SYMBOLIZER_H_
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "debug_file_locator.h"
+#include "module_symbolizer.h"
+
+namespace inprof::symbolicate {
+
+struct ModuleAddresses {
+  ModuleFiles files;
+  std::vector<uint64_t> vaddrs;        // ELF virtual addresses, sorted, unique
+  std::vector<AddressSymbol> results;  // filled: one per address
+  std::vector<uint8_t> done;           // 1 where results[i] is valid
+};
+
+// By default a module's addresses are split between threads only in runs of at least this many.
+inline constexpr size_t kMinAddressesPerHandle = 65536;
+
+// `jobs` 0 means one per CPU. `progress(done, total)` is called on the calling thread from time
+// to time while the work runs (null: not at all).
+void symbolize_in_parallel(std::vector<ModuleAddresses>& modules, unsigned jobs,
+                           const std::function<void(size_t, size_t)>& progress,
+                           size_t min_addresses_per_handle = kMinAddressesPerHandle);
+
+// The number of threads `jobs` stands for.
+unsigned effective_jobs(unsigned jobs);
+
+}  // namespace inprof::symbolicate
+
+#endif  // INPROF_TOOLS_SYMBOLICATE_PARALLEL_SYMBOLIZER_H_
