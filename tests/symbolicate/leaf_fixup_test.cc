@@ -33,6 +33,17 @@ TEST(LeafFixup, DoesNotDuplicateACallerTheWalkFound) {
   EXPECT_EQ(missing_leaf_caller(frames, candidates, 0u), std::nullopt);
 }
 
+// aarch64: a function without its frame record returns through the link register, recorded as
+// candidate slot 255 beside the stack words.
+TEST(LeafFixup, LinkRegisterCandidateIsTheCallerWhenCfiSaysSo) {
+  using inprof::internal::kLeafCandidateLinkRegister;
+  std::vector<uint64_t> frames = {0x100, 0x300};
+  std::vector<LeafCandidate> candidates = {{0, 0x250}, {kLeafCandidateLinkRegister, 0x280}};
+  EXPECT_EQ(missing_leaf_caller(frames, candidates, unsigned{kLeafCandidateLinkRegister}),
+            std::optional<uint64_t>(0x280));
+  EXPECT_EQ(missing_leaf_caller(frames, candidates, 0u), std::optional<uint64_t>(0x250));
+}
+
 TEST(LeafFixup, SingleFrameStackGetsItsCaller) {
   std::vector<uint64_t> frames = {0x100};
   std::vector<LeafCandidate> candidates = {{0, 0x300}};
@@ -47,7 +58,7 @@ TEST(ModuleSymbolizerCfi, FunctionEntryHasTheReturnAddressAtSlotZero) {
   ASSERT_TRUE(sym) << why;
   // At a function's first instruction the CFA is rsp + 8 whatever the compiler did.
   uint64_t entry = reinterpret_cast<uintptr_t>(&symtest::leaf_function) - module.load_bias;
-  EXPECT_EQ(sym->x86_64_return_address_slot(entry), std::optional<unsigned>(0));
+  EXPECT_EQ(sym->return_address_slot(entry, /*aarch64=*/false), std::optional<unsigned>(0));
 }
 
 // End to end: a frame-pointer walk that missed the leaf's caller gets it back.

@@ -12,6 +12,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "dump/dump_records.h"
 #include "elf_file.h"
 
 namespace inprof::symbolicate {
@@ -496,8 +497,9 @@ AddressSymbol ModuleSymbolizer::symbolize(uint64_t vaddr) {
   return out;
 }
 
-std::optional<unsigned> ModuleSymbolizer::x86_64_return_address_slot(uint64_t vaddr) {
+std::optional<unsigned> ModuleSymbolizer::return_address_slot(uint64_t vaddr, bool aarch64) {
   constexpr uint64_t kRsp = 7;
+  constexpr uint64_t kAarch64Sp = 31;
   Dwarf_Addr bias = 0;
   Dwarf_CFI* cfis[2];
   Dwarf_Addr biases[2];
@@ -522,7 +524,9 @@ std::optional<unsigned> ModuleSymbolizer::x86_64_return_address_slot(uint64_t va
         reg = ops[0].atom - DW_OP_breg0;
         off = static_cast<int64_t>(ops[0].number);
       }
-      if (reg == kRsp && off >= 8 && off % 8 == 0 && (off - 8) / 8 <= 255) {
+      if (aarch64) {
+        if (reg == kAarch64Sp) slot = internal::kLeafCandidateLinkRegister;
+      } else if (reg == kRsp && off >= 8 && off % 8 == 0 && (off - 8) / 8 < 255) {
         slot = static_cast<unsigned>((off - 8) / 8);
       }
     }

@@ -59,10 +59,12 @@ class ModuleSymbolizer {
   // The same, uncached (the per-unit indexes and names are still reused).
   AddressSymbol symbolize(uint64_t vaddr);
 
-  // x86-64: if the CFI at `vaddr` defines the CFA as rsp + off, the stack slot (word index above
-  // SP) holding the return address, i.e. (off - 8) / 8. Nothing when the CFA is based on another
-  // register or no CFI covers the address.
-  std::optional<unsigned> x86_64_return_address_slot(uint64_t vaddr);
+  // Where a function that has no frame record at `vaddr` keeps its return address, as a leaf
+  // candidate slot (FORMAT.md): on x86-64, if the CFI defines the CFA as rsp + off, the stack
+  // slot (off - 8) / 8; on aarch64, if the CFA is sp-based, the link register
+  // (internal::kLeafCandidateLinkRegister). Nothing when the CFA is based on the frame pointer
+  // (the frame-pointer walk was right) or no CFI covers the address.
+  std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64);
 
   bool has_dwarf() const { return dwarf_ != nullptr; }
 

@@ -101,7 +101,7 @@ class Converter {
     idle_stack_cache_.resize(model.stack_count());
     if (model.process()) {
       arch_ = model.process()->arch;
-      fix_leaves_ = arch_ == "x86_64";
+      fix_leaves_ = arch_ == "x86_64" || arch_ == "aarch64";
     }
   }
 
@@ -595,7 +595,8 @@ std::optional<StackIndex> Converter::build_stack(const RawStack& raw, uint64_t t
       if (it == state.return_slots.end()) {
         std::optional<unsigned> slot;
         if (ModuleSymbolizer* sym = symbolizer(m)) {
-          slot = sym->x86_64_return_address_slot(leaf - model_.modules()[m].record.load_bias);
+          slot = sym->return_address_slot(leaf - model_.modules()[m].record.load_bias,
+                                          arch_ == "aarch64");
         }
         it = state.return_slots.emplace(leaf, slot).first;
       }
