@@ -31,12 +31,30 @@ Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copie
       stack_buffer_(new uint8_t[config.stack_copy_size]),
       frames_(config.max_frames),
       frame_sps_(config.max_frames),
-      encode_buffer_(64 + config.max_frames * 11 + kLeafCandidateSlots * 12 + kMaxLabelDepth * 16) {
+      encode_buffer_(64 + config.max_frames * 11 + (kLeafCandidateSlots + 1) * 12 +
+                     kMaxLabelDepth * 16) {
   snapshot_.buffer = stack_buffer_.get();
   snapshot_.capacity = config.stack_copy_size;
 }
 
 Sampler::~Sampler() = default;
+
+size_t Sampler::leaf_candidates(const StackSnapshot& snapshot, LeafCandidate* out) const {
+  size_t count = 0;
+  for (int slot = 0; slot < kLeafCandidateSlots; ++slot) {
+    uint64_t word;
+    if (snapshot.read_word(snapshot.sp() + 8 * slot, &word) && in_code(word)) {
+      out[count++] = {static_cast<uint8_t>(slot), word};
+    }
+  }
+  // Where calls leave the return address in a register, a function that has not saved it (a
+  // leaf, a prologue, an epilogue) returns through it: the link register is a candidate too.
+  if constexpr (kHasLinkRegister) {
+    const uint64_t lr = code_address(snapshot.regs[kRegLr]);
+    if (in_code(lr)) out[count++] = {kLeafCandidateLinkRegister, lr};
+  }
+  return count;
+}
 
 void Sampler::enable_crash_samples() {
   crash_stack_buffer_.reset(new uint8_t[config_.stack_copy_size]);
@@ -52,16 +70,11 @@ void Sampler::write_crash_sample() {
   if (unwound.result == UnwindResult::kComplete && !unwound.reached_end) {
     flags |= kSampleIncomplete;
   }
-  LeafCandidate candidates[kLeafCandidateSlots];
+  LeafCandidate candidates[kLeafCandidateSlots + 1];
   size_t candidate_count = 0;
   if (unwound.frame_pointer_walk) {
     flags |= kSampleFramePointerWalk;
-    for (int slot = 0; slot < kLeafCandidateSlots; ++slot) {
-      uint64_t word;
-      if (crash_snapshot_.read_word(crash_snapshot_.sp() + 8 * slot, &word) && in_code(word)) {
-        candidates[candidate_count++] = {static_cast<uint8_t>(slot), word};
-      }
-    }
+    candidate_count = leaf_candidates(crash_snapshot_, candidates);
   }
   ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
   encode_sample(w, crash_tid_, relative(crash_snapshot_.time_ns), std::nullopt, flags,
@@ -296,16 +309,11 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     if (unwound.result == UnwindResult::kComplete && !unwound.reached_end) {
       flags |= kSampleIncomplete;
     }
-    LeafCandidate candidates[kLeafCandidateSlots];
+    LeafCandidate candidates[kLeafCandidateSlots + 1];
     size_t candidate_count = 0;
     if (unwound.frame_pointer_walk) {
       flags |= kSampleFramePointerWalk;
-      for (int slot = 0; slot < kLeafCandidateSlots; ++slot) {
-        uint64_t word;
-        if (snapshot_.read_word(snapshot_.sp() + 8 * slot, &word) && in_code(word)) {
-          candidates[candidate_count++] = {static_cast<uint8_t>(slot), word};
-        }
-      }
+      candidate_count = leaf_candidates(snapshot_, candidates);
     }
     SampleLabel labels[kMaxLabelDepth];
     const size_t label_count = place_labels(unwound.count, labels);

@@ -107,6 +107,9 @@ class Sampler {
   void select(uint64_t tid, ThreadState& state, uint64_t now);
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
   void write_crash_sample();
+  // Evidence for symbolicate's leaf fix-up after a frame-pointer walk (FORMAT.md); `out` holds
+  // kLeafCandidateSlots + 1 entries.
+  size_t leaf_candidates(const StackSnapshot& snapshot, LeafCandidate* out) const;
   bool in_code(uint64_t address) const;
   void sample_counters(uint64_t now);
   // Places the snapshot's labels among `count` unwound frames; returns how many were placed.

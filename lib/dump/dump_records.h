@@ -115,9 +115,11 @@ enum SampleFlags : uint32_t {
 // address of a frameless leaf is one of these. symbolicate decides, from the leaf's CFI, whether
 // to insert it (see FORMAT.md, "leaf fix-up").
 struct LeafCandidate {
-  uint8_t slot = 0;  // word index above SP
+  uint8_t slot = 0;  // word index above SP, or kLeafCandidateLinkRegister
   uint64_t value = 0;
 };
+// A candidate that is the link register's value (aarch64), not a word of the stack.
+inline constexpr uint8_t kLeafCandidateLinkRegister = 255;
 
 // A label (inprof::LabelScope) active in a sample, placed among its frames.
 struct SampleLabel {
