@@ -283,7 +283,10 @@ TEST_F(ReleaseBuildTest, DebugFileFromDebuginfod) {
 
 // Debian 12 ships libc's DWARF by build-id in libc6-dbg (/usr/lib/debug/.build-id/...).
 TEST(LibcDebugSymbols, LibcFramesGetFunctionFileAndLineFromLibc6Dbg) {
-  void* qsort_address = dlsym(RTLD_DEFAULT, "qsort");
+  // libc's own qsort, not a sanitizer's interceptor of the same name.
+  void* libc_handle = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(libc_handle, nullptr);
+  void* qsort_address = dlsym(libc_handle, "qsort");
   ASSERT_NE(qsort_address, nullptr);
   Dl_info info;
   ASSERT_NE(dladdr(qsort_address, &info), 0);

@@ -225,6 +225,9 @@ int main(int argc, char** argv) {
     options.output_path = temporary;
   }
   options.exiting_after = !open;  // --open serves the file for a while after
+#if defined(__SANITIZE_ADDRESS__)
+  options.exiting_after = false;  // LeakSanitizer would report the tables left to the OS
+#endif
   int status = run_symbolicate(options, stderr);
   if (status == kExitOk && open) {
     ServeOptions serve;
