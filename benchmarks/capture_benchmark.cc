@@ -37,8 +37,8 @@ uint64_t now_ns() {
 
 struct Payload {
   static constexpr std::string_view kName = "BenchPayload";
-  static constexpr inprof::MarkerField kFields[] = {
-      {"url", "URL", inprof::Format::kUrl}, {"n", "N", inprof::Format::kInteger}};
+  static constexpr inprof::MarkerField kFields[] = {{"url", "URL", inprof::Format::kUrl},
+                                                    {"n", "N", inprof::Format::kInteger}};
 };
 
 // Records markers until told to stop, tracking its slowest one in each phase.

@@ -20,10 +20,10 @@ namespace inprof::internal {
 // What a crash handler knows about the crash.
 struct CrashReport {
   uint64_t tid = 0;
-  uint64_t time_ns = 0;  // monotonic clock
+  uint64_t time_ns = 0;                // monotonic clock
   const char* signal_name = "signal";  // "SIGSEGV", ... (static storage)
-  int code = 0;          // si_code
-  uint64_t address = 0;  // si_addr: the faulting address, where the signal has one
+  int code = 0;                        // si_code
+  uint64_t address = 0;                // si_addr: the faulting address, where the signal has one
   // The crashing thread's stack: frames[0] is the exact program counter, then return addresses
   // found by a frame-pointer walk; candidates are code addresses near the stack pointer (see the
   // leaf fix-up in FORMAT.md).

@@ -30,8 +30,9 @@ constexpr Variable kVariables[] = {
     {"INPROF_SIGNAL", "signal used to interrupt threads (default SIGPROF)", "SIGRTMIN+3"},
     {"INPROF_SIGNAL_DUMP", "on this signal, stop and write the dump (the program goes on)",
      "SIGUSR2"},
-    {"INPROF_MODE", "stream (write as it runs) or ring (flight recorder: keep the last records "
-                    "in memory, write them on a capture or at exit; default stream)",
+    {"INPROF_MODE",
+     "stream (write as it runs) or ring (flight recorder: keep the last records "
+     "in memory, write them on a capture or at exit; default stream)",
      "ring"},
     {"INPROF_RING_SECONDS", "ring mode: captures hold at most the last this-many seconds", "30"},
     {"INPROF_SIGNAL_CAPTURE", "ring mode: on this signal, write the ring to OUTPUT-capture-N",

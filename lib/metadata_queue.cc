@@ -103,7 +103,8 @@ void MetadataQueue::append_to_image(RecordType type, std::span<const uint8_t> pa
 void MetadataQueue::rebuild_image(size_t min_capacity) {
   std::vector<uint8_t> all;
   for (const Kept& k : kept_) append_record(all, k.type, k.payload);
-  auto image = std::make_unique<Image>(std::max<size_t>(2 * (all.size() + min_capacity), 64u << 10));
+  auto image =
+      std::make_unique<Image>(std::max<size_t>(2 * (all.size() + min_capacity), 64u << 10));
   std::copy(all.begin(), all.end(), image->bytes.get());
   image->size.store(all.size(), std::memory_order_relaxed);
   // A crash handler may still be writing an older image out: keep the last two alive.

@@ -93,7 +93,9 @@ class RingBuffer {
   static size_t size_of(uint64_t header) { return header & 0xffffffu; }
   static uint8_t type_of(uint64_t header) { return (header >> 24) & 0xff; }
 
-  std::atomic_ref<uint64_t> word(uint64_t pos) const { return std::atomic_ref(words_[(pos & mask_) / 8]); }
+  std::atomic_ref<uint64_t> word(uint64_t pos) const {
+    return std::atomic_ref(words_[(pos & mask_) / 8]);
+  }
   bool evict_oldest(uint64_t tail);
   void copy_in(uint64_t pos, const uint8_t* src, size_t n);
   void copy_out(uint64_t pos, uint8_t* dst, size_t n) const;

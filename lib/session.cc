@@ -202,15 +202,17 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
 Status Session::start_ring_services(const std::string& output_path) {
   Status status;
   if (options_.crash_capture) {
-    static const uint32_t crash_marker_type = Declarations::instance().register_marker_type(
-        MarkerSchemaDescription{"Crash", kCrashFields, "{marker.data.signal} at {marker.data.address}",
-                                "{marker.data.signal} at {marker.data.address}", "",
-                                "The process crashed here (inprof crash capture)"});
+    static const uint32_t crash_marker_type =
+        Declarations::instance().register_marker_type(MarkerSchemaDescription{
+            "Crash", kCrashFields, "{marker.data.signal} at {marker.data.address}",
+            "{marker.data.signal} at {marker.data.address}", "",
+            "The process crashed here (inprof crash capture)"});
     crash_writer_ = std::make_unique<CrashWriter>(*ring_, metadata_, crash_marker_type, start_ns_);
     const std::string crash_path =
         options_.crash_path.empty() ? derived_path(output_path, "-crash") : options_.crash_path;
     sampler_->enable_crash_samples();
-    crash_handler_ = CrashHandler::install(crash_path, crash_writer_.get(), sampler_.get(), &status);
+    crash_handler_ =
+        CrashHandler::install(crash_path, crash_writer_.get(), sampler_.get(), &status);
     if (!crash_handler_) return status;
   }
   if (options_.capture_signal != 0) {
@@ -249,7 +251,8 @@ Status Session::stop() {
     // Marker writers already inside finish what they reserved; later ones are refused.
     ring_->close();
     for (int i = 0; i < 100000 && !ring_->all_published(); ++i) std::this_thread::yield();
-    if (final_capture_) write_status_ = write_capture(std::move(final_capture_), CaptureReason::kStop);
+    if (final_capture_)
+      write_status_ = write_capture(std::move(final_capture_), CaptureReason::kStop);
   }
   if (writer_thread_.joinable()) {
     {

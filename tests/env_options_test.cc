@@ -67,13 +67,13 @@ TEST(EnvOptions, CrashOneMeansTheDefaultPath) {
 }
 
 TEST(EnvOptions, BadValuesNameTheVariable) {
-  for (const auto& [name, value] : std::map<std::string, std::string>{
-           {"INPROF_MODE", "circular"},
-           {"INPROF_RING_SECONDS", "ten"},
-           {"INPROF_RING_SECONDS", "0"},
-           {"INPROF_SIGNAL_CAPTURE", "SIGNOPE"},
-           {"INPROF_INTERVAL", "fast"},
-           {"INPROF_UNWINDER", "magic"}}) {
+  for (const auto& [name, value] :
+       std::map<std::string, std::string>{{"INPROF_MODE", "circular"},
+                                          {"INPROF_RING_SECONDS", "ten"},
+                                          {"INPROF_RING_SECONDS", "0"},
+                                          {"INPROF_SIGNAL_CAPTURE", "SIGNOPE"},
+                                          {"INPROF_INTERVAL", "fast"},
+                                          {"INPROF_UNWINDER", "magic"}}) {
     std::string error;
     EXPECT_FALSE(parse({{name, value}}, &error)) << name << "=" << value;
     EXPECT_NE(error.find(name), std::string::npos) << error;
@@ -82,8 +82,8 @@ TEST(EnvOptions, BadValuesNameTheVariable) {
 
 TEST(EnvOptions, HelpListsTheFlightRecorderVariables) {
   const std::string help = env_help();
-  for (const char* name : {"INPROF_MODE", "INPROF_RING_SECONDS", "INPROF_SIGNAL_CAPTURE",
-                           "INPROF_CRASH"}) {
+  for (const char* name :
+       {"INPROF_MODE", "INPROF_RING_SECONDS", "INPROF_SIGNAL_CAPTURE", "INPROF_CRASH"}) {
     EXPECT_NE(help.find(name), std::string::npos) << name;
   }
 }

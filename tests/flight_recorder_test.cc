@@ -76,8 +76,8 @@ struct SeqMarker {
 class FlightRecorderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("inprof-flight-test-" + std::to_string(getpid()));
+    dir_ =
+        std::filesystem::temp_directory_path() / ("inprof-flight-test-" + std::to_string(getpid()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override {
@@ -222,7 +222,8 @@ TEST_F(FlightRecorderTest, CrashFileIsRemovedWhenNothingCrashed) {
   EXPECT_FALSE(std::filesystem::exists(path("final-crash.inprof")));
   struct sigaction now = {};
   sigaction(SIGSEGV, nullptr, &now);
-  EXPECT_EQ(reinterpret_cast<void*>(now.sa_sigaction), reinterpret_cast<void*>(before.sa_sigaction));
+  EXPECT_EQ(reinterpret_cast<void*>(now.sa_sigaction),
+            reinterpret_cast<void*>(before.sa_sigaction));
 }
 
 TEST_F(FlightRecorderTest, RingOnlyOptionsAreRefusedWhenStreaming) {
@@ -258,7 +259,8 @@ TEST_F(FlightRecorderTest, CaptureToAnUnwritablePathFailsAndSamplingGoesOn) {
 // bounded (old ended threads are pruned) and so does the process's memory.
 TEST_F(FlightRecorderTest, MemoryStaysFlatOverALongRun) {
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  GTEST_SKIP() << "a sanitizer's allocator keeps freed memory (quarantine, shadow): RSS says nothing";
+  GTEST_SKIP()
+      << "a sanitizer's allocator keeps freed memory (quarantine, shadow): RSS says nothing";
 #endif
   if (testing::emulator()) {
     // The resident memory measured would be the emulator's: qemu-user 7.2 keeps about 250 KiB of
@@ -286,7 +288,8 @@ TEST_F(FlightRecorderTest, MemoryStaysFlatOverALongRun) {
   const size_t after = resident_bytes();
   ASSERT_TRUE(Profiler::capture(path("c.inprof")));
   ASSERT_TRUE(Profiler::stop());
-  EXPECT_LT(after, before + (4u << 20)) << "resident memory grew from " << before << " to " << after;
+  EXPECT_LT(after, before + (4u << 20))
+      << "resident memory grew from " << before << " to " << after;
   const CaptureContents c = read(path("c.inprof"));
   // Each thread has at least a start and an end record, and pruning keeps the records under
   // kPruneAt, so far fewer than the 2,300 threads that ran are described.

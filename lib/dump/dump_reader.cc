@@ -179,6 +179,26 @@ class FrameDecoder {
 };
 #endif  // INPROF_NO_ZSTD
 
+// Opens `path` for reading if it is a regular file; otherwise says why in `error`.
+bool open_regular_file(const std::string& path, std::ifstream& in, std::string* error) {
+  std::error_code ec;
+  auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    *error = "cannot open '" + path + "': no such file";
+    return false;
+  }
+  if (!std::filesystem::is_regular_file(status)) {
+    *error = "cannot read '" + path + "': not a regular file";
+    return false;
+  }
+  in.open(path, std::ios::binary);
+  if (!in) {
+    *error = "cannot open '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor) {
@@ -202,8 +222,9 @@ DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor) {
     result.raw = true;
     result.chunks = 1;
     if (!parse_chunk(file.subspan(kDumpHeaderSize), visitor, result)) {
-      result.warnings.push_back("the crash capture ends with an incomplete or damaged record after " +
-                                std::to_string(result.records) + " records");
+      result.warnings.push_back(
+          "the crash capture ends with an incomplete or damaged record after " +
+          std::to_string(result.records) + " records");
     }
     return result;
   }
@@ -242,23 +263,11 @@ DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor) {
 
 DumpReadResult read_dump_file(const std::string& path, DumpVisitor& visitor) {
   DumpReadResult result;
-  std::error_code ec;
-  auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) {
-    result.error = "cannot open '" + path + "': no such file";
-    return result;
-  }
-  if (!std::filesystem::is_regular_file(status)) {
-    result.error = "cannot read '" + path + "': not a regular file";
-    return result;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    result.error = "cannot open '" + path + "': " + std::strerror(errno);
-    return result;
-  }
+  std::ifstream in;
+  if (!open_regular_file(path, in, &result.error)) return result;
   // One read into a buffer of the file's size: a character-by-character copy into a growing
   // vector took seconds and twice the memory on a 100 MB dump.
+  std::error_code ec;
   std::vector<uint8_t> bytes(static_cast<size_t>(std::filesystem::file_size(path, ec)));
   if (ec) bytes.clear();
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
@@ -313,21 +322,8 @@ class FileWindow {
 
 DumpReadResult read_dump_file_incrementally(const std::string& path, DumpVisitor& visitor) {
   DumpReadResult result;
-  std::error_code ec;
-  auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) {
-    result.error = "cannot open '" + path + "': no such file";
-    return result;
-  }
-  if (!std::filesystem::is_regular_file(status)) {
-    result.error = "cannot read '" + path + "': not a regular file";
-    return result;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    result.error = "cannot open '" + path + "': " + std::strerror(errno);
-    return result;
-  }
+  std::ifstream in;
+  if (!open_regular_file(path, in, &result.error)) return result;
   FileWindow window(in);
   window.fill(kDumpHeaderSize);
   std::span<const uint8_t> header =

@@ -239,11 +239,10 @@ std::unique_ptr<CrashHandler> CrashHandler::install(const std::string& path, Cra
   }
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
-    *status = Status::error(Status::Code::kOutputError,
-                            errno == ELOOP ? "refusing to write crash file '" + path +
-                                                 "': it is a symbolic link"
-                                           : "cannot create crash file '" + path +
-                                                 "': " + std::strerror(errno));
+    *status = Status::error(
+        Status::Code::kOutputError,
+        errno == ELOOP ? "refusing to write crash file '" + path + "': it is a symbolic link"
+                       : "cannot create crash file '" + path + "': " + std::strerror(errno));
     return nullptr;
   }
   // Bind now every libc function the handler calls, so that none is resolved lazily (through the

@@ -75,8 +75,7 @@ class LinuxSignalTrigger final : public SignalTrigger {
 }  // namespace
 
 std::unique_ptr<SignalTrigger> SignalTrigger::create(int signal, const char* thread_name,
-                                                     std::function<void()> action,
-                                                     Status* status) {
+                                                     std::function<void()> action, Status* status) {
   if (g_armed_signal != 0) {
     *status = Status::error(Status::Code::kAlreadyRunning, "a capture signal is already armed");
     return nullptr;

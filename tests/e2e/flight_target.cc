@@ -177,9 +177,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "flight_target: stop: %s\n", s.message().c_str());
     return 1;
   }
-  std::ofstream(dump + ".expect.json") << "{\"capture1_last_seq\": " << last_before[0]
-                                       << ", \"capture2_last_seq\": " << last_before[1]
-                                       << ", \"ring_seconds\": 1}\n";
+  std::ofstream(dump + ".expect.json")
+      << "{\"capture1_last_seq\": " << last_before[0]
+      << ", \"capture2_last_seq\": " << last_before[1] << ", \"ring_seconds\": 1}\n";
   const bool crashes_ok = crash_child(argv[0], "segv", SIGSEGV, dump + "-crash-segv.inprof") &&
                           crash_child(argv[0], "abort", SIGABRT, dump + "-crash-abort.inprof");
   return crashes_ok ? 0 : 1;

@@ -95,16 +95,14 @@ int main(int argc, char** argv) {
     else if (a == "--ring") {
       env.emplace_back("INPROF_MODE", "ring");
       ok = true;
-    }
-    else if (a == "--ring-seconds")
+    } else if (a == "--ring-seconds")
       ok = value("INPROF_RING_SECONDS");
     else if (a == "--capture-signal")
       ok = value("INPROF_SIGNAL_CAPTURE");
     else if (a == "--crash") {
       env.emplace_back("INPROF_CRASH", "1");
       ok = true;
-    }
-    else if (a == "-h" || a == "--help") {
+    } else if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
       return 0;
     } else {
