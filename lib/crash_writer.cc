@@ -64,21 +64,25 @@ bool CrashWriter::write(const CrashReport& report, const CrashSink& sink) {
   header[12] = kDumpFlagRaw;
   if (!sink.write(sink.context, header, sizeof header)) return false;
 
-  // Process, modules, threads and declarations, kept encoded for this moment.
+  // Process, modules, threads and declarations, kept encoded for this moment; the ring only as
+  // far as it was reserved before the image was read (see RingBuffer::reserved_end).
+  const uint64_t until = ring_.reserved_end();
   const std::span<const uint8_t> image = metadata_.crash_image();
   if (!image.empty() && !sink.write(sink.context, image.data(), image.size())) return false;
 
   const uint64_t crash_ns = report.time_ns > start_ns_ ? report.time_ns - start_ns_ : 0;
   uint64_t first_ns = crash_ns;
   bool any = false;
-  ring_.read_retained(std::span<uint8_t>(scratch_.get(), scratch_size_),
-                      [&](uint8_t type, std::span<const uint8_t> payload) {
-                        if (auto t = record_time(static_cast<RecordType>(type), payload)) {
-                          if (!any || *t < first_ns) first_ns = *t;
-                          any = true;
-                        }
-                        (void)append(static_cast<RecordType>(type), payload, sink);
-                      });
+  ring_.read_retained(
+      std::span<uint8_t>(scratch_.get(), scratch_size_),
+      [&](uint8_t type, std::span<const uint8_t> payload) {
+        if (auto t = record_time(static_cast<RecordType>(type), payload)) {
+          if (!any || *t < first_ns) first_ns = *t;
+          any = true;
+        }
+        (void)append(static_cast<RecordType>(type), payload, sink);
+      },
+      until);
 
   // The crashing thread's last moment: a sample where it crashed, and the crash marker.
   uint8_t buffer[8192];

@@ -52,20 +52,27 @@ class RingBuffer {
   bool all_published() const;
   void release_storage() { words_.reset(); }
 
-  // kDrop mode, consumer side (one thread at a time): hands every published record, in order, to
-  // `fn(type, payload)` and frees its space. A record still being written stops the drain; it is
-  // delivered next time. Returns the number of records delivered.
+  // Where the next record will be reserved. A producer that pushed elsewhere (say, a thread-start
+  // record into the metadata queue) before writing here is visible to whoever read a position
+  // past its record: consumers read this first, take the other queue, then drain `until` it, so
+  // a sample never reaches the dump before what it refers to.
+  uint64_t reserved_end() const { return head_.load(std::memory_order_acquire) & ~kClosed; }
+
+  // kDrop mode, consumer side (one thread at a time): hands every published record before
+  // `until`, in order, to `fn(type, payload)` and frees its space. A record still being written
+  // stops the drain; it is delivered next time. Returns the number of records delivered.
   template <typename Fn>
-  size_t drain(Fn&& fn);
+  size_t drain(Fn&& fn, uint64_t until = UINT64_MAX);
 
   // kOverwrite mode, reader side (any thread, concurrently with producers and other readers; the
   // ring is not changed): copies each record it holds, oldest first, into `scratch` (at least
   // max_payload() bytes, rounded up to 8) and hands it to `fn(type, payload)` once the copy is
   // known to be intact. Records evicted while the reader runs are skipped. Stops at a record still
-  // being written, or at the head as it was when the read began. Allocation-free and lock-free,
+  // being written, or at `until` (or the head as it was when the read began, if that comes first).
+  // Allocation-free and lock-free,
   // so a crash handler may call it. Returns the number of records delivered.
   template <typename Fn>
-  size_t read_retained(std::span<uint8_t> scratch, Fn&& fn) const;
+  size_t read_retained(std::span<uint8_t> scratch, Fn&& fn, uint64_t until = UINT64_MAX) const;
 
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   // kOverwrite mode: records evicted to make room for newer ones.
@@ -119,10 +126,10 @@ class RingBuffer {
 };
 
 template <typename Fn>
-size_t RingBuffer::drain(Fn&& fn) {
+size_t RingBuffer::drain(Fn&& fn, uint64_t until) {
   size_t delivered = 0;
   uint64_t tail = tail_.load(std::memory_order_relaxed);
-  for (;;) {
+  while (tail < until) {
     const uint64_t header = published_header(tail);
     if (!header) break;
     const size_t size = size_of(header);
@@ -153,10 +160,10 @@ size_t RingBuffer::drain(Fn&& fn) {
 }
 
 template <typename Fn>
-size_t RingBuffer::read_retained(std::span<uint8_t> scratch, Fn&& fn) const {
+size_t RingBuffer::read_retained(std::span<uint8_t> scratch, Fn&& fn, uint64_t until) const {
   if (!words_ || scratch.size() < ((max_payload() + 7) & ~size_t(7))) return 0;
   size_t delivered = 0;
-  const uint64_t head = head_.load(std::memory_order_acquire) & ~kClosed;
+  const uint64_t head = std::min(reserved_end(), until);
   uint64_t pos = tail_.load(std::memory_order_acquire);
   while (pos < head) {
     const uint64_t header = published_header(pos);

@@ -286,19 +286,26 @@ void Session::writer_loop() {
 }
 
 void Session::drain(bool final) {
-  for (auto& [type, payload] : metadata_.take()) dump_->add_payload(type, payload);
   auto add = [this](uint8_t type, std::span<const uint8_t> payload) {
     dump_->add_payload(static_cast<RecordType>(type), payload);
   };
-  ring_->drain(add);
+  // Metadata first, and the ring only as far as it was reserved before the metadata was taken:
+  // the thread-start or module record a sample refers to is always written before the sample.
+  auto drain_once = [&] {
+    const uint64_t until = ring_->reserved_end();
+    for (auto& [type, payload] : metadata_.take()) dump_->add_payload(type, payload);
+    ring_->drain(add, until);
+  };
+  drain_once();
   if (final) {
     // The sampler has stopped; marker writers racing with the end get refused from here on,
     // and those already inside finish publishing what they reserved.
     ring_->close();
     while (!ring_->all_published()) {
       std::this_thread::yield();
-      ring_->drain(add);
+      drain_once();
     }
+    drain_once();
   }
   const uint64_t now = monotonic_ns();
   if (!final && dump_->pending_bytes() < kFlushBytes && now - last_flush_ns_ < kFlushPeriodNs) {
@@ -405,6 +412,8 @@ Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason re
       std::chrono::duration_cast<std::chrono::nanoseconds>(options_.ring_seconds).count());
   const uint64_t cutoff = window != 0 && now > window ? now - window : 0;
 
+  // As in drain(): the ring only as far as it was reserved before the metadata was read.
+  const uint64_t until = ring_->reserved_end();
   uint64_t next_metadata = 0;
   for (auto& [type, payload] : metadata_.snapshot(0, &next_metadata)) {
     dump->add_payload(type, payload);
@@ -415,30 +424,33 @@ Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason re
   std::unordered_set<uint64_t> sampled_threads;
   uint64_t first = now;
   bool trimmed = false;
-  ring_->read_retained(scratch, [&](uint8_t raw_type, std::span<const uint8_t> payload) {
-    const auto type = static_cast<RecordType>(raw_type);
-    const std::optional<uint64_t> time = record_time(type, payload);
-    if (time && *time < cutoff) {
-      trimmed = true;
-      return;
-    }
-    if (type == RecordType::kSample || type == RecordType::kSampleRepeat) {
-      ByteReader r(payload);
-      uint64_t tid = 0;
-      (void)r.varint(tid);
-      if (type == RecordType::kSample) {
-        sampled_threads.insert(tid);
-      } else if (!sampled_threads.count(tid)) {
-        return;
-      }
-    }
-    if (time) first = std::min(first, *time);
-    dump->add_payload(type, payload);
-    if (dump->pending_bytes() >= kFlushBytes) {
-      Status flushed = dump->flush();
-      if (status.ok()) status = flushed;
-    }
-  });
+  ring_->read_retained(
+      scratch,
+      [&](uint8_t raw_type, std::span<const uint8_t> payload) {
+        const auto type = static_cast<RecordType>(raw_type);
+        const std::optional<uint64_t> time = record_time(type, payload);
+        if (time && *time < cutoff) {
+          trimmed = true;
+          return;
+        }
+        if (type == RecordType::kSample || type == RecordType::kSampleRepeat) {
+          ByteReader r(payload);
+          uint64_t tid = 0;
+          (void)r.varint(tid);
+          if (type == RecordType::kSample) {
+            sampled_threads.insert(tid);
+          } else if (!sampled_threads.count(tid)) {
+            return;
+          }
+        }
+        if (time) first = std::min(first, *time);
+        dump->add_payload(type, payload);
+        if (dump->pending_bytes() >= kFlushBytes) {
+          Status flushed = dump->flush();
+          if (status.ok()) status = flushed;
+        }
+      },
+      until);
   // What arrived while the ring was read: the modules and threads its newest records refer to.
   for (auto& [type, payload] : metadata_.snapshot(next_metadata, &next_metadata)) {
     dump->add_payload(type, payload);

@@ -37,6 +37,37 @@ TEST(RingBuffer, DeliversRecordsInOrder) {
   EXPECT_EQ(ring.drain([](uint8_t, std::span<const uint8_t>) { FAIL(); }), 0u);
 }
 
+// The writer thread reads reserved_end(), then takes the metadata queue, then drains only up
+// to that point: records reserved afterwards wait for the next drain.
+TEST(RingBuffer, DrainStopsWhereTheReservationsEndedWhenAsked) {
+  RingBuffer ring(4096);
+  const std::vector<uint8_t> p(12, 7);
+  ASSERT_TRUE(ring.write(1, p));
+  ASSERT_TRUE(ring.write(2, p));
+  const uint64_t until = ring.reserved_end();
+  ASSERT_TRUE(ring.write(3, p));
+  std::vector<uint8_t> types;
+  auto collect = [&](uint8_t type, std::span<const uint8_t>) { types.push_back(type); };
+  EXPECT_EQ(ring.drain(collect, until), 2u);
+  EXPECT_EQ(types, (std::vector<uint8_t>{1, 2}));
+  EXPECT_EQ(ring.drain(collect), 1u);
+  EXPECT_EQ(types, (std::vector<uint8_t>{1, 2, 3}));
+}
+
+TEST(RingBufferOverwrite, ReadRetainedStopsWhereTheReservationsEndedWhenAsked) {
+  RingBuffer ring(4096, RingBuffer::WhenFull::kOverwrite);
+  const std::vector<uint8_t> p(12, 7);
+  ASSERT_TRUE(ring.write(1, p));
+  const uint64_t until = ring.reserved_end();
+  ASSERT_TRUE(ring.write(2, p));
+  std::vector<uint8_t> scratch((ring.max_payload() + 7) & ~size_t(7));
+  std::vector<uint8_t> types;
+  auto collect = [&](uint8_t type, std::span<const uint8_t>) { types.push_back(type); };
+  EXPECT_EQ(ring.read_retained(scratch, collect, until), 1u);
+  EXPECT_EQ(ring.read_retained(scratch, collect), 2u);
+  EXPECT_EQ(types, (std::vector<uint8_t>{1, 1, 2}));
+}
+
 TEST(RingBuffer, DropsAndCountsWhenFull) {
   RingBuffer ring(4096);
   std::vector<uint8_t> p(100, 1);
