@@ -218,6 +218,9 @@ TORTURE_SCENARIO(blocking_syscalls) {
     sem_t sem;
     sem_init(&sem, 0, 0);
     while (!deadline.passed()) {
+      // t0 before the deadline is computed: a preemption in between must not look like a
+      // shortened wait.
+      const uint64_t t0 = torture::now_ns();
       timespec until;
       clock_gettime(CLOCK_REALTIME, &until);
       until.tv_nsec += static_cast<long>(kWaitNs);
@@ -225,7 +228,6 @@ TORTURE_SCENARIO(blocking_syscalls) {
         until.tv_nsec -= 1000000000;
         ++until.tv_sec;
       }
-      const uint64_t t0 = torture::now_ns();
       int r = sem_timedwait(&sem, &until);
       const int err = errno;
       const uint64_t t1 = torture::now_ns();
