@@ -15,6 +15,16 @@ constexpr uint64_t kOsNamesRefreshNs = 250000000;  // threads rename themselves 
 constexpr uint64_t kThreadListingPeriodNs = 4000000;
 constexpr int kLeafCandidateSlots = 8;
 constexpr uint32_t kMaxBackoffTicks = 1024;
+// With self-sampling the tick serves threads that mostly sleep (and collects the busy ones'
+// queues): 1 kHz is enough for them, and spares a small machine ten times as many wake-ups at
+// 10 kHz.
+constexpr uint64_t kSelfSamplingMinPeriodNs = 1000000;
+// A self-sampled thread's business is judged over at least this long (and 4 ticks): the OS's
+// count of time waiting for a CPU moves in scheduler ticks (4 ms at 250 Hz).
+constexpr uint64_t kSelfSamplingWindowNs = 20000000;
+// Repeats written for timer expirations a self-sampled thread missed while it waited for a CPU
+// (or was stopped): at most this many per sample.
+constexpr uint64_t kMaxMergedExpirations = 1000;
 
 }  // namespace
 
@@ -23,6 +33,7 @@ Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copie
                  std::unique_ptr<ModuleLister> modules, RingBuffer& ring, MetadataQueue& metadata)
     : config_(config),
       copier_(std::move(copier)),
+      self_sampling_(copier_->self_sampling()),
       unwinder_(std::move(unwinder)),
       thread_lister_(std::move(threads)),
       module_lister_(std::move(modules)),
@@ -85,8 +96,13 @@ void Sampler::write_crash_sample() {
   crash_state_.store(written ? kCrashWritten : kCrashFailed, std::memory_order_release);
 }
 
+uint64_t Sampler::period_ns() const {
+  return self_sampling_ ? std::max(config_.interval_ns, kSelfSamplingMinPeriodNs)
+                        : config_.interval_ns;
+}
+
 void Sampler::run() {
-  const uint64_t interval = config_.interval_ns;
+  const uint64_t interval = period_ns();
   uint64_t next = monotonic_ns();
   for (;;) {
     {
@@ -105,6 +121,9 @@ void Sampler::run() {
     // steady_clock and monotonic_ns() are the same clock; wait for the remaining time.
     if (stop_cv_.wait_for(lock, std::chrono::nanoseconds(next - std::min(next, monotonic_ns())),
                           [this] { return stop_requested_; })) {
+      lock.unlock();
+      std::lock_guard hold(tick_mutex_);
+      stop_all_self_sampling(/*collect_first=*/true);  // what the threads queued is kept
       return;
     }
   }
@@ -123,7 +142,10 @@ SamplerStats Sampler::stats() const {
 
 void Sampler::tick() {
   if (crash_state_.load(std::memory_order_acquire) == kCrashPosted) write_crash_sample();
-  if (paused_.load(std::memory_order_relaxed)) return;
+  if (paused_.load(std::memory_order_relaxed)) {
+    stop_all_self_sampling(/*collect_first=*/false);  // paused: nothing recorded, no interruption
+    return;
+  }
   const uint64_t now = monotonic_ns();
   sample_counters(now);
   if (module_lister_->changed()) refresh_modules(now);
@@ -136,9 +158,16 @@ void Sampler::tick() {
   refresh_names(now);
   const bool crashed = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
   for (auto& [tid, state] : threads_) {
-    if (!state.selected || state.retry_at_tick > tick_count_) continue;
     // The crashed thread is in its crash handler now: its crash sample is its last.
-    if (crashed && tid == crash_tid_) continue;
+    if (!state.selected || (crashed && tid == crash_tid_)) {
+      stop_self_sampling(state);
+      continue;
+    }
+    if (state.self_handle >= 0) {
+      collect_self_samples(tid, state, now);
+      continue;
+    }
+    if (state.retry_at_tick > tick_count_) continue;
     sample_thread(tid, state, now);
   }
   ++tick_count_;
@@ -201,6 +230,8 @@ void Sampler::refresh_threads(uint64_t now) {
   }
   for (auto it = threads_.begin(); it != threads_.end();) {
     if (it->second.last_seen_tick != tick_count_) {
+      drain_self_samples(it->first, it->second);  // taken before it exited
+      stop_self_sampling(it->second);
       if (it->second.announced) {
         metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
       }
@@ -266,8 +297,6 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   std::optional<uint64_t> cpu_delta;
   if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
 
-  ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
-  RecordType type;
   // Our own signal makes a sleeping thread run a little (the handler, then re-entering its
   // system call), so right after a sample its CPU time moves even if it did nothing else. Then
   // the scheduler's count of its runs decides: unchanged since just after our copy means it has
@@ -279,52 +308,63 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   state.run_count_after_stop.reset();
   if (state.has_stack && idle) {
     // It has not run since its last sample, so its stack cannot have changed: no need to stop it.
-    type = RecordType::kSampleRepeat;
+    ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
     encode(w, SampleRepeatRecord{tid, relative(now), cpu_delta});
-  } else {
-    snapshot_.label_source = find_label_stack(tid);
-    snapshot_.label_owner = tid;
-    snapshot_.label_count = 0;
-    const CopyResult copied = copier_->copy(tid, snapshot_);
-    if (copied == CopyResult::kTimedOut) {
-      threads_timed_out_.fetch_add(1, std::memory_order_relaxed);
-      state.timeouts = std::min<uint32_t>(state.timeouts + 1, 31);
-      state.retry_at_tick =
-          tick_count_ + std::min<uint64_t>(uint64_t(1) << state.timeouts, kMaxBackoffTicks);
-      return;
-    }
-    if (copied != CopyResult::kOk) return;
-    state.timeouts = 0;
-    // CPU is counted from after the copy, so the handler's time is not the thread's work.
-    if (auto after = thread_lister_->cpu_time_ns(tid)) cpu = after;
-    // Only a thread that barely ran can be asleep; a busy one is sampled again anyway.
-    if (cpu_delta && *cpu_delta < config_.interval_ns / 2) {
-      state.run_count_after_stop = thread_lister_->run_count(tid);
-    }
-    const UnwindOutput unwound = unwinder_->unwind(snapshot_, frames_, frame_sps_);
-    uint32_t flags = 0;
-    if (unwound.result == UnwindResult::kTruncated) flags |= kSampleTruncatedCopy;
-    if (unwound.result == UnwindResult::kDepthLimit) flags |= kSampleDepthLimit;
-    if (!snapshot_.stack_found) flags |= kSampleNoStack;
-    if (unwound.result == UnwindResult::kComplete && !unwound.reached_end) {
-      flags |= kSampleIncomplete;
-    }
-    LeafCandidate candidates[kLeafCandidateSlots + 1];
-    size_t candidate_count = 0;
-    if (unwound.frame_pointer_walk) {
-      flags |= kSampleFramePointerWalk;
-      candidate_count = leaf_candidates(snapshot_, candidates);
-    }
-    SampleLabel labels[kMaxLabelDepth];
-    const size_t label_count = place_labels(unwound.count, labels);
-    type = RecordType::kSample;
-    encode_sample(w, tid, relative(snapshot_.time_ns), cpu_delta, flags,
-                  std::span<const uint64_t>(frames_.data(), unwound.count),
-                  std::span<const LeafCandidate>(candidates, candidate_count),
-                  std::span<const SampleLabel>(labels, label_count));
-    state.has_stack = true;
+    state.last_cpu_ns = cpu;
+    commit_record(RecordType::kSampleRepeat, w, state);
+    return;
+  }
+  snapshot_.label_source = find_label_stack(tid);
+  snapshot_.label_owner = tid;
+  snapshot_.label_count = 0;
+  const CopyResult copied = copier_->copy(tid, snapshot_);
+  if (copied == CopyResult::kTimedOut) {
+    note_timeout(state);
+    return;
+  }
+  if (copied != CopyResult::kOk) return;
+  state.timeouts = 0;
+  // CPU is counted from after the copy, so the handler's time is not the thread's work.
+  if (auto after = thread_lister_->cpu_time_ns(tid)) cpu = after;
+  // Only a thread that barely ran can be asleep; a busy one is sampled again anyway.
+  if (cpu_delta && *cpu_delta < config_.interval_ns / 2) {
+    state.run_count_after_stop = thread_lister_->run_count(tid);
   }
   state.last_cpu_ns = cpu;
+  write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
+  if (self_sampling_ && snapshot_.stack_found) {
+    consider_self_sampling(tid, state, now, snapshot_.sp(), cpu);
+  }
+}
+
+void Sampler::write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
+                           std::optional<uint64_t> cpu_delta, uint64_t time_ns) {
+  const UnwindOutput unwound = unwinder_->unwind(snapshot, frames_, frame_sps_);
+  uint32_t flags = 0;
+  if (unwound.result == UnwindResult::kTruncated) flags |= kSampleTruncatedCopy;
+  if (unwound.result == UnwindResult::kDepthLimit) flags |= kSampleDepthLimit;
+  if (!snapshot.stack_found) flags |= kSampleNoStack;
+  if (unwound.result == UnwindResult::kComplete && !unwound.reached_end) {
+    flags |= kSampleIncomplete;
+  }
+  LeafCandidate candidates[kLeafCandidateSlots + 1];
+  size_t candidate_count = 0;
+  if (unwound.frame_pointer_walk) {
+    flags |= kSampleFramePointerWalk;
+    candidate_count = leaf_candidates(snapshot, candidates);
+  }
+  SampleLabel labels[kMaxLabelDepth];
+  const size_t label_count = place_labels(snapshot, unwound.count, labels);
+  ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
+  encode_sample(w, tid, relative(time_ns), cpu_delta, flags,
+                std::span<const uint64_t>(frames_.data(), unwound.count),
+                std::span<const LeafCandidate>(candidates, candidate_count),
+                std::span<const SampleLabel>(labels, label_count));
+  state.has_stack = true;
+  commit_record(RecordType::kSample, w, state);
+}
+
+void Sampler::commit_record(RecordType type, const ByteWriter& w, ThreadState& state) {
   if (!w.overflowed() && ring_.write(static_cast<uint8_t>(type), w.view())) {
     samples_written_.fetch_add(1, std::memory_order_relaxed);
   } else {
@@ -334,15 +374,155 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   }
 }
 
+void Sampler::note_timeout(ThreadState& state) {
+  threads_timed_out_.fetch_add(1, std::memory_order_relaxed);
+  state.timeouts = std::min<uint32_t>(state.timeouts + 1, 31);
+  state.retry_at_tick =
+      tick_count_ + std::min<uint64_t>(uint64_t(1) << state.timeouts, kMaxBackoffTicks);
+}
+
+std::optional<uint64_t> Sampler::runnable_ns(uint64_t tid, std::optional<uint64_t> cpu) {
+  if (!cpu) cpu = thread_lister_->cpu_time_ns(tid);
+  if (!cpu) return std::nullopt;
+  return *cpu + thread_lister_->cpu_wait_ns(tid).value_or(0);
+}
+
+void Sampler::consider_self_sampling(uint64_t tid, ThreadState& state, uint64_t now, uint64_t sp,
+                                     std::optional<uint64_t> cpu) {
+  const std::optional<uint64_t> runnable = runnable_ns(tid, cpu);
+  // Busy since the last probe: running or runnable at least half the time. (A thread that slept
+  // in between was not probed, so its probe is old and the share low: it must be busy twice.)
+  const bool busy = runnable && state.probe_runnable_ns && *runnable >= *state.probe_runnable_ns &&
+                    now > state.probe_ns &&
+                    2 * (*runnable - *state.probe_runnable_ns) >= now - state.probe_ns;
+  state.probe_ns = now;
+  state.probe_runnable_ns = runnable;
+  if (!busy || state.timeouts != 0) return;
+  const int handle = self_sampling_->start(tid, sp, find_label_stack(tid));
+  if (handle < 0) return;  // every queue taken, or the OS refused: copied each tick as before
+  state.self_handle = handle;
+  state.self_counts = {};
+  state.no_labels_before_ns = 0;
+  state.last_answer_ns = now;
+  state.cpu_when_silent.reset();
+  ++self_sampled_count_;
+}
+
+void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
+  if (state.self_handle < 0) return;
+  // The handler copies the labels of the label stack it was given; a thread's label stack appears
+  // with its first label, maybe after self-sampling began. Looked up before the queue is read: a
+  // snapshot without labels taken before a lookup that found none is right; one taken after the
+  // stack appeared may lack labels it had, and is not written.
+  const uint64_t looked_up_ns = monotonic_ns();
+  const LabelStack* labels = find_label_stack(tid);
+  self_sampling_->set_labels(state.self_handle, labels);
+  if (labels == nullptr) state.no_labels_before_ns = looked_up_ns;
+  bool stack_lost = false;
+  uint64_t unlabelled = 0;
+  while (const StackSnapshot* snapshot = self_sampling_->front(state.self_handle)) {
+    if (snapshot->label_source == nullptr && snapshot->time_ns >= state.no_labels_before_ns) {
+      if (labels == nullptr) break;  // taken after the lookup: the next collection decides
+      ++unlabelled;
+      self_sampling_->pop(state.self_handle);
+      continue;
+    }
+    std::optional<uint64_t> cpu_delta;
+    if (snapshot->thread_cpu_ns && state.last_cpu_ns &&
+        snapshot->thread_cpu_ns >= *state.last_cpu_ns) {
+      cpu_delta = snapshot->thread_cpu_ns - *state.last_cpu_ns;
+    }
+    if (snapshot->thread_cpu_ns) state.last_cpu_ns = snapshot->thread_cpu_ns;
+    stack_lost |= !snapshot->stack_found;
+    // Expirations merged while the thread waited for a CPU: it did not run, so this stack was its
+    // stack at each of them. The sample goes at the first, repeats at the others.
+    const uint64_t merged = std::min(snapshot->expirations_merged, kMaxMergedExpirations);
+    const uint64_t first_ns =
+        std::max(snapshot->time_ns - std::min(snapshot->time_ns, merged * config_.interval_ns),
+                 state.last_self_sample_ns);
+    state.last_self_sample_ns = snapshot->time_ns;
+    write_sample(tid, state, *snapshot, cpu_delta, first_ns);
+    for (uint64_t i = 1; i <= merged && state.has_stack; ++i) {
+      ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
+      const uint64_t at = std::min(first_ns + i * config_.interval_ns, snapshot->time_ns);
+      encode(w, SampleRepeatRecord{tid, relative(at), uint64_t{0}});
+      commit_record(RecordType::kSampleRepeat, w, state);
+    }
+    self_sampling_->pop(state.self_handle);
+  }
+  const SelfSampling::Counts counts = self_sampling_->counts(state.self_handle);
+  // Interruptions that left no sample are ticks this thread missed.
+  ticks_late_.fetch_add(counts.missed - state.self_counts.missed + unlabelled,
+                        std::memory_order_relaxed);
+  if (counts.answered != state.self_counts.answered) state.cpu_when_silent.reset();
+  state.self_counts = counts;
+  // SP left the stack mapping it started on (a new mapping, or another stack): the per-tick copy
+  // re-reads the mappings.
+  if (stack_lost) {
+    stop_self_sampling(state);
+    state.last_cpu_ns.reset();
+  }
+}
+
+void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t now) {
+  const uint64_t answered_before = state.self_counts.answered;
+  drain_self_samples(tid, state);
+  if (state.self_handle < 0) return;
+  if (state.self_counts.answered != answered_before) {
+    state.last_answer_ns = now;
+  } else if (now - state.last_answer_ns >= config_.answer_timeout_ns) {
+    // Silent for a while. Stopped or starved threads do not run either; one that keeps running
+    // without answering blocks the signal.
+    const std::optional<uint64_t> cpu = thread_lister_->cpu_time_ns(tid);
+    if (!cpu) return;  // gone; the next listing ends it
+    if (!state.cpu_when_silent) {
+      state.cpu_when_silent = cpu;
+    } else if (*cpu - *state.cpu_when_silent >= 2 * config_.interval_ns) {
+      stop_self_sampling(state);
+      state.last_cpu_ns.reset();
+      note_timeout(state);
+      return;
+    }
+  }
+  // Back to per-tick copies once it is runnable less than a quarter of a window.
+  const uint64_t window = std::max(4 * period_ns(), kSelfSamplingWindowNs);
+  if (now - state.probe_ns < window) return;
+  const std::optional<uint64_t> runnable = runnable_ns(tid, std::nullopt);
+  const bool sleeping = runnable && state.probe_runnable_ns &&
+                        *runnable >= *state.probe_runnable_ns &&
+                        4 * (*runnable - *state.probe_runnable_ns) < now - state.probe_ns;
+  state.probe_ns = now;
+  state.probe_runnable_ns = runnable;
+  if (sleeping) {
+    stop_self_sampling(state);
+    state.last_cpu_ns.reset();  // its next tick copies it afresh
+  }
+}
+
+void Sampler::stop_self_sampling(ThreadState& state) {
+  if (state.self_handle < 0) return;
+  self_sampling_->stop(state.self_handle);
+  state.self_handle = -1;
+  --self_sampled_count_;
+}
+
+void Sampler::stop_all_self_sampling(bool collect_first) {
+  if (self_sampled_count_ == 0) return;
+  for (auto& [tid, state] : threads_) {
+    if (collect_first) drain_self_samples(tid, state);
+    stop_self_sampling(state);
+  }
+}
+
 }  // namespace inprof::internal
 
 namespace inprof::internal {
 
-size_t Sampler::place_labels(size_t count, SampleLabel* out) {
+size_t Sampler::place_labels(const StackSnapshot& snapshot, size_t count, SampleLabel* out) {
   // A label lives in the frame of the function that pushed it: frame k spans
   // [sp[k], sp[k + 1]). In leaf-first order it goes just before that function's frame.
-  for (size_t i = 0; i < snapshot_.label_count; ++i) {
-    const LabelEntry& e = snapshot_.labels[i];
+  for (size_t i = 0; i < snapshot.label_count; ++i) {
+    const LabelEntry& e = snapshot.labels[i];
     uint32_t position = static_cast<uint32_t>(count);
     for (size_t k = 0; k < count; ++k) {
       const uint64_t end = k + 1 < count ? frame_sps_[k + 1] : UINT64_MAX;
@@ -353,7 +533,7 @@ size_t Sampler::place_labels(size_t count, SampleLabel* out) {
     }
     out[i] = SampleLabel{position, intern_label(e.name), e.category};
   }
-  return snapshot_.label_count;
+  return snapshot.label_count;
 }
 
 uint64_t Sampler::intern_label(const char* name) {

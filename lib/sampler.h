@@ -2,6 +2,13 @@
 // StackCopier), unwind the copy and write one sample record into the ring buffer. It also keeps
 // the thread and module lists current, as metadata records.
 //
+// Where the copier offers self-sampling (self_sampling.h), a thread that keeps a CPU busy (or
+// waits for one) is moved to it: the OS interrupts it every interval on its own and the sampler
+// only collects its queued snapshots, so the sampler's tick need not come as often
+// (kSelfSamplingMinPeriodNs) and the busy thread's rate does not depend on the sampler getting a
+// CPU. A thread that sleeps most of a window goes back to being copied each tick (and recorded
+// as a repeat while it does not run).
+//
 // Runs on its own thread. Nothing here runs while a target thread is stopped except inside the
 // copier, so the sampler may allocate and take locks.
 #ifndef INPROF_LIB_SAMPLER_H_
@@ -35,6 +42,8 @@ struct SamplerConfig {
   size_t stack_copy_size = 64 << 10;
   uint64_t start_ns = 0;  // monotonic time of the session start; record times are relative
   std::vector<std::string> thread_filters;  // name substrings; empty: all threads
+  // A self-sampled thread that runs this long without its handler answering blocks the signal.
+  uint64_t answer_timeout_ns = 20000000;
 };
 
 struct SamplerStats {
@@ -62,6 +71,11 @@ class Sampler {
 
   // One round over every thread. Public for tests and benchmarks.
   void tick();
+  // The time between ticks: the interval, or at least kSelfSamplingMinPeriodNs with
+  // self-sampling (busy threads keep the interval by themselves).
+  uint64_t period_ns() const;
+  // Threads currently self-sampled. For tests.
+  size_t self_sampled_threads() const { return self_sampled_count_; }
 
   // While paused, ticks record nothing (Profiler::pause); threads are not interrupted.
   void set_paused(bool paused) { paused_.store(paused, std::memory_order_relaxed); }
@@ -98,6 +112,17 @@ class Sampler {
     uint64_t last_seen_tick = 0;
     bool selected = false;   // passes the thread filters
     bool announced = false;  // its start record is written (once it was first selected)
+
+    // Self-sampling (self_sampling.h): the copier's handle, or -1 while copied each tick.
+    int self_handle = -1;
+    SelfSampling::Counts self_counts;         // as of the last collection
+    uint64_t last_answer_ns = 0;              // when its handler was last seen answering
+    std::optional<uint64_t> cpu_when_silent;  // CPU time once it had not answered for a while
+    uint64_t no_labels_before_ns = 0;         // it had no label stack yet at this time
+    uint64_t last_self_sample_ns = 0;         // time of its last snapshot collected
+    // How busy it is: time running or waiting for a CPU ("runnable"), since a probe.
+    uint64_t probe_ns = 0;
+    std::optional<uint64_t> probe_runnable_ns;
   };
 
   void refresh_modules(uint64_t now);
@@ -106,6 +131,24 @@ class Sampler {
   // Re-applies the filters after a (re)naming; announces a newly selected thread.
   void select(uint64_t tid, ThreadState& state, uint64_t now);
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
+  // Unwinds `snapshot` and writes it as the thread's sample at `time_ns`.
+  void write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
+                    std::optional<uint64_t> cpu_delta, uint64_t time_ns);
+  // Writes an encoded record and counts it (written or dropped).
+  void commit_record(RecordType type, const ByteWriter& w, ThreadState& state);
+  void note_timeout(ThreadState& state);
+  // Time the thread spent running or waiting for a CPU; its CPU time where the OS does not say.
+  // `cpu`: its CPU time if just read.
+  std::optional<uint64_t> runnable_ns(uint64_t tid, std::optional<uint64_t> cpu);
+  // Moves a thread that kept (or waited for) a CPU since the last probe to self-sampling.
+  void consider_self_sampling(uint64_t tid, ThreadState& state, uint64_t now, uint64_t sp,
+                              std::optional<uint64_t> cpu);
+  // Writes a self-sampled thread's queued snapshots; returns it to per-tick copies when it
+  // sleeps, or when it does not answer.
+  void collect_self_samples(uint64_t tid, ThreadState& state, uint64_t now);
+  void drain_self_samples(uint64_t tid, ThreadState& state);
+  void stop_self_sampling(ThreadState& state);
+  void stop_all_self_sampling(bool collect_first);
   void write_crash_sample();
   // Evidence for symbolicate's leaf fix-up after a frame-pointer walk (FORMAT.md); `out` holds
   // kLeafCandidateSlots + 1 entries.
@@ -113,12 +156,14 @@ class Sampler {
   bool in_code(uint64_t address) const;
   void sample_counters(uint64_t now);
   // Places the snapshot's labels among `count` unwound frames; returns how many were placed.
-  size_t place_labels(size_t count, SampleLabel* out);
+  size_t place_labels(const StackSnapshot& snapshot, size_t count, SampleLabel* out);
   uint64_t intern_label(const char* name);
   uint64_t relative(uint64_t t) const { return t > config_.start_ns ? t - config_.start_ns : 0; }
 
   const SamplerConfig config_;
   std::unique_ptr<StackCopier> copier_;
+  SelfSampling* self_sampling_;  // the copier's, or null
+  size_t self_sampled_count_ = 0;
   std::unique_ptr<Unwinder> unwinder_;
   std::unique_ptr<ThreadLister> thread_lister_;
   std::unique_ptr<ModuleLister> module_lister_;

@@ -103,9 +103,10 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   if (!status->ok()) return nullptr;
 
   // The signal first: if it is taken, no file is created.
-  auto copier = StackCopier::create(
-      StackCopier::Config{options.sample_signal, options.thread_answer_timeout, options.interval},
-      status);
+  auto copier =
+      StackCopier::create(StackCopier::Config{options.sample_signal, options.thread_answer_timeout,
+                                              options.interval, options.stack_copy_size},
+                          status);
   if (!copier) return nullptr;
 
   const std::string path = options.output_path.empty()
@@ -147,6 +148,8 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   config.stack_copy_size = options.stack_copy_size;
   config.start_ns = start_ns;
   config.thread_filters = options.thread_filters;
+  config.answer_timeout_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options.thread_answer_timeout).count());
   std::unique_ptr<Unwinder> unwinder;
   if (options.unwinder == UnwindMethod::kFramePointer) {
     unwinder = std::make_unique<FramePointerUnwinder>();

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "inprof/profiler.h"
+#include "self_sampling.h"
 #include "stack_snapshot.h"
 
 namespace inprof::internal {
@@ -30,6 +31,7 @@ class StackCopier {
     std::chrono::nanoseconds timeout = std::chrono::milliseconds(20);
     // The sampling interval: Windows raises its timer resolution while it is below 10 ms.
     std::chrono::nanoseconds interval = std::chrono::milliseconds(1);
+    size_t stack_copy_size = 64 << 10;  // the most a copy takes (sizes self-sampling's queues)
   };
 
   // Installs what the copier needs (a signal handler on Linux). Only one copier exists at a time.
@@ -42,6 +44,8 @@ class StackCopier {
   // Fills `out` (whose buffer and capacity the caller set) from thread `tid`. Returns once the
   // thread runs again. Called from the sampler thread only.
   virtual CopyResult copy(uint64_t tid, StackSnapshot& out) = 0;
+  // Threads that interrupt themselves (self_sampling.h), where the OS allows it; null otherwise.
+  virtual SelfSampling* self_sampling() { return nullptr; }
 };
 
 }  // namespace inprof::internal

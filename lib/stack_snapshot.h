@@ -16,6 +16,10 @@ namespace inprof::internal {
 struct StackSnapshot {
   uint64_t regs[kRegisterCount] = {};  // by DWARF register number
   uint64_t time_ns = 0;                // monotonic clock, taken while the thread was stopped
+  uint64_t thread_cpu_ns = 0;  // the thread's CPU time then, where the copier reads it; 0: unknown
+  // Self-sampling: earlier timer expirations merged into this one while the thread waited for a
+  // CPU. It did not run meanwhile, so its stack then was this one.
+  uint64_t expirations_merged = 0;
 
   uint64_t stack_start = 0;      // address (in the thread) of the first copied byte: its SP
   size_t stack_size = 0;         // bytes copied

@@ -4,12 +4,34 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "dump/dump_reader.h"
 #include "dump/dump_writer.h"
 
 namespace inprof::internal {
 namespace {
+
+void add_sample(DumpWriter& writer, uint64_t tid, uint64_t time_ns,
+                std::optional<uint64_t> cpu_delta_ns, const std::vector<uint64_t>& frames) {
+  std::vector<uint8_t> payload;
+  {
+    ByteWriter w(&payload);
+    encode_sample(w, tid, time_ns, cpu_delta_ns, 0, frames, {});
+  }
+  writer.add_payload(RecordType::kSample, payload);
+}
+
+// The starts of the zstd frames (chunks) in a dump file.
+std::vector<size_t> chunk_offsets(const std::vector<uint8_t>& bytes) {
+  std::vector<size_t> out;
+  for (size_t i = kDumpHeaderSize; i + 4 <= bytes.size(); ++i) {
+    if (bytes[i] == 0x28 && bytes[i + 1] == 0xb5 && bytes[i + 2] == 0x2f && bytes[i + 3] == 0xfd) {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
 
 struct Collected : DumpVisitor {
   std::vector<ProcessRecord> processes;
@@ -43,11 +65,13 @@ class DumpTest : public ::testing::Test {
   void TearDown() override { std::filesystem::remove(path_); }
 
   // Writes a dump with `chunks` chunks of `samples_per_chunk` samples, and optionally an end.
-  void write_dump(int chunks, int samples_per_chunk, bool end) {
+  void write_dump(int chunks, int samples_per_chunk, bool end,
+                  uint32_t version = kDumpFormatVersion) {
     Status status;
     auto file = OutputFile::create(path_, &status);
     ASSERT_TRUE(file) << status.message();
-    auto writer = DumpWriter::create(std::move(file), &status);
+    auto writer =
+        DumpWriter::create(std::move(file), &status, DumpWriter::kDefaultCompressionLevel, version);
     ASSERT_TRUE(writer) << status.message();
     ProcessRecord p;
     p.pid = 42;
@@ -78,7 +102,7 @@ class DumpTest : public ::testing::Test {
         std::vector<uint64_t> frames = {0x555500001234 + n, 0x555500002000, 0x7f0000001000, 1};
         LeafCandidate cand[] = {{0, 0x555500003000}, {2, 0x555500004000}};
         ByteWriter w(std::span<uint8_t>(buf.data(), buf.size()));
-        encode_sample(w, 7, n * 1000000, n % 3 ? std::optional<uint64_t>(n * 10) : std::nullopt,
+        encode_sample(w, 7, n * 1000000, n % 3 ? std::optional<uint64_t>(n * 1000) : std::nullopt,
                       kSampleFramePointerWalk, frames, cand);
         writer->add_payload(RecordType::kSample, w.view());
         writer->add(RecordType::kSampleRepeat, SampleRepeatRecord{7, n * 1000000 + 500, 0});
@@ -91,6 +115,17 @@ class DumpTest : public ::testing::Test {
       }
       ASSERT_TRUE(writer->flush().ok());
     }
+    ASSERT_TRUE(writer->close().ok());
+  }
+
+  // A dump of `version` whose records `fill` adds; closed when it returns.
+  template <typename Fill>
+  void write_with(uint32_t version, Fill&& fill) {
+    Status status;
+    auto writer = DumpWriter::create(OutputFile::create(path_, &status), &status,
+                                     DumpWriter::kDefaultCompressionLevel, version);
+    ASSERT_TRUE(writer) << status.message();
+    fill(*writer);
     ASSERT_TRUE(writer->close().ok());
   }
 
@@ -126,7 +161,8 @@ TEST_F(DumpTest, EveryRecordSurvivesTheRoundTrip) {
   const SampleRecord& s = c.samples[149];
   EXPECT_EQ(s.frames,
             (std::vector<uint64_t>{0x555500001234 + 149, 0x555500002000, 0x7f0000001000, 1}));
-  EXPECT_EQ(s.cpu_delta_ns, std::optional<uint64_t>(1490));
+  EXPECT_EQ(s.time_ns, 149000000u);
+  EXPECT_EQ(s.cpu_delta_ns, std::optional<uint64_t>(149000));
   EXPECT_EQ(c.samples[3].cpu_delta_ns, std::nullopt);
   EXPECT_EQ(s.flags, uint32_t(kSampleFramePointerWalk));
   ASSERT_EQ(s.leaf_candidates.size(), 2u);
@@ -134,6 +170,8 @@ TEST_F(DumpTest, EveryRecordSurvivesTheRoundTrip) {
   EXPECT_EQ(s.leaf_candidates[1].value, 0x555500004000u);
   EXPECT_EQ(c.repeats.size(), 150u);
   EXPECT_EQ(c.repeats[0].cpu_delta_ns, std::optional<uint64_t>(0));
+  EXPECT_EQ(c.repeats[0].tid, 7u);
+  EXPECT_EQ(c.repeats[2].time_ns, 2001000u);  // 2,000,500 ns, rounded up to the µs
   ASSERT_EQ(c.stats.size(), 3u);
   EXPECT_EQ(c.stats.back().samples_recorded, 150u);
   EXPECT_EQ(c.unloads.size(), 1u);
@@ -214,6 +252,165 @@ TEST_F(DumpTest, RandomGarbageNeverCrashes) {
     DumpReadResult r = read_dump(bytes, c);
     EXPECT_TRUE(r.ok);
     EXPECT_LE(c.samples.size(), 40u);
+  }
+}
+
+// Version 2: a chunk holds each distinct stack once; its samples refer to it. The reader gives
+// every sample back whole, with the same stack key for the samples of one stack record.
+TEST_F(DumpTest, SamplesOfAChunkShareItsStackRecords) {
+  const std::vector<std::vector<uint64_t>> stacks = {
+      {0x555500001000, 0x555500002000, 0x7f0000001000},
+      {0x555500001010, 0x555500002000, 0x7f0000001000},
+      {0x7f0000009000}};
+  auto fill = [&](DumpWriter& w) {
+    for (int chunk = 0; chunk < 2; ++chunk) {
+      for (uint64_t i = 0; i < 300; ++i) {
+        const uint64_t n = chunk * 300 + i;
+        add_sample(w, 100000 + i % 200, n * 100000, 90000, stacks[n % 3]);
+      }
+      ASSERT_TRUE(w.flush().ok());
+    }
+  };
+  write_with(1, fill);
+  const size_t version1_size = file_bytes().size();
+  write_with(kDumpFormatVersion, fill);
+  auto bytes = file_bytes();
+  EXPECT_EQ(bytes[8], kDumpFormatVersion);
+  EXPECT_LT(bytes.size(), version1_size);
+
+  Collected c;
+  DumpReadResult r = read_dump(bytes, c);
+  ASSERT_TRUE(r.ok);
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_EQ(r.version, kDumpFormatVersion);
+  ASSERT_EQ(c.samples.size(), 600u);
+  std::set<uint64_t> keys;
+  for (uint64_t n = 0; n < 600; ++n) {
+    const SampleRecord& s = c.samples[n];
+    EXPECT_EQ(s.tid, 100000 + n % 300 % 200);
+    EXPECT_EQ(s.time_ns, n * 100000);
+    EXPECT_EQ(s.cpu_delta_ns, std::optional<uint64_t>(90000));
+    EXPECT_EQ(s.frames, stacks[n % 3]);
+    EXPECT_NE(s.stack_key, 0u);
+    EXPECT_EQ(s.stack_key, c.samples[n % 300 % 3 + (n / 300) * 300].stack_key);
+    keys.insert(s.stack_key);
+  }
+  EXPECT_EQ(keys.size(), 6u);  // each chunk defines its three stacks again
+}
+
+TEST_F(DumpTest, TimesAreKeptToTheMicrosecondAndCpuDeltasAddUp) {
+  write_with(kDumpFormatVersion, [](DumpWriter& w) {
+    add_sample(w, 5, 1500, 400, {0x1000});
+    add_sample(w, 5, 2000, 400, {0x1000});
+    add_sample(w, 5, 2001, std::nullopt, {0x1000});
+    add_sample(w, 5, 3999, 400, {0x1000});
+    w.add(RecordType::kSampleRepeat, SampleRepeatRecord{5, 4200, 400});
+  });
+  Collected c;
+  ASSERT_TRUE(read_dump_file(path_, c).ok);
+  ASSERT_EQ(c.samples.size(), 4u);
+  ASSERT_EQ(c.repeats.size(), 1u);
+  // Rounded up: a sample never moves before a record that was written ahead of it.
+  EXPECT_EQ(c.samples[0].time_ns, 2000u);
+  EXPECT_EQ(c.samples[1].time_ns, 2000u);
+  EXPECT_EQ(c.samples[2].time_ns, 3000u);
+  EXPECT_EQ(c.samples[3].time_ns, 4000u);
+  EXPECT_EQ(c.repeats[0].time_ns, 5000u);
+  EXPECT_EQ(c.samples[2].cpu_delta_ns, std::nullopt);
+  // 1,600 ns in all: the deltas, in whole µs, add up to the total's whole µs.
+  uint64_t total = 0;
+  for (const auto* cpu : {&c.samples[0].cpu_delta_ns, &c.samples[1].cpu_delta_ns,
+                          &c.samples[3].cpu_delta_ns, &c.repeats[0].cpu_delta_ns}) {
+    ASSERT_TRUE(cpu->has_value());
+    EXPECT_EQ(**cpu % 1000, 0u);
+    total += **cpu;
+  }
+  EXPECT_EQ(total, 1000u);
+}
+
+// Cut at every byte: the samples read are exactly those of the complete chunks, unchanged,
+// although every chunk refers to the same stacks (each chunk defines them again).
+TEST_F(DumpTest, CutAnywhereGivesTheCompleteChunksSamplesExactly) {
+  write_dump(3, 50, false);
+  const auto bytes = file_bytes();
+  Collected whole;
+  ASSERT_TRUE(read_dump(bytes, whole).ok);
+  ASSERT_EQ(whole.samples.size(), 150u);
+  const auto chunks = chunk_offsets(bytes);
+  ASSERT_EQ(chunks.size(), 3u);
+  for (size_t keep = 0; keep <= bytes.size(); ++keep) {
+    Collected c;
+    read_dump(std::span<const uint8_t>(bytes.data(), keep), c);
+    const size_t complete = (keep >= chunks[1]) + (keep >= chunks[2]) + (keep == bytes.size());
+    ASSERT_EQ(c.samples.size(), complete * 50) << "kept " << keep;
+    for (size_t i = 0; i < c.samples.size(); ++i) {
+      EXPECT_EQ(c.samples[i].frames, whole.samples[i].frames);
+      EXPECT_EQ(c.samples[i].time_ns, whole.samples[i].time_ns);
+      EXPECT_EQ(c.samples[i].cpu_delta_ns, whole.samples[i].cpu_delta_ns);
+    }
+  }
+}
+
+// A damaged chunk is skipped whole (its frame's checksum fails); the chunks after it, whose
+// samples have the same stacks, are read exactly.
+TEST_F(DumpTest, DamagedChunkLeavesTheOtherChunksSamplesExact) {
+  write_dump(3, 50, true);
+  auto bytes = file_bytes();
+  Collected whole;
+  ASSERT_TRUE(read_dump(bytes, whole).ok);
+  const auto chunks = chunk_offsets(bytes);
+  ASSERT_EQ(chunks.size(), 3u);
+  for (size_t at = chunks[1] + 4; at < chunks[2]; at += 5) {
+    auto damaged = bytes;
+    damaged[at] ^= 0x21;
+    Collected c;
+    DumpReadResult r = read_dump(damaged, c);
+    ASSERT_TRUE(r.ok);
+    EXPECT_FALSE(r.warnings.empty()) << "damage at " << at;
+    ASSERT_EQ(c.samples.size(), 100u) << "damage at " << at;
+    for (size_t i = 0; i < 100; ++i) {
+      const SampleRecord& original = whole.samples[i < 50 ? i : i + 50];
+      EXPECT_EQ(c.samples[i].frames, original.frames);
+      EXPECT_EQ(c.samples[i].time_ns, original.time_ns);
+    }
+  }
+}
+
+// Version 1 dumps (every sample written whole) are still read, exactly as written.
+TEST_F(DumpTest, Version1DumpIsStillRead) {
+  write_dump(3, 50, true, 1);
+  const auto bytes = file_bytes();
+  EXPECT_EQ(bytes[8], 1);
+  Collected c;
+  DumpReadResult r = read_dump(bytes, c);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.version, 1u);
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_TRUE(r.complete);
+  ASSERT_EQ(c.samples.size(), 150u);
+  ASSERT_EQ(c.repeats.size(), 150u);
+  EXPECT_EQ(c.samples[149].frames,
+            (std::vector<uint64_t>{0x555500001234 + 149, 0x555500002000, 0x7f0000001000, 1}));
+  EXPECT_EQ(c.samples[149].stack_key, 0u);    // written whole
+  EXPECT_EQ(c.repeats[2].time_ns, 2000500u);  // nanoseconds, as written
+}
+
+// The writer's stack table is bounded: past kMaxStacksPerChunk distinct stacks it starts a new
+// chunk by itself, and every sample still reads back.
+TEST_F(DumpTest, StackTableIsBoundedPerChunk) {
+  const uint64_t count = kMaxStacksPerChunk + 10;
+  write_with(kDumpFormatVersion, [&](DumpWriter& w) {
+    for (uint64_t n = 0; n < count; ++n) add_sample(w, 1, n * 1000, std::nullopt, {0x10000 + n});
+  });
+  Collected c;
+  DumpReadResult r = read_dump_file(path_, c);
+  ASSERT_TRUE(r.ok);
+  EXPECT_TRUE(r.warnings.empty());
+  EXPECT_EQ(r.chunks, 2u);
+  ASSERT_EQ(c.samples.size(), count);
+  for (uint64_t n = 0; n < count; n += 997) {
+    EXPECT_EQ(c.samples[n].frames, std::vector<uint64_t>{0x10000 + n});
+    EXPECT_EQ(c.samples[n].time_ns, n * 1000);
   }
 }
 

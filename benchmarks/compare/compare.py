@@ -446,10 +446,13 @@ def write_results(runs, meta, settings, out):
         "- *target µs/sample*: extra CPU time of the two worker threads per sample that "
         "interrupted a thread; *process*: of the whole profiled process (inprof's sampler and "
         "writer threads included); *total*: of everything that ran, perf's own process included.",
-        "- inprof also wrote %s sample-repeat records per run (the idle main thread, not "
-        "interrupted), not counted as samples above; per record (samples and repeats) its dump "
-        "takes %s bytes. Dropped samples: %s; unanswered requests: %s; late ticks (the sampler "
-        "could not keep the rate): %s per run." % (
+        "- inprof's busy threads sample themselves (a per-thread timer; its sampler thread only "
+        "collects, every 1 ms). Sample-repeat records (the idle main thread, not interrupted; "
+        "and a busy thread's timer expirations while it waited for a CPU, when its stack could "
+        "not change): %s per run, not counted as samples above. Per record (samples and "
+        "repeats) its dump takes %s bytes. Dropped samples: %s; unanswered requests: %s; late "
+        "ticks (the sampler could not keep its rate, or a busy thread's queue was full): %s per "
+        "run." % (
             spread([s.get("repeats", 0) for s in inprof_stats], "{:.0f}"),
             spread(per_record, "{:.1f}"),
             sum(s.get("dropped", 0) for s in inprof_stats),

@@ -9,8 +9,10 @@
 //   stats_*        the session's own counters (the last stats record)
 //   compact_ns_bytes_per_sample, compact_us_bytes_per_sample: estimates for a denser sample
 //                  encoding (see Compactor below): stacks deduplicated, times delta-encoded, in
-//                  ns (as now) or rounded to µs; samples_only_bytes_per_sample: the same
-//                  samples in today's encoding, chunked and compressed the same way
+//                  ns or rounded to µs; samples_only_bytes_per_sample: the same
+//                  samples written whole (dump format version 1), chunked and compressed the
+//                  same way. Format version 2 (lib/dump/FORMAT.md) implements the compact
+//                  encoding: the dump's own size is what it costs.
 // Output: one line of key=value pairs. Exit status 1 if the dump cannot be read.
 #include <zstd.h>
 
@@ -32,7 +34,7 @@ namespace {
 // `resolution_ns`.
 class Compactor {
  public:
-  // resolution_ns 0: today's encoding (lib/dump), for comparison.
+  // resolution_ns 0: samples written whole (format version 1), for comparison.
   explicit Compactor(uint64_t resolution_ns) : unit_(resolution_ns) {}
   void add(const SampleRecord& s) {
     if (unit_ == 0) {

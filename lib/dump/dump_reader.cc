@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 
+#include "dump/chunk_samples.h"
 #include "dump/stored_frames.h"
 
 namespace inprof::internal {
@@ -32,7 +33,10 @@ bool dispatch(ByteReader& r, DumpVisitor& v, void (DumpVisitor::*fn)(const Recor
 }
 
 // Parses the records of one decompressed chunk. Returns false at the first malformed record.
-bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult& result) {
+// `samples` holds what the chunk's sample batch refers to; each chunk starts it afresh.
+bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult& result,
+                 ChunkSamples& samples) {
+  samples.start_chunk();
   ByteReader reader(chunk);
   while (reader.remaining() > 0) {
     uint8_t type;
@@ -40,6 +44,7 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
     if (!reader.u8(type) || !reader.varint(size) || size > reader.remaining()) return false;
     ByteReader payload(reader.take(size));
     bool ok = true;
+    uint64_t delivered = 1;  // records counted: a sample batch counts its samples
     switch (static_cast<RecordType>(type)) {
       case RecordType::kProcess:
         ok = dispatch(payload, v, &DumpVisitor::on_process);
@@ -102,11 +107,19 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
       case RecordType::kCapture:
         ok = dispatch(payload, v, &DumpVisitor::on_capture);
         break;
+      case RecordType::kStack:
+        ok = samples.add_stack(payload);
+        break;
+      case RecordType::kSampleBatch:
+        delivered = 0;
+        ok = samples.read_batch(payload, v, delivered);
+        if (!ok) result.records += delivered;  // those before the damage were delivered
+        break;
       default:
         break;  // a newer writer's record: skip it (its size is known)
     }
     if (!ok) return false;
-    ++result.records;
+    result.records += delivered;
   }
   return true;
 }
@@ -117,6 +130,12 @@ size_t find_next_frame(std::span<const uint8_t> data, size_t from) {
     if (read_le32(&data[i]) == kZstdMagic) return i;
   }
   return data.size();
+}
+
+// Where to go on after a frame that does not decode: its declared size may be the damaged part,
+// so at the next frame magic number inside it, if any, rather than past all it claims.
+size_t resume_after_bad_frame(std::span<const uint8_t> frame) {
+  return std::min(frame.size(), find_next_frame(frame, 1));
 }
 
 #if defined(INPROF_NO_ZSTD)
@@ -208,9 +227,10 @@ DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor) {
     return result;
   }
   result.version = read_le32(&file[8]);
-  if (result.version == 0 || result.version > kDumpFormatVersion) {
+  if (result.version < kOldestDumpFormatVersion || result.version > kDumpFormatVersion) {
     result.error = "dump format version " + std::to_string(result.version) +
-                   " is not supported (this reader knows 1 to " +
+                   " is not supported (this reader knows " +
+                   std::to_string(kOldestDumpFormatVersion) + " to " +
                    std::to_string(kDumpFormatVersion) + ")";
     return result;
   }
@@ -221,7 +241,8 @@ DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor) {
     // cut off by the end of the file (or damaged) ends the reading; all before it was delivered.
     result.raw = true;
     result.chunks = 1;
-    if (!parse_chunk(file.subspan(kDumpHeaderSize), visitor, result)) {
+    ChunkSamples samples;
+    if (!parse_chunk(file.subspan(kDumpHeaderSize), visitor, result, samples)) {
       result.warnings.push_back(
           "the crash capture ends with an incomplete or damaged record after " +
           std::to_string(result.records) + " records");
@@ -229,6 +250,7 @@ DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor) {
     return result;
   }
   FrameDecoder decoder;
+  ChunkSamples samples;
   std::vector<uint8_t> chunk;
   size_t pos = kDumpHeaderSize;
   while (pos < file.size()) {
@@ -248,15 +270,17 @@ DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor) {
       pos = next;
       continue;
     }
+    size_t advance = frame_size;
     if (!decoder.decode(rest.first(frame_size), chunk)) {
+      advance = resume_after_bad_frame(rest.first(frame_size));
       result.warnings.push_back("chunk at offset " + std::to_string(pos) +
                                 " does not decompress; skipped");
-    } else if (!parse_chunk(chunk, visitor, result)) {
+    } else if (!parse_chunk(chunk, visitor, result, samples)) {
       result.warnings.push_back("chunk at offset " + std::to_string(pos) +
                                 " holds a malformed record; the rest of that chunk was skipped");
     }
     ++result.chunks;
-    pos += frame_size;
+    pos += advance;
   }
   return result;
 }
@@ -344,6 +368,7 @@ DumpReadResult read_dump_file_incrementally(const std::string& path, DumpVisitor
   window.advance(kDumpHeaderSize);
   std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
   std::vector<uint8_t> chunk;
+  ChunkSamples samples;
   // A frame can only be as large as the biggest acceptable chunk plus zstd's overhead.
   constexpr size_t kMaxFrameWindow = kMaxChunkSize + (1u << 20);
   for (;;) {
@@ -379,15 +404,17 @@ DumpReadResult read_dump_file_incrementally(const std::string& path, DumpVisitor
       }
       continue;
     }
+    size_t advance = frame_size;
     if (!decompress_frame(dctx.get(), window.rest().first(frame_size), chunk)) {
+      advance = resume_after_bad_frame(window.rest().first(frame_size));
       result.warnings.push_back("chunk at offset " + std::to_string(window.offset()) +
                                 " does not decompress; skipped");
-    } else if (!parse_chunk(chunk, visitor, result)) {
+    } else if (!parse_chunk(chunk, visitor, result, samples)) {
       result.warnings.push_back("chunk at offset " + std::to_string(window.offset()) +
                                 " holds a malformed record; the rest of that chunk was skipped");
     }
     ++result.chunks;
-    window.advance(frame_size);
+    window.advance(advance);
   }
   if (window.failed()) {
     result.warnings.push_back("error reading '" + path + "' after offset " +

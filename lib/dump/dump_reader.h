@@ -45,8 +45,8 @@ struct DumpReadResult {
   std::vector<std::string> warnings;  // damage that was skipped (the rest was delivered)
   bool complete = false;              // the end record was seen: the session stopped cleanly
   uint32_t version = 0;
-  bool raw = false;  // uncompressed records: a crash capture
-  uint64_t records = 0;
+  bool raw = false;      // uncompressed records: a crash capture
+  uint64_t records = 0;  // each sample of a sample batch (version 2) counts as one
   uint64_t chunks = 0;
 };
 

@@ -133,12 +133,9 @@ void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
   }
 }
 
-bool decode(ByteReader& r, SampleRecord& out) {
+bool decode_stack(ByteReader& r, SampleRecord& out) {
   uint64_t count;
-  if (!r.varint(out.tid) || !r.varint(out.time_ns) || !get_optional(r, out.cpu_delta_ns) ||
-      !get_u32(r, out.flags) || !r.varint(count) || count > kMaxFrames) {
-    return false;
-  }
+  if (!get_u32(r, out.flags) || !r.varint(count) || count > kMaxFrames) return false;
   out.frames.resize(count);
   uint64_t previous = 0;
   for (auto& frame : out.frames) {
@@ -162,6 +159,22 @@ bool decode(ByteReader& r, SampleRecord& out) {
       return false;
     }
   }
+  return true;
+}
+
+bool decode(ByteReader& r, SampleRecord& out) {
+  out.stack_key = 0;
+  return r.varint(out.tid) && r.varint(out.time_ns) && get_optional(r, out.cpu_delta_ns) &&
+         decode_stack(r, out);
+}
+
+bool split_sample(std::span<const uint8_t> payload, SampleHead& head,
+                  std::span<const uint8_t>& stack) {
+  ByteReader r(payload);
+  if (!r.varint(head.tid) || !r.varint(head.time_ns) || !get_optional(r, head.cpu_delta_ns)) {
+    return false;
+  }
+  stack = payload.subspan(r.position());
   return true;
 }
 
@@ -389,12 +402,7 @@ std::optional<uint64_t> record_time(RecordType type, std::span<const uint8_t> pa
 
 void append_record(std::vector<uint8_t>& chunk, RecordType type, std::span<const uint8_t> payload) {
   chunk.push_back(static_cast<uint8_t>(type));
-  uint64_t n = payload.size();
-  do {
-    uint8_t byte = n & 0x7f;
-    n >>= 7;
-    chunk.push_back(byte | (n ? 0x80 : 0));
-  } while (n);
+  append_varint(chunk, payload.size());
   chunk.insert(chunk.end(), payload.begin(), payload.end());
 }
 

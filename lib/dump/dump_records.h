@@ -16,7 +16,10 @@
 namespace inprof::internal {
 
 inline constexpr uint8_t kDumpMagic[8] = {0x89, 'I', 'N', 'P', 'R', 'O', 'F', '\n'};
-inline constexpr uint32_t kDumpFormatVersion = 1;
+inline constexpr uint32_t kDumpFormatVersion = 2;
+// The oldest version this reader still reads (version 1 has no stack records: every sample is
+// written whole).
+inline constexpr uint32_t kOldestDumpFormatVersion = 1;
 inline constexpr size_t kDumpHeaderSize = 16;  // magic, u32 version, u32 flags (little-endian)
 // Header flag: the records follow uncompressed, framed as inside a chunk (a crash capture,
 // written by a signal handler that can neither allocate nor compress).
@@ -30,6 +33,15 @@ inline constexpr size_t kMaxLeafCandidates = 16;
 inline constexpr size_t kMaxLabels = 256;
 inline constexpr size_t kMaxMarkerFields = 64;
 inline constexpr size_t kMaxJitMapPiece = 1 << 20;
+// Per chunk (version 2): the stacks it defines and their frames in total, and the threads it
+// names. The writer starts a new chunk before it would exceed them, so the tables on both sides
+// stay bounded however long the session.
+inline constexpr size_t kMaxStacksPerChunk = 1 << 16;
+inline constexpr size_t kMaxStackFramesPerChunk = 1 << 20;
+inline constexpr size_t kMaxThreadsPerChunk = 1 << 16;
+// Stack samples and repeats carry times and CPU deltas in this unit (1 µs): the viewer shows
+// milliseconds, and the nanoseconds below it are noise that compresses badly.
+inline constexpr uint64_t kSampleTimeUnitNs = 1000;
 
 enum class RecordType : uint8_t {
   kProcess = 1,
@@ -52,6 +64,10 @@ enum class RecordType : uint8_t {
   kResume = 18,
   kJitMap = 19,
   kCapture = 20,
+  // Version 2: a chunk's distinct stacks, and its samples, column by column, referring to them
+  // (FORMAT.md, "Compact samples").
+  kStack = 21,
+  kSampleBatch = 22,
 };
 
 struct ProcessRecord {
@@ -136,6 +152,10 @@ struct SampleRecord {
   std::vector<uint64_t> frames;  // [0] = PC of the leaf, then return addresses, outermost last
   std::vector<LeafCandidate> leaf_candidates;
   std::vector<SampleLabel> labels;
+  // Set by the reader for a sample of a sample batch: every sample that refers to the same stack
+  // record gets the same key (unique within one read), so a consumer can skip comparing frames.
+  // 0 for a sample written whole.
+  uint64_t stack_key = 0;
 };
 
 struct SampleRepeatRecord {  // same stack as the thread's previous sample
@@ -266,6 +286,19 @@ struct MarkerValueView {
 void encode_marker(ByteWriter& w, uint64_t tid, uint32_t category, uint8_t phase, uint64_t start_ns,
                    uint64_t end_ns, std::string_view name, uint32_t type,
                    std::span<const MarkerValueView> values);
+
+// A sample's payload is its head (tid, time, CPU delta) then its stack (flags, frames, leaf
+// candidates, labels); a stack record's payload is that stack alone. Splits a sample (or
+// repeat: its stack is empty) payload without allocating; false if the head is malformed.
+struct SampleHead {
+  uint64_t tid = 0;
+  uint64_t time_ns = 0;
+  std::optional<uint64_t> cpu_delta_ns;
+};
+bool split_sample(std::span<const uint8_t> payload, SampleHead& head,
+                  std::span<const uint8_t>& stack);
+// Decodes a stack (the part after the head) into `out`'s flags, frames, candidates and labels.
+bool decode_stack(ByteReader& r, SampleRecord& out);
 
 // Payload decoders: false if the payload is malformed or exceeds the limits above.
 bool decode(ByteReader& r, ProcessRecord& out);

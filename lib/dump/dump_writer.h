@@ -1,5 +1,7 @@
 // Turns records into a dump file: a 16-byte header, then independent zstd frames, each holding
-// whole records. A process killed mid-run leaves every complete frame readable.
+// whole records. A process killed mid-run leaves every complete frame readable. Samples and
+// repeats are added as the sampler encoded them and written in the compact form of format
+// version 2 (sample_compactor.h): a chunk's samples come together at its end.
 #ifndef INPROF_LIB_DUMP_DUMP_WRITER_H_
 #define INPROF_LIB_DUMP_DUMP_WRITER_H_
 
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "dump/dump_records.h"
+#include "dump/sample_compactor.h"
 #include "inprof/profiler.h"
 #include "output_file.h"
 
@@ -16,9 +19,13 @@ namespace inprof::internal {
 
 class DumpWriter {
  public:
-  // Writes the header at once. `compression_level` is zstd's.
+  // zstd's level for the chunks; chosen by dump_encoding_benchmark's measurements (FORMAT.md).
+  static constexpr int kDefaultCompressionLevel = 3;
+  // Writes the header at once. `format_version` 1 writes every sample whole, as version 1
+  // readers expect (for tests of old dumps); anything else writes the current version.
   static std::unique_ptr<DumpWriter> create(std::unique_ptr<OutputFile> file, Status* status,
-                                            int compression_level = 3);
+                                            int compression_level = kDefaultCompressionLevel,
+                                            uint32_t format_version = kDumpFormatVersion);
   ~DumpWriter();
   DumpWriter(const DumpWriter&) = delete;
   DumpWriter& operator=(const DumpWriter&) = delete;
@@ -33,17 +40,24 @@ class DumpWriter {
     add_payload(type, w.view());
   }
 
-  size_t pending_bytes() const { return chunk_.size(); }
+  // Bytes added to the current chunk, before compression.
+  size_t pending_bytes() const;
   // Compresses the current chunk into one zstd frame and writes it.
   Status flush();
   // Flushes and closes the file. The first error of the writer's life is reported.
   Status close();
 
  private:
-  explicit DumpWriter(std::unique_ptr<OutputFile> file, int level);
+  struct Compressor;  // zstd's context, reused for every chunk
+  DumpWriter(std::unique_ptr<OutputFile> file, int level, bool compact_samples);
+  void record_error(const Status& s) {
+    if (!s.ok() && first_error_.ok()) first_error_ = s;
+  }
 
   std::unique_ptr<OutputFile> file_;
   int level_;
+  std::unique_ptr<Compressor> compressor_;
+  std::unique_ptr<SampleCompactor> compactor_;  // null: samples are written whole (version 1)
   std::vector<uint8_t> chunk_;
   std::vector<uint8_t> compressed_;
   std::vector<uint8_t> scratch_;

@@ -1,15 +1,17 @@
 #include "dump/stored_frames.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace inprof::internal {
 namespace {
 
 constexpr uint32_t kZstdFrameMagic = 0xFD2FB528;
 constexpr size_t kMaxBlockSize = 128 * 1024;  // the format's largest block
-// Frame header descriptor: an 8-byte content size (bits 7-6 = 3) and a single segment (bit 5):
-// no window descriptor, no dictionary, no checksum.
-constexpr uint8_t kStoredFrameDescriptor = 0xE0;
+// Frame header descriptor: an 8-byte content size (bits 7-6 = 3), a single segment (bit 5) and a
+// content checksum (bit 2): no window descriptor, no dictionary. The checksum makes a damaged
+// chunk detected and skipped whole, as a compressed one is, instead of read as wrong records.
+constexpr uint8_t kStoredFrameDescriptor = 0xE4;
 
 enum BlockType : uint32_t { kRawBlock = 0, kRleBlock = 1, kCompressedBlock = 2 };
 
@@ -21,6 +23,51 @@ uint64_t read_le(const uint8_t* p, int bytes) {
   uint64_t value = 0;
   for (int i = 0; i < bytes; ++i) value |= uint64_t(p[i]) << (8 * i);
   return value;
+}
+
+// XXH64 (seed 0), the hash whose low 32 bits zstd stores as a frame's content checksum
+// (RFC 8878, section 3.1.1; the algorithm as specified in xxHash's documentation).
+constexpr uint64_t kPrime1 = 0x9E3779B185EBCA87ull;
+constexpr uint64_t kPrime2 = 0xC2B2AE3D27D4EB4Full;
+constexpr uint64_t kPrime3 = 0x165667B19E3779F9ull;
+constexpr uint64_t kPrime4 = 0x85EBCA77C2B2AE63ull;
+constexpr uint64_t kPrime5 = 0x27D4EB2F165667C5ull;
+
+uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+uint64_t xxh_round(uint64_t acc, uint64_t input) {
+  return rotl(acc + input * kPrime2, 31) * kPrime1;
+}
+uint64_t xxh_merge(uint64_t acc, uint64_t lane) {
+  return (acc ^ xxh_round(0, lane)) * kPrime1 + kPrime4;
+}
+
+uint64_t xxh64(std::span<const uint8_t> data) {
+  const uint8_t* p = data.data();
+  size_t n = data.size();
+  uint64_t h;
+  if (n >= 32) {
+    uint64_t lanes[4] = {kPrime1 + kPrime2, kPrime2, 0, 0 - kPrime1};
+    for (; n >= 32; n -= 32, p += 32) {
+      for (int i = 0; i < 4; ++i) lanes[i] = xxh_round(lanes[i], read_le(p + 8 * i, 8));
+    }
+    h = rotl(lanes[0], 1) + rotl(lanes[1], 7) + rotl(lanes[2], 12) + rotl(lanes[3], 18);
+    for (uint64_t lane : lanes) h = xxh_merge(h, lane);
+  } else {
+    h = kPrime5;
+  }
+  h += data.size();
+  for (; n >= 8; n -= 8, p += 8) h = rotl(h ^ xxh_round(0, read_le(p, 8)), 27) * kPrime1 + kPrime4;
+  if (n >= 4) {
+    h = rotl(h ^ (read_le(p, 4) * kPrime1), 23) * kPrime2 + kPrime3;
+    n -= 4;
+    p += 4;
+  }
+  for (; n > 0; --n, ++p) h = rotl(h ^ (*p * kPrime5), 11) * kPrime1;
+  h ^= h >> 33;
+  h *= kPrime2;
+  h ^= h >> 29;
+  h *= kPrime3;
+  return h ^ (h >> 32);
 }
 
 }  // namespace
@@ -37,6 +84,7 @@ void append_stored_frame(std::span<const uint8_t> content, std::vector<uint8_t>&
     out.insert(out.end(), content.begin() + pos, content.begin() + pos + size);
     pos += size;
   } while (pos < content.size());
+  append_le(out, xxh64(content) & 0xffffffffu, 4);
 }
 
 StoredFrameResult read_stored_frame(std::span<const uint8_t> data, size_t max_content,
@@ -53,10 +101,15 @@ StoredFrameResult read_stored_frame(std::span<const uint8_t> data, size_t max_co
   const bool checksum = descriptor & 0x04;
   static constexpr size_t kDictionaryIdBytes[4] = {0, 1, 2, 4};
   static constexpr size_t kContentSizeBytes[4] = {0, 2, 4, 8};
-  const size_t header_rest = (single_segment ? 0 : 1) + kDictionaryIdBytes[descriptor & 3] +
-                             (size_flag == 0 && single_segment ? 1 : kContentSizeBytes[size_flag]);
-  if (data.size() - pos < header_rest) return StoredFrameResult::kIncomplete;
+  const size_t size_bytes = size_flag == 0 && single_segment ? 1 : kContentSizeBytes[size_flag];
+  const size_t header_rest = (single_segment ? 0 : 1) + kDictionaryIdBytes[descriptor & 3];
+  if (data.size() - pos < header_rest + size_bytes) return StoredFrameResult::kIncomplete;
   pos += header_rest;
+  // The declared content size, checked against the blocks below (2-byte sizes count from 256).
+  std::optional<uint64_t> declared;
+  if (size_bytes > 0) declared = read_le(&data[pos], static_cast<int>(size_bytes));
+  if (size_bytes == 2) *declared += 256;
+  pos += size_bytes;
 
   bool compressed = false;
   for (;;) {
@@ -83,9 +136,15 @@ StoredFrameResult read_stored_frame(std::span<const uint8_t> data, size_t max_co
     pos += stored;
     if (last) break;
   }
+  if (declared && !compressed && *declared != content->size()) {
+    return StoredFrameResult::kMalformed;  // damaged
+  }
   if (checksum) {
     if (data.size() - pos < 4) return StoredFrameResult::kIncomplete;
-    pos += 4;  // XXH64 of the content: checking it would need xxHash; chunks are parsed strictly
+    if (!compressed && read_le(&data[pos], 4) != (xxh64(*content) & 0xffffffffu)) {
+      return StoredFrameResult::kMalformed;  // damaged
+    }
+    pos += 4;
   }
   *frame_size = pos;
   if (compressed) {

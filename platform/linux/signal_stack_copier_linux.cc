@@ -6,12 +6,13 @@
 // foreign signal can never write into a snapshot), copies registers and the top of its stack,
 // marks the request done and wakes the sampler if it sleeps. The thread then simply returns:
 // it is stopped for the length of a memcpy. The sampler unwinds the copy afterwards.
+//
+// The same handler serves self-sampling (self_sampling_linux.h): a signal from a thread's own
+// timer (si_code SI_TIMER) queues a snapshot in that thread's mailbox instead.
 #include <errno.h>
 #include <linux/futex.h>
-#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -23,8 +24,10 @@
 
 #include "interrupted_calls_linux.h"
 #include "process_info.h"
+#include "self_sampling_linux.h"
 #include "stack_copier.h"
 #include "stack_regions_linux.h"
+#include "thread_stack_copy_linux.h"
 #if defined(__x86_64__)
 #include "ucontext_registers_x86_64.h"
 #elif defined(__aarch64__)
@@ -37,6 +40,7 @@ namespace {
 enum Phase : uint32_t { kIdle = 0, kRequested = 1, kCopying = 2, kDone = 3 };
 constexpr uint32_t kPhaseMask = 3;
 constexpr uint32_t kSequenceMask = 0x3fffffff;
+constexpr uint64_t kResendNs = 1000000;
 
 // Shared with the handler. Static storage, never freed: a signal that arrives after the
 // profiler stopped finds valid memory and an idle state, and does nothing.
@@ -61,59 +65,18 @@ long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* 
                  timeout, nullptr, 0);
 }
 
-// SUSPENDED: plain word loop. Not memcpy: sanitizers intercept memcpy and would flag reads of
-// stack redzones; the attributes keep the compiler from turning the loop back into memcpy.
-__attribute__((no_sanitize("address", "thread", "undefined"),
-               optimize("no-tree-loop-distribute-patterns"))) void
-copy_words(uint8_t* dst, const uint8_t* src, size_t n) {
-  size_t words = n / 8;
-  auto* d = reinterpret_cast<uint64_t*>(dst);
-  auto* s = reinterpret_cast<const volatile uint64_t*>(src);
-  for (size_t i = 0; i < words; ++i) d[i] = s[i];
-  for (size_t i = words * 8; i < n; ++i) dst[i] = src[i];
-}
-
-// SUSPENDED: copies [SP, stack top) bounded by the snapshot's capacity. The top is proven when
-// the region is the main stack or ends at this thread's own descriptor (glibc puts it at the top
-// of a thread's stack); otherwise the kernel copies for us and stops at the first unmapped page
-// instead of faulting.
-void copy_stack(StackSnapshot* out, int pid) {
-  const uint64_t sp = out->sp();
-  out->stack_start = sp;
-  out->stack_size = 0;
-  out->stack_found = false;
-  out->stack_truncated = false;
-  const StackRegion* region = find_stack_region(g_shared.regions, g_shared.region_count, sp);
-  if (region == nullptr) return;
-
-  uint64_t top = region->end;
-  bool proven = region->main_stack;
-  const auto self = reinterpret_cast<uint64_t>(pthread_self());
-  if (!proven && self > sp && self <= region->end) {
-    top = self;
-    proven = true;
-  }
-  const uint64_t available = top - sp;
-  const size_t n = static_cast<size_t>(std::min<uint64_t>(available, out->capacity));
-  out->stack_truncated = available > out->capacity;
-  if (proven) {
-    copy_words(out->buffer, reinterpret_cast<const uint8_t*>(sp), n);
-    out->stack_size = n;
-  } else {
-    iovec local{out->buffer, n};
-    iovec remote{reinterpret_cast<void*>(sp), n};
-    long got = syscall(SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0);
-    out->stack_size = got > 0 ? static_cast<size_t>(got) : 0;
-    if (out->stack_size < n) out->stack_truncated = true;
-  }
-  out->stack_found = out->stack_size > 0;
-}
-
 // SUSPENDED: the signal handler. Async-signal-safe throughout.
 void on_sample_signal(int, siginfo_t* info, void* context) {
   // Any run of this handler may have cut a sleeping call short: let the wrappers in
   // restarted_calls_linux.cc resume it.
   ++t_sample_interruptions;
+  const int pid = g_shared.pid.load(std::memory_order_relaxed);
+  if (info->si_code == SI_TIMER && pid != 0) {
+    const int saved_errno = errno;
+    on_self_sample_signal(info, static_cast<const ucontext_t*>(context), pid);
+    errno = saved_errno;
+    return;
+  }
   if (info->si_code != SI_QUEUE || info->si_pid != g_shared.pid.load(std::memory_order_relaxed)) {
     return;  // not ours: someone else's SIGPROF (ignored while we own the signal)
   }
@@ -129,7 +92,7 @@ void on_sample_signal(int, siginfo_t* info, void* context) {
   StackSnapshot* out = g_shared.out;
   out->time_ns = monotonic_ns();
   capture_registers(static_cast<const ucontext_t*>(context), out->regs);
-  copy_stack(out, g_shared.pid.load(std::memory_order_relaxed));
+  copy_own_stack(out, find_stack_region(g_shared.regions, g_shared.region_count, out->sp()), pid);
   out->label_count = copy_labels(out->label_source, out->label_owner, out->labels, kMaxLabelDepth);
   g_shared.state.store((sequence << 2) | kDone, std::memory_order_seq_cst);
   if (g_shared.sampler_waiting.load(std::memory_order_seq_cst)) {
@@ -145,21 +108,30 @@ std::string signal_name(int sig) {
 
 class SignalStackCopier final : public StackCopier {
  public:
-  SignalStackCopier(int sig, std::chrono::nanoseconds timeout, const struct sigaction& previous)
-      : signal_(sig), timeout_ns_(static_cast<uint64_t>(timeout.count())), previous_(previous) {
+  SignalStackCopier(int sig, const Config& config, const struct sigaction& previous)
+      : signal_(sig),
+        timeout_ns_(static_cast<uint64_t>(config.timeout.count())),
+        previous_(previous),
+        self_sampling_(
+            std::make_unique<LinuxSelfSampling>(sig, static_cast<uint64_t>(config.interval.count()),
+                                                config.stack_copy_size, regions_)) {
     read_stack_regions(&regions_);
   }
 
   ~SignalStackCopier() override {
+    self_sampling_->stop_all();
     // Ignoring discards any of our signals still pending in threads that block it; then the
     // program's own disposition comes back.
     struct sigaction ignore = {};
     ignore.sa_handler = SIG_IGN;
     sigaction(signal_, &ignore, nullptr);
+    self_sampling_.reset();  // waits for handlers still running
     sigaction(signal_, &previous_, nullptr);
     g_shared.pid.store(0);
     g_copier_exists.store(false);
   }
+
+  SelfSampling* self_sampling() override { return self_sampling_.get(); }
 
   CopyResult copy(uint64_t tid, StackSnapshot& out) override {
     CopyResult result = copy_once(tid, out);
@@ -179,25 +151,31 @@ class SignalStackCopier final : public StackCopier {
     g_shared.regions = regions_.data();
     g_shared.region_count = regions_.size();
     g_shared.state.store(base | kRequested, std::memory_order_release);
+    if (!send(tid)) {
+      const int err = errno;
+      g_shared.state.store(base | kIdle, std::memory_order_relaxed);
+      return err == ESRCH ? CopyResult::kThreadGone : CopyResult::kFailed;
+    }
+    return wait_for(base, tid) ? CopyResult::kOk : CopyResult::kTimedOut;
+  }
 
+  bool send(uint64_t tid) {
     siginfo_t info = {};
     info.si_signo = signal_;
     info.si_code = SI_QUEUE;
     info.si_pid = pid_;
     info.si_uid = uid_;
     info.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(sequence_));
-    if (syscall(SYS_rt_tgsigqueueinfo, pid_, static_cast<pid_t>(tid), signal_, &info) != 0) {
-      const int err = errno;
-      g_shared.state.store(base | kIdle, std::memory_order_relaxed);
-      return err == ESRCH ? CopyResult::kThreadGone : CopyResult::kFailed;
-    }
-    return wait_for(base, out) ? CopyResult::kOk : CopyResult::kTimedOut;
+    return syscall(SYS_rt_tgsigqueueinfo, pid_, static_cast<pid_t>(tid), signal_, &info) == 0;
   }
 
   // Spins briefly (a round trip takes microseconds, and a spinning waiter spares the handler a
-  // futex wake), then sleeps on the futex until done or timed out.
-  bool wait_for(uint32_t base, StackSnapshot&) {
+  // futex wake), then sleeps on the futex until done or timed out. Sends the signal again every
+  // millisecond: a classic signal (SIGPROF) that is already pending, such as one from the
+  // thread's self-sampling timer just stopped, swallows ours without a word.
+  bool wait_for(uint32_t base, uint64_t tid) {
     const uint64_t start = monotonic_ns();
+    uint64_t resend_at = start + kResendNs;
     const uint64_t deadline = start + timeout_ns_;
     const uint64_t spin_until = start + std::min<uint64_t>(50000, timeout_ns_);
     for (;;) {
@@ -214,9 +192,13 @@ class SignalStackCopier final : public StackCopier {
         continue;  // the handler claimed it meanwhile: it finishes in microseconds
       }
       // Sleep until woken; a handler mid-copy gets no deadline (it cannot block).
-      timespec wait = {0, 1000000};
+      timespec wait = {0, static_cast<long>(kResendNs)};
       if (s == (base | kRequested)) {
-        uint64_t left = deadline - now;
+        if (now >= resend_at) {
+          send(tid);  // a duplicate of a classic signal still pending is merged with it
+          resend_at = now + kResendNs;
+        }
+        uint64_t left = std::min(deadline, resend_at) - now;
         wait = {static_cast<time_t>(left / 1000000000u), static_cast<long>(left % 1000000000u)};
       }
       g_shared.sampler_waiting.store(1, std::memory_order_seq_cst);
@@ -249,7 +231,8 @@ class SignalStackCopier final : public StackCopier {
   const int pid_ = getpid();
   const uid_t uid_ = getuid();  // one system call less per sample
   uint32_t sequence_ = 0;
-  std::vector<StackRegion> regions_;
+  std::vector<StackRegion> regions_;  // before self_sampling_, which keeps a reference
+  std::unique_ptr<LinuxSelfSampling> self_sampling_;
   std::unordered_map<uint64_t, uint64_t> last_refresh_ns_;  // by thread id
 };
 
@@ -306,7 +289,7 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
   g_signal = sig;
   g_previous_action = previous;
   *status = {};
-  return std::make_unique<SignalStackCopier>(sig, config.timeout, previous);
+  return std::make_unique<SignalStackCopier>(sig, config, previous);
 }
 
 void StackCopier::release_after_fork() {
@@ -316,6 +299,7 @@ void StackCopier::release_after_fork() {
   sigaction(g_signal, &ignore, nullptr);
   sigaction(g_signal, &g_previous_action, nullptr);
   g_shared.pid.store(0);
+  self_sampling_release_after_fork();
   g_copier_exists.store(false);
 }
 

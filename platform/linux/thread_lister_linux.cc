@@ -89,26 +89,16 @@ class LinuxThreadLister final : public ThreadLister {
   // /proc/<tid>/schedstat: "run time, wait time, times scheduled in". The file stays open per
   // thread: a pread is a fraction of the cost of open/read/close every tick.
   std::optional<uint64_t> run_count(uint64_t tid) override {
-    auto [it, inserted] = schedstat_fds_.try_emplace(tid, -1);
-    if (inserted) {
-      char path[64];
-      std::snprintf(path, sizeof(path), "/proc/self/task/%llu/schedstat",
-                    static_cast<unsigned long long>(tid));
-      it->second = ::open(path, O_RDONLY | O_CLOEXEC);
-    }
-    if (it->second < 0) return std::nullopt;
-    char buf[128];
-    ssize_t n = pread(it->second, buf, sizeof(buf) - 1, 0);
-    if (n <= 0) return std::nullopt;
-    buf[n] = '\0';
-    char* p = buf;
-    for (int field = 0; field < 2; ++field) {
-      std::strtoull(p, &p, 10);
-    }
-    char* end;
-    unsigned long long count = std::strtoull(p, &end, 10);
-    if (end == p) return std::nullopt;
-    return count;
+    uint64_t fields[3];
+    if (!read_schedstat(tid, fields)) return std::nullopt;
+    return fields[2];
+  }
+
+  // Updated when the thread is switched in, so it lags by up to a scheduler tick.
+  std::optional<uint64_t> cpu_wait_ns(uint64_t tid) override {
+    uint64_t fields[3];
+    if (!read_schedstat(tid, fields)) return std::nullopt;
+    return fields[1];
   }
 
   void forget(uint64_t tid) override {
@@ -119,6 +109,29 @@ class LinuxThreadLister final : public ThreadLister {
   }
 
  private:
+  bool read_schedstat(uint64_t tid, uint64_t (&fields)[3]) {
+    auto [it, inserted] = schedstat_fds_.try_emplace(tid, -1);
+    if (inserted) {
+      char path[64];
+      std::snprintf(path, sizeof(path), "/proc/self/task/%llu/schedstat",
+                    static_cast<unsigned long long>(tid));
+      it->second = ::open(path, O_RDONLY | O_CLOEXEC);
+    }
+    if (it->second < 0) return false;
+    char buf[128];
+    ssize_t n = pread(it->second, buf, sizeof(buf) - 1, 0);
+    if (n <= 0) return false;
+    buf[n] = '\0';
+    char* p = buf;
+    for (uint64_t& field : fields) {
+      char* end;
+      field = std::strtoull(p, &end, 10);
+      if (end == p) return false;
+      p = end;
+    }
+    return true;
+  }
+
   int task_fd_;
   std::unordered_map<uint64_t, int> schedstat_fds_;
 };

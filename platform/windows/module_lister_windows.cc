@@ -1,10 +1,5 @@
-// Modules from EnumProcessModules, their identity read from the mapped PE image itself:
-// - build_id: the CodeView (RSDS) record's GUID (16 bytes, as stored) then its age (4 bytes,
-//   little-endian) — the PDB debug id, which MSVC always writes and MinGW's ld writes with
-//   --build-id; without one, the PE code id: TimeDateStamp then SizeOfImage (4 + 4 bytes, LE).
-//   Lengths 20 and 8 tell the two apart.
-// - load_bias: where the image is minus its preferred ImageBase, so that an address minus the
-//   bias is the virtual address its debug information (DWARF or PDB) uses, as with ELF.
+// Modules from EnumProcessModules, their identity (PDB debug id or PE code id) and load bias read
+// from the mapped PE image itself (pe_image_windows.h).
 // Change notifications come from LdrRegisterDllNotification (ntdll, Vista and later; Wine).
 // <windows.h> must come before the other Windows headers.
 // clang-format off
@@ -13,10 +8,10 @@
 // clang-format on
 
 #include <atomic>
-#include <cstring>
 
 #include "dump/dump_records.h"
 #include "module_lister.h"
+#include "pe_image_windows.h"
 #include "text_windows.h"
 
 namespace inprof::internal {
@@ -38,61 +33,6 @@ bool register_notification() {
       GetProcAddress(GetModuleHandleW(L"ntdll.dll"), "LdrRegisterDllNotification")));
   PVOID cookie = nullptr;  // never unregistered: the callback only touches a static counter
   return registrar != nullptr && registrar(0, on_dll_notification, nullptr, &cookie) == 0;
-}
-
-struct CodeViewRsds {
-  uint32_t signature;  // 'RSDS'
-  uint8_t guid[16];
-  uint32_t age;
-};
-
-// Reads the identity and code ranges from the headers of the image mapped at `base`. The
-// loader validated them when it mapped the image.
-bool describe_image(const uint8_t* base, ModuleInfo& m) {
-  const auto* dos = reinterpret_cast<const IMAGE_DOS_HEADER*>(base);
-  if (dos->e_magic != IMAGE_DOS_SIGNATURE) return false;
-  const auto* nt = reinterpret_cast<const IMAGE_NT_HEADERS64*>(base + dos->e_lfanew);
-  if (nt->Signature != IMAGE_NT_SIGNATURE ||
-      nt->OptionalHeader.Magic != IMAGE_NT_OPTIONAL_HDR64_MAGIC) {
-    return false;
-  }
-  const IMAGE_OPTIONAL_HEADER64& optional = nt->OptionalHeader;
-  const auto start = reinterpret_cast<uint64_t>(base);
-  m.start = start;
-  m.end = start + optional.SizeOfImage;
-  m.load_bias = start - optional.ImageBase;
-  m.file_offset = 0;
-
-  const IMAGE_SECTION_HEADER* section = IMAGE_FIRST_SECTION(nt);
-  for (WORD i = 0; i < nt->FileHeader.NumberOfSections; ++i, ++section) {
-    if (section->Characteristics & IMAGE_SCN_MEM_EXECUTE) {
-      const uint64_t begin = start + section->VirtualAddress;
-      m.code_ranges.emplace_back(begin, begin + section->Misc.VirtualSize);
-    }
-  }
-
-  if (optional.NumberOfRvaAndSizes > IMAGE_DIRECTORY_ENTRY_DEBUG) {
-    const IMAGE_DATA_DIRECTORY& dir = optional.DataDirectory[IMAGE_DIRECTORY_ENTRY_DEBUG];
-    const auto* entry = reinterpret_cast<const IMAGE_DEBUG_DIRECTORY*>(base + dir.VirtualAddress);
-    const size_t count = dir.VirtualAddress ? dir.Size / sizeof(IMAGE_DEBUG_DIRECTORY) : 0;
-    for (size_t i = 0; i < count; ++i, ++entry) {
-      if (entry->Type != IMAGE_DEBUG_TYPE_CODEVIEW || entry->AddressOfRawData == 0 ||
-          entry->SizeOfData < sizeof(CodeViewRsds) ||
-          entry->AddressOfRawData + sizeof(CodeViewRsds) > optional.SizeOfImage) {
-        continue;
-      }
-      CodeViewRsds rsds;
-      std::memcpy(&rsds, base + entry->AddressOfRawData, sizeof(rsds));
-      if (rsds.signature != 0x53445352) continue;  // "RSDS"
-      m.build_id.assign(rsds.guid, rsds.guid + 16);
-      for (int b = 0; b < 4; ++b) m.build_id.push_back(uint8_t(rsds.age >> (8 * b)));
-      return true;
-    }
-  }
-  for (uint32_t value : {uint32_t(nt->FileHeader.TimeDateStamp), uint32_t(optional.SizeOfImage)}) {
-    for (int b = 0; b < 4; ++b) m.build_id.push_back(uint8_t(value >> (8 * b)));
-  }
-  return true;
 }
 
 class WindowsModuleLister final : public ModuleLister {
@@ -124,7 +64,7 @@ class WindowsModuleLister final : public ModuleLister {
         continue;
       }
       ModuleInfo m;
-      if (describe_image(reinterpret_cast<const uint8_t*>(handle), m)) {
+      if (describe_pe_image(reinterpret_cast<const uint8_t*>(handle), m)) {
         std::wstring path(MAX_PATH, L'\0');
         const DWORD n = GetModuleFileNameW(handle, path.data(), static_cast<DWORD>(path.size()));
         m.path = to_utf8(path.data(), static_cast<int>(n));

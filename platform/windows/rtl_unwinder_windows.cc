@@ -6,8 +6,9 @@
 // So the copy is given to it in the thread's place. The copy sits in a work buffer at the same
 // offset modulo 16 as the original, and every register that pointed into the copied part of the
 // stack is moved by the same distance ("rebased"): RSP, and RBP or whichever register a function
-// uses as its frame register. Code addresses are not rebased; return addresses read from the
-// copy are the thread's own. Each frame's SP is moved back before it is reported.
+// uses as its frame register; after each step, so is every register restored from the copy (a
+// saved RBP). Code addresses are not rebased; return addresses read from the copy are the
+// thread's own. Each frame's SP is moved back before it is reported.
 //
 // Bounds: RtlVirtualUnwind reads a frame at RSP plus the offsets its unwind codes give, which
 // cannot be checked before the call. A zero-filled tail after the copy absorbs reads just past
@@ -117,6 +118,13 @@ class RtlUnwinder final : public Unwinder {
         DWORD64 establisher_frame = 0;
         RtlVirtualUnwind(UNW_FLAG_NHANDLER, image_base, pc, function, &context, &handler_data,
                          &establisher_frame, nullptr);
+      }
+      // Registers the step restored from the copy (the caller's RBP above all) hold addresses
+      // in the original stack: move them into the copy too, or the caller's frame register
+      // would point outside it and the walk would end one frame up.
+      for (unsigned i = 0; i < 16; ++i) {
+        DWORD64* reg = context_register(context, i);
+        if (in_stack(*reg)) *reg += delta;
       }
       if (context.Rsp <= previous_sp) {  // no progress: damaged data; stop rather than loop
         out.result = UnwindResult::kComplete;

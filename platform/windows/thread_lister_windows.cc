@@ -81,18 +81,18 @@ class WindowsThreadLister final : public ThreadLister {
   }
 
   // The thread's description (SetThreadDescription, Windows 10 1607 and Wine), looked up at run
-  // time; empty where there is none.
+  // time. The main thread has none unless the program gave it one: like Linux's, it is then named
+  // after the program (its .exe file). Other threads without one: empty.
   std::string name(uint64_t tid) override {
-    static const auto get_description =
-        reinterpret_cast<GetThreadDescriptionFn>(reinterpret_cast<void*>(
-            GetProcAddress(GetModuleHandleW(L"kernel32.dll"), "GetThreadDescription")));
-    ThreadState* state = find(tid);
-    if (get_description == nullptr || state == nullptr) return {};
-    PWSTR description = nullptr;
-    if (FAILED(get_description(state->handle, &description)) || description == nullptr) return {};
-    std::string name = to_utf8(description);
-    LocalFree(description);
-    return name;
+    std::string described = description(tid);
+    if (described.empty() && tid == main_thread_id()) {
+      static const std::string program = [] {
+        const std::string path = executable_path();
+        return path.substr(path.find_last_of("\\/") + 1);
+      }();
+      return program;
+    }
+    return described;
   }
 
   std::optional<uint64_t> run_count(uint64_t) override { return std::nullopt; }
@@ -105,6 +105,20 @@ class WindowsThreadLister final : public ThreadLister {
   }
 
  private:
+  // SetThreadDescription's text, or empty.
+  std::string description(uint64_t tid) {
+    static const auto get_description =
+        reinterpret_cast<GetThreadDescriptionFn>(reinterpret_cast<void*>(
+            GetProcAddress(GetModuleHandleW(L"kernel32.dll"), "GetThreadDescription")));
+    ThreadState* state = find(tid);
+    if (get_description == nullptr || state == nullptr) return {};
+    PWSTR text = nullptr;
+    if (FAILED(get_description(state->handle, &text)) || text == nullptr) return {};
+    std::string name = to_utf8(text);
+    LocalFree(text);
+    return name;
+  }
+
   struct ThreadState {
     HANDLE handle;
     uint64_t last_reported_ns = 0;

@@ -6,6 +6,8 @@
 #              --target BIN --symbolicate BIN --work-dir DIR
 #   run_e2e.sh ... --json FILE      (checks FILE instead; used to test the checker itself)
 #   run_e2e.sh ... --emulator "CMD" (cross builds: runs the target as CMD TARGET, e.g. qemu-aarch64)
+#   run_e2e.sh ... --tool-emulator "CMD" (runs symbolicate as CMD SYMBOLICATE: the Windows build's,
+#                                         under wine)
 set -euo pipefail
 
 die() {
@@ -14,6 +16,7 @@ die() {
 }
 
 package_dir= cli_dir= checker= profile_check= target= symbolicate= work_dir= json= emulator=
+tool_emulator=
 while (($#)); do
   [[ $# -ge 2 ]] || die "option $1 needs a value"
   case "$1" in
@@ -26,6 +29,7 @@ while (($#)); do
     --work-dir) work_dir=$2 ;;
     --json) json=$2 ;;
     --emulator) emulator=$2 ;;
+    --tool-emulator) tool_emulator=$2 ;;
     *) die "unknown option $1" ;;
   esac
   shift 2
@@ -70,19 +74,29 @@ if [[ -z $json ]]; then
   rm -f "$dump" "$json"
   run=("$target")
   if [[ -n $emulator ]]; then
-    # Natively the process, hence its main thread, is named after the program; under the
-    # emulator it would be "qemu-aarch64". Started through a link named like the target, the
-    # emulator's process gets the native name.
     read -ra words <<<"$emulator"
-    launcher=$work_dir/$(basename "$target")
-    ln -sfn "$(command -v "${words[0]}")" "$launcher" || die "cannot link $launcher"
-    run=("$launcher" "${words[@]:1}" "$target")
+    if [[ $(basename "${words[0]}") == wine* ]]; then
+      # Wine names the process after the .exe it runs.
+      run=("${words[@]}" "$target")
+    else
+      # Natively the process, hence its main thread, is named after the program; under the
+      # emulator it would be "qemu-aarch64". Started through a link named like the target, the
+      # emulator's process gets the native name.
+      launcher=$work_dir/$(basename "$target")
+      ln -sfn "$(command -v "${words[0]}")" "$launcher" || die "cannot link $launcher"
+      run=("$launcher" "${words[@]:1}" "$target")
+    fi
+  fi
+  symbolicate_run=("$symbolicate")
+  if [[ -n $tool_emulator ]]; then
+    read -ra words <<<"$tool_emulator"
+    symbolicate_run=("${words[@]}" "$symbolicate")
   fi
   echo "run_e2e: ${run[*]} $dump"
   "${run[@]}" "$dump" || die "e2e_target failed (exit status $?)"
   [[ -s $dump ]] || die "e2e_target wrote no dump at $dump"
-  echo "run_e2e: $symbolicate $dump -o $json"
-  "$symbolicate" "$dump" -o "$json" || die "symbolicate failed (exit status $?)"
+  echo "run_e2e: ${symbolicate_run[*]} $dump -o $json"
+  "${symbolicate_run[@]}" "$dump" -o "$json" || die "symbolicate failed (exit status $?)"
   [[ -s $json ]] || die "symbolicate wrote no JSON at $json"
 fi
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <filesystem>
@@ -92,10 +93,14 @@ TEST(ManyThreads, SixtyFourThreadsEightBusyAtOneKilohertzDropNothing) {
   EXPECT_EQ(c.records, c.stats.samples_recorded);
   // All 64 threads (and the test's main thread) are there.
   EXPECT_GE(c.per_thread.size(), static_cast<size_t>(kThreads));
-  // Each thread is visited on every tick: none has fewer than half the samples of the best.
-  uint64_t most = 0;
-  for (auto& [tid, n] : c.per_thread) most = std::max(most, n);
-  for (auto& [tid, n] : c.per_thread) EXPECT_GE(n * 2, most) << "thread " << tid;
+  // Each sleeping thread is visited on every tick, each busy one on every expiration of its own
+  // timer (which keeps the rate better than the ticks on a loaded machine): none has fewer than
+  // half the records of the typical thread.
+  std::vector<uint64_t> counts;
+  for (auto& [tid, n] : c.per_thread) counts.push_back(n);
+  std::sort(counts.begin(), counts.end());
+  const uint64_t median = counts[counts.size() / 2];
+  for (auto& [tid, n] : c.per_thread) EXPECT_GE(n * 2, median) << "thread " << tid;
 }
 
 }  // namespace

@@ -48,9 +48,10 @@ __attribute__((noinline)) void busy(std::atomic<bool>& stop) {
 
 TEST(RssBound, ResidentMemoryStaysBoundedByTheBuffer) {
   constexpr size_t kBuffer = 64u << 10;
-  // What a session holds besides its buffer: the stack-copy buffer (64 KiB), the unwind-rule
-  // cache (~0.5 MiB), the writer's chunk and zstd workspace (~3 MiB), the parts of the modules'
-  // unwind tables libdw reads, and the profiler threads' stacks.
+  // What a session holds besides its buffer: the stack-copy buffer (64 KiB), the busy threads'
+  // self-sampling queues (~190 KiB each), the unwind-rule cache (~0.5 MiB), the writer's chunk and
+  // zstd workspace (~3 MiB), the parts of the modules' unwind tables libdw reads, and the profiler
+  // threads' stacks.
   constexpr uint64_t kFixedBudgetKib = 12 << 10;
   // After warm-up the writer's chunk and its compressed copy may still grow toward their 1 MiB
   // flush size; a session that kept what passed through would grow by the late phase's volume

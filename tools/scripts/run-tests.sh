@@ -5,8 +5,8 @@
 #   2. a short fuzzing run of every libFuzzer target over its committed corpus (run-fuzz.sh);
 #   3. the aarch64 cross build, its tests under qemu-user (run-aarch64.sh);
 #   4. the Windows cross build (MinGW-w64), its tests under Wine (run-windows.sh);
-#   5. with INPROF_SANITIZERS=asan|tsan|all (1 = all), the library and its tests under ASan +
-#      UBSan and/or TSan (run-sanitizers.sh; not yet part of the default run: see README).
+#   5. the library and its tests under ASan + UBSan, then under TSan (run-sanitizers.sh);
+#      INPROF_SANITIZERS=asan|tsan picks one, INPROF_SANITIZERS=none skips them.
 # Each step installs what it needs (Debian packages, as root). INPROF_QUICK=1 runs step 1 only.
 # Every step runs even if an earlier one failed; the exit status says whether all passed.
 set -uo pipefail
@@ -38,9 +38,9 @@ if [[ -z ${INPROF_QUICK:-} ]]; then
   step "aarch64 under qemu-user" env INPROF_HOST_BUILD_DIR="$build" \
     bash "$root/tools/scripts/run-aarch64.sh"
   step "Windows (MinGW-w64) under Wine" bash "$root/tools/scripts/run-windows.sh"
-  if [[ -n ${INPROF_SANITIZERS:-} ]]; then
-    which=$INPROF_SANITIZERS
-    [[ $which == asan || $which == tsan ]] || which=all
+  which=${INPROF_SANITIZERS:-all}
+  [[ $which == asan || $which == tsan || $which == none ]] || which=all
+  if [[ $which != none ]]; then
     step "sanitizers ($which)" env INPROF_SKIP_INSTALL=1 \
       bash "$root/tools/scripts/run-sanitizers.sh" "$which"
   fi

@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
 # The Windows job: cross-builds inprof for 64-bit Windows with Debian's MinGW-w64 (GCC with POSIX
-# threads, static runtime) and runs the library's tests under Wine with ctest
-# (CMAKE_CROSSCOMPILING_EMULATOR). Runs on a fresh Debian 12 amd64 machine as root; installs only
-# what is missing.
+# threads, static runtime) and runs, under Wine with ctest (CMAKE_CROSSCOMPILING_EMULATOR), the
+# library's unit tests and the end-to-end tests: the targets profile themselves under Wine, the
+# Windows symbolicate (DbgHelp) converts their dumps under Wine, and the JSON is checked on the
+# build machine with profile_check and the Firefox Profiler's own code (profiler-cli, node).
+# Runs on a fresh Debian 12 amd64 machine as root; installs only what is missing.
 #
 #   tools/scripts/run-windows.sh
 #
 # INPROF_WINDOWS_BUILD_DIR  the cross build (default: build-mingw); Wine's prefix lives inside it
+# INPROF_HOST_BUILD_DIR     a native build that provides profile_check (default: build, which
+#                           CI's run-tests.sh has built already; otherwise only it is built)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${INPROF_WINDOWS_BUILD_DIR:-$root/build-mingw}"
+host_build="${INPROF_HOST_BUILD_DIR:-$root/build}"
 jobs="$(nproc)"
 started=$SECONDS
 phase() { echo "run-windows: [$((SECONDS - started)) s] $*"; }
 
 # --- packages ----------------------------------------------------------------------------------
+# The host side (cmake, node and npm, RapidJSON for profile_check) as for every job.
+phase "host packages"
+bash "$root/tools/scripts/install-deps.sh"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then sudo="sudo"; else
@@ -38,14 +46,25 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt_get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# --- host profile_check -------------------------------------------------------------------------
+phase "host profile_check in $host_build"
+if [ ! -f "$host_build/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$host_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF >/dev/null
+fi
+cmake --build "$host_build" -j"$jobs" --target profile_check >/dev/null
+host_profile_check="$host_build/tests/support/profile_check"
+
 # --- cross build --------------------------------------------------------------------------------
 phase "cross-configuring $build"
 cmake -S "$root" -B "$build" \
   -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/x86_64-w64-mingw32.cmake" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DINPROF_BUILD_TOOLS=OFF -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF >/dev/null
+  -DINPROF_BUILD_TOOLS=ON -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF \
+  -DINPROF_HOST_PROFILE_CHECK="$host_profile_check" >/dev/null
 phase "building"
-cmake --build "$build" -j"$jobs" --target inprof_unit_tests
+cmake --build "$build" -j"$jobs" --target \
+  inprof_unit_tests symbolicate windows_symbolizer_tests e2e_target markers_target
 
 # --- Wine -----------------------------------------------------------------------------------------
 # Headless, quiet, a prefix of our own. The server and Wine's services start here, detached from
@@ -53,13 +72,14 @@ cmake --build "$build" -j"$jobs" --target inprof_unit_tests
 # (about 2.5 s per test, and a persistent server started from inside ctest hung it).
 export WINEPREFIX="$build/wine-prefix"
 export WINEDEBUG=-all
-export WINEDLLOVERRIDES="mscoree,mshtml="
+# No winedbg: a crashing test program must end (and fail its test), not wait in the debugger.
+export WINEDLLOVERRIDES="mscoree,mshtml=;winedbg.exe=d"
 unset DISPLAY
 stop_wine() { wineserver -k </dev/null >/dev/null 2>&1 || true; }
 trap stop_wine EXIT
 phase "starting Wine (prefix $WINEPREFIX)"
 mkdir -p "$WINEPREFIX"  # wineserver needs the directory; wineboot fills it (≈3 s the first time)
-wineserver -p </dev/null >/dev/null 2>&1
+wineserver -p </dev/null >/dev/null 2>&1 || true  # already running for this prefix: fine
 wine wineboot </dev/null >/dev/null 2>&1
 
 # --- tests under Wine ---------------------------------------------------------------------------

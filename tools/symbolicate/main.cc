@@ -8,6 +8,9 @@
 
 #include "profile_server.h"
 #include "symbolicate.h"
+#if defined(_WIN32)
+#include "windows/compressed_chunk_check.h"
+#endif
 
 #ifndef INPROF_VERSION_STRING
 #define INPROF_VERSION_STRING "unknown"
@@ -108,6 +111,11 @@ int main(int argc, char** argv) {
       continue;
     }
     if (arg == "--open") {
+#if defined(_WIN32)
+      return usage_error(
+          "--open is not available in the Windows build: write the profile with -o "
+          "and load it at https://profiler.firefox.com");
+#endif
       open = true;
       continue;
     }
@@ -202,15 +210,25 @@ int main(int argc, char** argv) {
     options.output_path = "-";
   }
 
+#if defined(_WIN32)
+  // gzip_stream.cc needs glibc's fopencookie.
+  if (options.gzip ||
+      (options.output_path.size() > 3 &&
+       options.output_path.compare(options.output_path.size() - 3, 3, ".gz") == 0)) {
+    return usage_error("gzip output is not available in the Windows build: write .json");
+  }
+#else
   // debuginfod is asked only when the user configured it; a server that does not answer must
   // not hold symbolicate for libdebuginfod's default 90 s.
   if (const char* urls = std::getenv("DEBUGINFOD_URLS"); urls && *urls) {
     options.locate.debuginfod = true;
     setenv("DEBUGINFOD_TIMEOUT", "15", /*overwrite=*/0);
   }
+#endif
   options.progress = progress && isatty(STDERR_FILENO);
 
   std::string temporary;
+#if !defined(_WIN32)  // --open is refused above on Windows
   if (open && !have_output) {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/symbolicate-XXXXXX.json.gz";
@@ -224,9 +242,16 @@ int main(int argc, char** argv) {
     temporary = pattern;
     options.output_path = temporary;
   }
+#endif
   options.exiting_after = !open;  // --open serves the file for a while after
 #if defined(__SANITIZE_ADDRESS__)
   options.exiting_after = false;  // LeakSanitizer would report the tables left to the OS
+#endif
+#if defined(_WIN32)
+  if (std::optional<std::string> why = find_compressed_chunk(options.dump_path)) {
+    std::fprintf(stderr, "symbolicate: error: %s\n", why->c_str());
+    return kExitError;
+  }
 #endif
   int status = run_symbolicate(options, stderr);
   if (status == kExitOk && open) {

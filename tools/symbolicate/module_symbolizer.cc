@@ -1,6 +1,5 @@
 #include "module_symbolizer.h"
 
-#include <cxxabi.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -70,54 +69,54 @@ std::string call_file(Dwarf_Die* cudie, Dwarf_Die* inlined) {
   return name ? name : "";
 }
 
-// Rust's legacy mangling is Itanium's with a hash as the last path element and $..$ escapes.
-std::string tidy_rust_legacy(std::string name) {
-  size_t h = name.rfind("::h");
-  if (h == std::string::npos || name.size() - h != 19) return name;
-  for (size_t i = h + 3; i < name.size(); ++i) {
-    if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return name;
-  }
-  name.resize(h);
-  static const std::pair<const char*, const char*> kEscapes[] = {
-      {"$LT$", "<"},  {"$GT$", ">"},  {"$RF$", "&"},  {"$BP$", "*"},  {"$C$", ","},
-      {"$SP$", "@"},  {"$u20$", " "}, {"$u27$", "'"}, {"$u5b$", "["}, {"$u5d$", "]"},
-      {"$u7b$", "{"}, {"$u7d$", "}"}, {"$u7e$", "~"}, {"..", "::"}};
-  std::string out;
-  for (size_t i = 0; i < name.size();) {
-    // A path element starting with '$' is written "_$".
-    if (name.compare(i, 2, "_$") == 0 && (i == 0 || name.compare(i - 2, 2, "::") == 0)) ++i;
-    bool replaced = false;
-    for (const auto& [from, to] : kEscapes) {
-      size_t n = std::strlen(from);
-      if (name.compare(i, n, from) == 0) {
-        out += to;
-        i += n;
-        replaced = true;
-        break;
-      }
-    }
-    if (!replaced) out += name[i++];
-  }
-  return out;
-}
+// The Linux reader: libdwfl over the module's ELF file and its debug file. DWARF function names,
+// inline chains and lines first, the ELF symbol table as a fallback. Each compilation unit is
+// indexed once (its function and inline ranges as a tree), so an address costs a few binary
+// searches. Also answers the CFI question behind the leaf fix-up.
+class DwarfModuleSymbolizer final : public ModuleSymbolizer {
+ public:
+  DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module);
+  ~DwarfModuleSymbolizer() override;
+
+  AddressSymbol symbolize(uint64_t vaddr) override;
+  std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) override;
+  bool has_dwarf() const override { return dwarf_ != nullptr; }
+
+ private:
+  struct ElfSymbol {
+    uint64_t start;
+    uint64_t size;  // 0: unknown, runs to the next symbol
+    const char* name;
+    int rank;  // among symbols at one address the highest wins (global, sized)
+  };
+  struct UnitIndex;
+  struct ScopeIndex;
+
+  void load_symbols();
+  // The ELF symbol containing `vaddr`, or null.
+  const ElfSymbol* symbol_at(uint64_t vaddr) const;
+  const std::string& demangled(const ElfSymbol& symbol);
+  // The index of the compilation unit whose DIE is at `cu_offset`, built on first use.
+  UnitIndex& unit_index(uint64_t cu_offset);
+  // "ns::Class::name" for the function DIE at `die_offset` ("name" in C), from its DW_AT_name.
+  std::optional<std::string> qualified(uint64_t die_offset);
+
+  Dwfl* dwfl_;
+  Dwfl_Module* module_;
+  Dwarf* dwarf_ = nullptr;
+  uint64_t dwarf_bias_ = 0;
+  std::vector<ElfSymbol> symbols_;  // by start address
+  std::unordered_map<const char*, std::string> demangled_;
+  std::unordered_map<uint64_t, std::unique_ptr<UnitIndex>> units_;    // by CU DIE offset
+  std::unordered_map<uint64_t, std::unique_ptr<ScopeIndex>> scopes_;  // by CU DIE offset
+};
 
 }  // namespace
-
-std::string demangle(const char* name) {
-  if (!name) return {};
-  if (name[0] != '_' || name[1] != 'Z') return name;
-  int status = 0;
-  char* out = abi::__cxa_demangle(name, nullptr, nullptr, &status);
-  if (status != 0 || !out) return name;
-  std::string result(out);
-  std::free(out);
-  return tidy_rust_legacy(std::move(result));
-}
 
 // One compilation unit's functions as a tree: each concrete subprogram and inlined subroutine
 // is a node, its address ranges sorted under its parent, so the chain at an address is found by
 // descending with binary searches.
-struct ModuleSymbolizer::UnitIndex {
+struct DwarfModuleSymbolizer::UnitIndex {
   struct Node {
     Dwarf_Off die = 0;
     uint32_t parent = 0;
@@ -224,7 +223,7 @@ struct ModuleSymbolizer::UnitIndex {
 // The enclosing namespaces and classes ("ns::Class::") of the subprogram DIEs of one unit that
 // have any, found in one walk: names then need no search of the unit from its top (LTO builds
 // refer to functions declared in other, large units all the time).
-struct ModuleSymbolizer::ScopeIndex {
+struct DwarfModuleSymbolizer::ScopeIndex {
   std::unordered_map<Dwarf_Off, std::string> prefixes;
 
   void collect(Dwarf_Die* parent, const std::string& prefix, int depth) {
@@ -256,7 +255,7 @@ struct ModuleSymbolizer::ScopeIndex {
   }
 };
 
-std::optional<std::string> ModuleSymbolizer::qualified(uint64_t die_offset) {
+std::optional<std::string> DwarfModuleSymbolizer::qualified(uint64_t die_offset) {
   Dwarf_Die named;
   if (!dwarf_offdie(dwarf_, die_offset, &named)) return std::nullopt;
   // Follow abstract_origin / specification to the DIE that carries the name.
@@ -296,7 +295,7 @@ std::optional<std::string> ModuleSymbolizer::qualified(uint64_t die_offset) {
   return prefix + base;
 }
 
-ModuleSymbolizer::UnitIndex& ModuleSymbolizer::unit_index(uint64_t cu_offset) {
+DwarfModuleSymbolizer::UnitIndex& DwarfModuleSymbolizer::unit_index(uint64_t cu_offset) {
   auto& slot = units_[cu_offset];
   if (!slot) {
     slot = std::make_unique<UnitIndex>();
@@ -304,13 +303,6 @@ ModuleSymbolizer::UnitIndex& ModuleSymbolizer::unit_index(uint64_t cu_offset) {
     if (dwarf_offdie(dwarf_, cu_offset, &cudie)) slot->build(&cudie);
   }
   return *slot;
-}
-
-std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const internal::ModuleRecord& module,
-                                                         std::string* why) {
-  std::optional<ModuleFiles> files = locate_module_files(module, LocateOptions{}, why);
-  if (!files) return nullptr;
-  return open(*files, why);
 }
 
 std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& files,
@@ -341,7 +333,7 @@ std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& file
     dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
     if (userdata) *userdata = const_cast<char*>(files.debug.c_str());
   }
-  auto symbolizer = std::unique_ptr<ModuleSymbolizer>(new ModuleSymbolizer(dwfl, mod));
+  auto symbolizer = std::make_unique<DwarfModuleSymbolizer>(dwfl, mod);
   // The path is only needed while libdwfl looks for the DWARF, which the constructor does.
   void** userdata = nullptr;
   dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
@@ -349,16 +341,17 @@ std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& file
   return symbolizer;
 }
 
-ModuleSymbolizer::ModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module) : dwfl_(dwfl), module_(module) {
+DwarfModuleSymbolizer::DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module)
+    : dwfl_(dwfl), module_(module) {
   Dwarf_Addr bias = 0;
   dwarf_ = dwfl_module_getdwarf(module_, &bias);
   dwarf_bias_ = bias;
   load_symbols();
 }
 
-ModuleSymbolizer::~ModuleSymbolizer() { dwfl_end(dwfl_); }
+DwarfModuleSymbolizer::~DwarfModuleSymbolizer() { dwfl_end(dwfl_); }
 
-void ModuleSymbolizer::load_symbols() {
+void DwarfModuleSymbolizer::load_symbols() {
   int n = dwfl_module_getsymtab(module_);
   for (int i = 1; i < n; ++i) {
     GElf_Sym sym;
@@ -383,7 +376,7 @@ void ModuleSymbolizer::load_symbols() {
       symbols_.end());
 }
 
-const ModuleSymbolizer::ElfSymbol* ModuleSymbolizer::symbol_at(uint64_t vaddr) const {
+const DwarfModuleSymbolizer::ElfSymbol* DwarfModuleSymbolizer::symbol_at(uint64_t vaddr) const {
   auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
                              [](uint64_t v, const ElfSymbol& s) { return v < s.start; });
   if (it == symbols_.begin()) return nullptr;
@@ -392,19 +385,13 @@ const ModuleSymbolizer::ElfSymbol* ModuleSymbolizer::symbol_at(uint64_t vaddr) c
   return &*it;
 }
 
-const std::string& ModuleSymbolizer::demangled(const ElfSymbol& symbol) {
+const std::string& DwarfModuleSymbolizer::demangled(const ElfSymbol& symbol) {
   auto [it, inserted] = demangled_.try_emplace(symbol.name);
   if (inserted) it->second = demangle(symbol.name);
   return it->second;
 }
 
-const AddressSymbol& ModuleSymbolizer::lookup(uint64_t vaddr) {
-  auto it = cache_.find(vaddr);
-  if (it != cache_.end()) return it->second;
-  return cache_.emplace(vaddr, symbolize(vaddr)).first->second;
-}
-
-AddressSymbol ModuleSymbolizer::symbolize(uint64_t vaddr) {
+AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
   AddressSymbol out;
   const ElfSymbol* elf_symbol = symbol_at(vaddr);
   if (elf_symbol) {
@@ -497,7 +484,7 @@ AddressSymbol ModuleSymbolizer::symbolize(uint64_t vaddr) {
   return out;
 }
 
-std::optional<unsigned> ModuleSymbolizer::return_address_slot(uint64_t vaddr, bool aarch64) {
+std::optional<unsigned> DwarfModuleSymbolizer::return_address_slot(uint64_t vaddr, bool aarch64) {
   constexpr uint64_t kRsp = 7;
   constexpr uint64_t kAarch64Sp = 31;
   Dwarf_Addr bias = 0;

@@ -1,8 +1,7 @@
-// Symbolizes addresses inside one module (an ELF file and, if apart, its debug file) with libdw:
-// DWARF function names, inline chains and lines first, the ELF symbol table as a fallback. Each
-// compilation unit is indexed once (its function and inline ranges as a tree), so an address
-// costs a few binary searches. Not thread-safe: use one per thread. Also answers the CFI question
-// behind the leaf fix-up.
+// Symbolizes addresses inside one module: function names, inline chains and lines. The seam
+// between symbolicate and the platform's debug-information reader: on Linux the module's ELF and
+// DWARF read with libdw (module_symbolizer.cc), on Windows DbgHelp
+// (windows/dbghelp_symbolizer.cc). Not thread-safe: use one per thread.
 #ifndef INPROF_TOOLS_SYMBOLICATE_MODULE_SYMBOLIZER_H_
 #define INPROF_TOOLS_SYMBOLICATE_MODULE_SYMBOLIZER_H_
 
@@ -14,11 +13,8 @@
 #include <vector>
 
 #include "debug_file_locator.h"
+#include "demangle.h"
 #include "dump/dump_records.h"
-
-struct Dwarf;
-struct Dwfl;
-struct Dwfl_Module;
 
 namespace inprof::symbolicate {
 
@@ -32,7 +28,7 @@ struct SourceFrame {
 
 struct NativeSymbolInfo {
   std::string name;    // demangled
-  uint64_t vaddr = 0;  // ELF virtual address of the symbol's start
+  uint64_t vaddr = 0;  // the module's own virtual address of the symbol's start
   std::optional<uint64_t> size;
 };
 
@@ -42,66 +38,54 @@ struct AddressSymbol {
   std::optional<NativeSymbolInfo> symbol;
 };
 
+// Whether several symbolizers may work on separate threads at once. DbgHelp's functions are
+// single-threaded (its sessions share state): the Windows build symbolizes on one thread.
+#if defined(_WIN32)
+inline constexpr bool kSymbolizersRunInParallel = false;
+#else
+inline constexpr bool kSymbolizersRunInParallel = true;
+#endif
+
 class ModuleSymbolizer {
  public:
-  // Opens the files found for a module (see debug_file_locator.h). Returns null, with the reason
-  // in `why`, when they cannot be read as ELF.
+  // Opens the files found for a module (see debug_file_locator.h) with this platform's reader.
+  // Returns null, with the reason in `why`, when they cannot be read.
   static std::unique_ptr<ModuleSymbolizer> open(const ModuleFiles& files, std::string* why);
-  // Locates the module's files with the default search (recorded path, /usr/lib/debug) first.
+  // Locates the module's files with the default search (recorded path, system directories) first.
   static std::unique_ptr<ModuleSymbolizer> open(const internal::ModuleRecord& module,
-                                                std::string* why);
-  ~ModuleSymbolizer();
+                                                std::string* why) {
+    std::optional<ModuleFiles> files = locate_module_files(module, LocateOptions{}, why);
+    return files ? open(*files, why) : nullptr;
+  }
+  virtual ~ModuleSymbolizer() = default;
   ModuleSymbolizer(const ModuleSymbolizer&) = delete;
   ModuleSymbolizer& operator=(const ModuleSymbolizer&) = delete;
 
-  // What is known about the code at ELF virtual address `vaddr`. Cached.
-  const AddressSymbol& lookup(uint64_t vaddr);
-  // The same, uncached (the per-unit indexes and names are still reused).
-  AddressSymbol symbolize(uint64_t vaddr);
+  // What is known about the code at `vaddr`, an address in the module's own (unrelocated)
+  // layout: the ELF virtual address, or the PE's preferred ImageBase + RVA. Cached.
+  const AddressSymbol& lookup(uint64_t vaddr) {
+    auto it = cache_.find(vaddr);
+    if (it != cache_.end()) return it->second;
+    return cache_.emplace(vaddr, symbolize(vaddr)).first->second;
+  }
+  // The same, uncached.
+  virtual AddressSymbol symbolize(uint64_t vaddr) = 0;
 
   // Where a function that has no frame record at `vaddr` keeps its return address, as a leaf
   // candidate slot (FORMAT.md): on x86-64, if the CFI defines the CFA as rsp + off, the stack
   // slot (off - 8) / 8; on aarch64, if the CFA is sp-based, the link register
   // (internal::kLeafCandidateLinkRegister). Nothing when the CFA is based on the frame pointer
-  // (the frame-pointer walk was right) or no CFI covers the address.
-  std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64);
+  // (the frame-pointer walk was right), no CFI covers the address, or the reader has no CFI.
+  virtual std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) = 0;
 
-  bool has_dwarf() const { return dwarf_ != nullptr; }
+  virtual bool has_dwarf() const = 0;
+
+ protected:
+  ModuleSymbolizer() = default;
 
  private:
-  struct ElfSymbol {
-    uint64_t start;
-    uint64_t size;  // 0: unknown, runs to the next symbol
-    const char* name;
-    int rank;  // among symbols at one address the highest wins (global, sized)
-  };
-  struct UnitIndex;
-  struct ScopeIndex;
-
-  ModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module);
-  void load_symbols();
-  // The ELF symbol containing `vaddr`, or null.
-  const ElfSymbol* symbol_at(uint64_t vaddr) const;
-  const std::string& demangled(const ElfSymbol& symbol);
-  // The index of the compilation unit whose DIE is at `cu_offset`, built on first use.
-  UnitIndex& unit_index(uint64_t cu_offset);
-  // "ns::Class::name" for the function DIE at `die_offset` ("name" in C), from its DW_AT_name.
-  std::optional<std::string> qualified(uint64_t die_offset);
-
-  Dwfl* dwfl_;
-  Dwfl_Module* module_;
-  Dwarf* dwarf_ = nullptr;
-  uint64_t dwarf_bias_ = 0;
-  std::vector<ElfSymbol> symbols_;  // by start address
-  std::unordered_map<const char*, std::string> demangled_;
-  std::unordered_map<uint64_t, std::unique_ptr<UnitIndex>> units_;    // by CU DIE offset
-  std::unordered_map<uint64_t, std::unique_ptr<ScopeIndex>> scopes_;  // by CU DIE offset
   std::unordered_map<uint64_t, AddressSymbol> cache_;
 };
-
-// "_ZN3foo3barEv" -> "foo::bar()"; legacy Rust symbols lose their hash ("_ZN4core3fmt5write17h…E"
-// -> "core::fmt::write"); anything else is returned unchanged.
-std::string demangle(const char* name);
 
 }  // namespace inprof::symbolicate
 

@@ -20,6 +20,7 @@ struct Chunk {
 }  // namespace
 
 unsigned effective_jobs(unsigned jobs) {
+  if (!kSymbolizersRunInParallel) return 1;
   if (jobs) return jobs;
   unsigned n = std::thread::hardware_concurrency();
   return n ? n : 1;

@@ -21,7 +21,9 @@ namespace inprof::symbolicate {
 namespace {
 
 std::string basename_of(const std::string& path) {
-  size_t slash = path.find_last_of('/');
+  // A Windows dump's paths (C:\dir\app.exe) also separate with backslashes.
+  const bool windows = path.size() > 2 && path[1] == ':' && (path[2] == '\\' || path[2] == '/');
+  size_t slash = path.find_last_of(windows ? "\\/" : "/");
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
@@ -243,7 +245,7 @@ void Converter::add_meta() {
       meta.arguments += p->command_line[i];
     }
     meta.oscpu = p->arch;
-    meta.platform = p->os == "linux" ? "Linux" : p->os;
+    meta.platform = p->os == "linux" ? "Linux" : p->os == "windows" ? "Windows" : p->os;
     meta.extra.push_back({"Process ID", std::to_string(p->pid)});
     meta.extra.push_back({"inprof library version", p->library_version});
   } else {
@@ -842,6 +844,14 @@ LibIndex Converter::lib(size_t m) {
     lib.debug_name = lib.name;
     lib.debug_path = rec.path;
     lib.breakpad_id = breakpad_id(rec.build_id);
+    if (model_.process() && model_.process()->os == "windows" && rec.build_id.size() == 20) {
+      // A PDB debug id: the GUID, then its age (FORMAT.md, "Modules"), which is not always 0.
+      uint32_t age = 0;
+      for (int b = 3; b >= 0; --b) age = age << 8 | rec.build_id[16 + b];
+      char text[16];
+      std::snprintf(text, sizeof text, "%X", age);
+      lib.breakpad_id.replace(32, std::string::npos, text);
+    }
     if (!rec.build_id.empty()) lib.code_id = hex_string(rec.build_id);
     lib.arch = arch_;
     it = lib_by_file_.emplace(key, b_.add_lib(std::move(lib))).first;

@@ -98,8 +98,19 @@ RawStackId ProfileModel::intern(const internal::SampleRecord& r) {
   return id;
 }
 
+RawStackId ProfileModel::stack_of(const internal::SampleRecord& r) {
+  if (r.frames.empty() && r.labels.empty()) return kNoStack;
+  // Every sample that refers to the same stack record carries the same key: interned once.
+  constexpr RawStackId kNotYet = kNoStack;
+  if (r.stack_key == 0 || r.stack_key > std::numeric_limits<uint32_t>::max()) return intern(r);
+  const size_t index = r.stack_key - 1;
+  if (index >= stack_by_key_.size()) stack_by_key_.resize(index + 1, kNotYet);
+  if (stack_by_key_[index] == kNotYet) stack_by_key_[index] = intern(r);
+  return stack_by_key_[index];
+}
+
 void ProfileModel::on_sample(const internal::SampleRecord& r) {
-  RawStackId id = r.frames.empty() && r.labels.empty() ? kNoStack : intern(r);
+  RawStackId id = stack_of(r);
   thread(r.tid).samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id, false});
   saw_time(r.time_ns);
   last_stack_by_tid_[r.tid] = id;

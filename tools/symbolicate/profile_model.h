@@ -168,6 +168,8 @@ class ProfileModel : public internal::DumpVisitor {
   CounterInfo& counter(uint32_t id);
   void saw_time(uint64_t t) { last_time_ns_ = std::max(last_time_ns_, t); }
   RawStackId intern(const internal::SampleRecord& r);
+  // A sample's stack: by the reader's stack key when it has one (no frames hashed), else interned.
+  RawStackId stack_of(const internal::SampleRecord& r);
 
   struct KeyHash {
     size_t operator()(const std::vector<uint64_t>& key) const;
@@ -183,6 +185,8 @@ class ProfileModel : public internal::DumpVisitor {
   std::unordered_map<std::vector<uint64_t>, RawStackId, KeyHash> stack_ids_;
   std::vector<std::unique_ptr<RawStack>> stacks_;
   std::vector<uint64_t> key_scratch_;
+  // By stack key - 1 (the reader numbers a dump's stack records from 1): the id interned for it.
+  std::vector<RawStackId> stack_by_key_;
   size_t sample_count_ = 0;
   std::optional<internal::StatsRecord> stats_;
   std::optional<uint64_t> end_ns_;

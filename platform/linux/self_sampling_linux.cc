@@ -1,0 +1,264 @@
+#include "self_sampling_linux.h"
+
+#include <errno.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+
+#include "process_info.h"
+#include "self_sample_queue.h"
+#include "thread_stack_copy_linux.h"
+#if defined(__x86_64__)
+#include "ucontext_registers_x86_64.h"
+#elif defined(__aarch64__)
+#include "ucontext_registers_aarch64.h"
+#endif
+
+namespace inprof::internal {
+namespace {
+
+struct Mailbox {
+  Mailbox(size_t arena_bytes) : queue(kSelfSampleEntries, arena_bytes) {}
+
+  // Odd while a timer feeds it; bumped on every start and stop, so that a signal carrying an
+  // older generation is ignored.
+  std::atomic<uint32_t> generation{0};
+  std::atomic<uint32_t> handlers_inside{0};  // the mailbox is reused only when 0
+  std::atomic<uint64_t> tid{0};
+  StackRegion stack;  // the thread's stack mapping; written before the generation is published
+  size_t max_copy = 0;
+  std::atomic<const LabelStack*> labels{nullptr};
+  std::atomic<uint64_t> answered{0};
+  std::atomic<uint64_t> missed{0};
+  std::atomic<uint32_t> disarm_requested{0};  // by the sampler: the handler disarms the timer
+  std::atomic<uint32_t> disarmed{0};          // by the handler
+  timer_t timer{};
+  SelfSampleQueue queue;
+};
+
+// Static storage: the handler reaches the mailboxes through this table and counts itself in
+// g_handlers_inside before it looks, so teardown can wait for it (see ~LinuxSelfSampling).
+std::atomic<Mailbox*> g_mailboxes[kMaxSelfSampledThreads];
+std::atomic<uint32_t> g_handlers_inside{0};
+
+uint64_t thread_cpu_ns() {
+  timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// SUSPENDED: queues one snapshot of the calling thread.
+void fill(Mailbox& box, const siginfo_t* info, const ucontext_t* context, int pid) {
+  uint64_t regs[kRegisterCount];
+  capture_registers(context, regs);
+  const uint64_t sp = regs[kRegSp];
+  const StackRegion* region = sp >= box.stack.begin && sp < box.stack.end ? &box.stack : nullptr;
+  const size_t bytes = region ? std::min(stack_bytes_above(*region, sp), box.max_copy) : 0;
+  StackSnapshot* out = box.queue.reserve(bytes);
+  if (out == nullptr) {
+    box.missed.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  out->time_ns = monotonic_ns();
+  out->thread_cpu_ns = thread_cpu_ns();
+  out->expirations_merged = info->si_overrun > 0 ? static_cast<uint64_t>(info->si_overrun) : 0;
+  for (int i = 0; i < kRegisterCount; ++i) out->regs[i] = regs[i];
+  copy_own_stack(out, region, pid);
+  const uint64_t tid = box.tid.load(std::memory_order_relaxed);
+  out->label_source = box.labels.load(std::memory_order_relaxed);
+  out->label_owner = tid;
+  out->label_count = copy_labels(out->label_source, tid, out->labels, kMaxLabelDepth);
+  box.queue.commit();
+}
+
+uint64_t encode_value(size_t index, uint32_t generation) {
+  return (uint64_t(index) << 32) | generation;
+}
+
+// How long a stopping timer may wait for its thread to disarm it before it is deleted anyway.
+constexpr uint64_t kStopWaitNs = 50000000;
+constexpr uint64_t kStopAllWaitNs = 20000000;  // when the session stops: stop() waits for it
+
+bool valid_handle(int handle) {
+  return handle >= 0 && static_cast<size_t>(handle) < kMaxSelfSampledThreads;
+}
+
+}  // namespace
+
+void on_self_sample_signal(const siginfo_t* info, const ucontext_t* context, int pid) {
+  g_handlers_inside.fetch_add(1, std::memory_order_seq_cst);
+  const auto value = reinterpret_cast<uintptr_t>(info->si_value.sival_ptr);
+  const uint64_t index = uint64_t(value) >> 32;
+  const auto generation = static_cast<uint32_t>(value);
+  Mailbox* box =
+      index < kMaxSelfSampledThreads ? g_mailboxes[index].load(std::memory_order_seq_cst) : nullptr;
+  if (box != nullptr) {
+    box->handlers_inside.fetch_add(1, std::memory_order_seq_cst);
+    if ((generation & 1) && box->generation.load(std::memory_order_seq_cst) == generation &&
+        box->tid.load(std::memory_order_relaxed) == static_cast<uint64_t>(syscall(SYS_gettid))) {
+      box->answered.fetch_add(1, std::memory_order_relaxed);
+      if (box->disarm_requested.load(std::memory_order_acquire)) {
+        const itimerspec zero = {};
+        timer_settime(box->timer, 0, &zero, nullptr);
+        box->disarmed.store(1, std::memory_order_release);
+      } else {
+        fill(*box, info, context, pid);
+      }
+    }
+    box->handlers_inside.fetch_sub(1, std::memory_order_release);
+  }
+  g_handlers_inside.fetch_sub(1, std::memory_order_release);
+}
+
+LinuxSelfSampling::LinuxSelfSampling(int signal, uint64_t interval_ns, size_t stack_copy_size,
+                                     const std::vector<StackRegion>& regions)
+    : signal_(signal),
+      interval_ns_(interval_ns),
+      stack_copy_size_(stack_copy_size),
+      regions_(regions) {}
+
+LinuxSelfSampling::~LinuxSelfSampling() {
+  stop_all();
+  Mailbox* boxes[kMaxSelfSampledThreads];
+  for (size_t i = 0; i < kMaxSelfSampledThreads; ++i) {
+    boxes[i] = g_mailboxes[i].exchange(nullptr, std::memory_order_seq_cst);
+  }
+  // A handler that counted itself before the table was emptied may still use a mailbox. It
+  // takes microseconds unless its thread is preempted; after a second, leak rather than risk it.
+  for (int waited_ms = 0; g_handlers_inside.load(std::memory_order_seq_cst) != 0; ++waited_ms) {
+    if (waited_ms == 1000) return;
+    timespec ms{0, 1000000};
+    nanosleep(&ms, nullptr);
+  }
+  for (Mailbox* box : boxes) delete box;
+}
+
+void LinuxSelfSampling::stop_all() {
+  for (size_t i = 0; i < kMaxSelfSampledThreads; ++i) {
+    if (slots_[i] == Slot::kActive) stop(static_cast<int>(i));
+  }
+  // Each thread disarms at its next expiration: a few intervals, unless it waits for a CPU.
+  const uint64_t deadline = monotonic_ns() + kStopAllWaitNs;
+  for (;;) {
+    reap(monotonic_ns() >= deadline);
+    if (std::none_of(std::begin(slots_), std::end(slots_),
+                     [](Slot s) { return s == Slot::kStopping; })) {
+      return;
+    }
+    const timespec pause{0, 200000};
+    nanosleep(&pause, nullptr);
+  }
+}
+
+void LinuxSelfSampling::reap(bool force) {
+  const uint64_t now = monotonic_ns();
+  for (size_t i = 0; i < kMaxSelfSampledThreads; ++i) {
+    if (slots_[i] != Slot::kStopping) continue;
+    Mailbox& box = *g_mailboxes[i].load(std::memory_order_relaxed);
+    if (!force && !box.disarmed.load(std::memory_order_acquire) && now < stop_deadline_ns_[i]) {
+      continue;
+    }
+    timer_delete(box.timer);
+    box.generation.store(box.generation.load(std::memory_order_relaxed) + 1,
+                         std::memory_order_seq_cst);  // even: a late signal does nothing
+    slots_[i] = Slot::kFree;
+  }
+}
+
+int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels) {
+  reap(false);
+  const StackRegion* region = find_stack_region(regions_.data(), regions_.size(), sp);
+  if (region == nullptr) return -1;
+  // A free mailbox no handler is still leaving, else a new one in an empty slot.
+  int index = -1;
+  for (size_t i = 0; i < kMaxSelfSampledThreads && index < 0; ++i) {
+    Mailbox* box = g_mailboxes[i].load(std::memory_order_relaxed);
+    if (box && slots_[i] == Slot::kFree &&
+        box->handlers_inside.load(std::memory_order_seq_cst) == 0) {
+      index = static_cast<int>(i);
+    }
+  }
+  for (size_t i = 0; i < kMaxSelfSampledThreads && index < 0; ++i) {
+    if (g_mailboxes[i].load(std::memory_order_relaxed) == nullptr) {
+      g_mailboxes[i].store(new Mailbox(2 * stack_copy_size_), std::memory_order_seq_cst);
+      index = static_cast<int>(i);
+    }
+  }
+  if (index < 0) return -1;
+  Mailbox& box = *g_mailboxes[index].load(std::memory_order_relaxed);
+  box.queue.reset();
+  box.tid.store(tid, std::memory_order_relaxed);
+  box.stack = *region;
+  box.max_copy = stack_copy_size_;
+  box.labels.store(labels, std::memory_order_relaxed);
+  box.answered.store(0, std::memory_order_relaxed);
+  box.missed.store(0, std::memory_order_relaxed);
+  box.disarm_requested.store(0, std::memory_order_relaxed);
+  box.disarmed.store(0, std::memory_order_relaxed);
+  const uint32_t generation = box.generation.load(std::memory_order_relaxed) + 1;  // odd
+  box.generation.store(generation, std::memory_order_seq_cst);
+
+  sigevent event = {};
+  event.sigev_notify = SIGEV_THREAD_ID;
+  event.sigev_signo = signal_;
+  event._sigev_un._tid = static_cast<pid_t>(tid);
+  event.sigev_value.sival_ptr =
+      reinterpret_cast<void*>(static_cast<uintptr_t>(encode_value(index, generation)));
+  if (timer_create(CLOCK_MONOTONIC, &event, &box.timer) != 0) {
+    box.generation.store(generation + 1, std::memory_order_seq_cst);
+    return -1;
+  }
+  const timespec period{static_cast<time_t>(interval_ns_ / 1000000000u),
+                        static_cast<long>(interval_ns_ % 1000000000u)};
+  const itimerspec spec{period, period};
+  if (timer_settime(box.timer, 0, &spec, nullptr) != 0) {
+    timer_delete(box.timer);
+    box.generation.store(generation + 1, std::memory_order_seq_cst);
+    return -1;
+  }
+  slots_[index] = Slot::kActive;
+  return index;
+}
+
+void LinuxSelfSampling::stop(int handle) {
+  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return;
+  Mailbox& box = *g_mailboxes[handle].load(std::memory_order_relaxed);
+  box.disarm_requested.store(1, std::memory_order_release);
+  slots_[handle] = Slot::kStopping;
+  stop_deadline_ns_[handle] = monotonic_ns() + kStopWaitNs;
+  reap(false);
+}
+
+void LinuxSelfSampling::set_labels(int handle, const LabelStack* labels) {
+  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return;
+  g_mailboxes[handle]
+      .load(std::memory_order_relaxed)
+      ->labels.store(labels, std::memory_order_relaxed);
+}
+
+const StackSnapshot* LinuxSelfSampling::front(int handle) {
+  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return nullptr;
+  return g_mailboxes[handle].load(std::memory_order_relaxed)->queue.front();
+}
+
+void LinuxSelfSampling::pop(int handle) {
+  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return;
+  g_mailboxes[handle].load(std::memory_order_relaxed)->queue.pop();
+}
+
+SelfSampling::Counts LinuxSelfSampling::counts(int handle) const {
+  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return {};
+  const Mailbox& box = *g_mailboxes[handle].load(std::memory_order_relaxed);
+  return {box.answered.load(std::memory_order_relaxed), box.missed.load(std::memory_order_relaxed)};
+}
+
+void self_sampling_release_after_fork() {
+  // The child's copies of the parent's mailboxes stay allocated (bounded); a new session in the
+  // child starts from an empty table.
+  for (auto& box : g_mailboxes) box.store(nullptr, std::memory_order_relaxed);
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,303 @@
+// Self-sampling (lib/self_sampling.h): busy threads interrupt themselves on a per-thread timer
+// and queue snapshots of themselves; the sampler collects them. These tests assert what happens
+// (who is self-sampled, what reaches the ring, what is counted), never how fast.
+#include <gtest/gtest.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "../test_util.h"
+#include "dump/byte_io.h"
+#include "dump/dump_records.h"
+#include "frame_pointer_unwinder.h"
+#include "metadata_queue.h"
+#include "module_lister.h"
+#include "process_info.h"
+#include "ring_buffer.h"
+#include "sampler.h"
+#include "self_sample_queue.h"
+#include "stack_copier.h"
+#include "thread_lister.h"
+
+namespace inprof::internal {
+namespace {
+
+// --- The queue alone ------------------------------------------------------------------------
+
+StackSnapshot* put(SelfSampleQueue& q, size_t bytes, uint8_t fill) {
+  StackSnapshot* s = q.reserve(bytes);
+  if (s == nullptr) return nullptr;
+  EXPECT_EQ(s->capacity, bytes);
+  std::memset(s->buffer, fill, bytes);
+  s->stack_size = bytes;
+  s->time_ns = fill;
+  q.commit();
+  return s;
+}
+
+TEST(SelfSampleQueue, HandsOutSnapshotsInOrderAndRefusesWhenFull) {
+  SelfSampleQueue q(4, 1024);
+  EXPECT_EQ(q.front(), nullptr);
+  for (uint8_t i = 1; i <= 4; ++i) ASSERT_NE(put(q, 100, i), nullptr);
+  EXPECT_EQ(q.reserve(100), nullptr) << "4 entries: the fifth must be refused, not overwrite";
+  for (uint8_t i = 1; i <= 4; ++i) {
+    const StackSnapshot* s = q.front();
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->time_ns, i);
+    EXPECT_EQ(s->buffer[0], i);
+    EXPECT_EQ(s->buffer[99], i);
+    q.pop();
+  }
+  EXPECT_EQ(q.front(), nullptr);
+}
+
+TEST(SelfSampleQueue, StackBytesAreContiguousAcrossTheArenaEndAndBounded) {
+  SelfSampleQueue q(16, 1000);
+  ASSERT_NE(put(q, 600, 1), nullptr);
+  EXPECT_EQ(q.reserve(600), nullptr) << "only 400 bytes are free";
+  ASSERT_NE(put(q, 300, 2), nullptr);  // [600, 900)
+  q.pop();                             // frees [0, 600)
+  // 100 bytes remain at the end: a 500-byte copy starts over at the arena's beginning.
+  StackSnapshot* s = put(q, 500, 3);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(q.front()->buffer[0], 2);
+  q.pop();
+  EXPECT_EQ(q.front()->buffer[0], 3);
+  EXPECT_EQ(q.front()->buffer[499], 3);
+  q.pop();
+  EXPECT_EQ(q.reserve(1001), nullptr) << "larger than the arena";
+}
+
+TEST(SelfSampleQueue, KeepsOnlyWhatWasCopied) {
+  SelfSampleQueue q(8, 1000);
+  StackSnapshot* s = q.reserve(800);
+  ASSERT_NE(s, nullptr);
+  s->stack_size = 100;  // a shallow stack: the rest of the reservation goes back
+  q.commit();
+  EXPECT_NE(put(q, 800, 2), nullptr);
+}
+
+TEST(SelfSampleQueue, ResetEmptiesIt) {
+  SelfSampleQueue q(2, 100);
+  put(q, 50, 1);
+  put(q, 50, 2);
+  q.reset();
+  EXPECT_EQ(q.front(), nullptr);
+  EXPECT_NE(put(q, 100, 3), nullptr);
+}
+
+// --- The sampler with the real copier -----------------------------------------------------------
+
+std::atomic<bool> g_spin{true};
+__attribute__((noinline)) void spin() {
+  while (g_spin.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
+}
+
+struct Harness {
+  explicit Harness(uint64_t interval_ns) {
+    Status status;
+    StackCopier::Config config;
+    config.interval = std::chrono::nanoseconds(interval_ns);
+    config.timeout = std::chrono::milliseconds(50);
+    auto copier = StackCopier::create(config, &status);
+    EXPECT_TRUE(copier) << status.message();
+    SamplerConfig sc;
+    sc.interval_ns = interval_ns;
+    sc.answer_timeout_ns = 20000000;
+    sampler =
+        std::make_unique<Sampler>(sc, std::move(copier), std::make_unique<FramePointerUnwinder>(),
+                                  ThreadLister::create(), ModuleLister::create(), ring, metadata);
+    sampler->exclude_thread(current_thread_id());
+  }
+  // Ticks (with the sampler's period in between) until `done` or a generous limit: a bound
+  // against hanging, not a timing assertion.
+  template <typename Done>
+  bool tick_until(Done done, int limit_ticks = 20000) {
+    for (int i = 0; i < limit_ticks; ++i) {
+      sampler->tick();
+      drain();
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::nanoseconds(sampler->period_ns()));
+    }
+    return false;
+  }
+  void drain() {
+    ring.drain([this](uint8_t type, std::span<const uint8_t> payload) {
+      ByteReader r(payload);
+      if (type == static_cast<uint8_t>(RecordType::kSample)) {
+        SampleRecord s;
+        if (decode(r, s)) {
+          ++samples[s.tid];
+          if (!s.frames.empty()) ++with_frames[s.tid];
+        }
+      } else if (type == static_cast<uint8_t>(RecordType::kSampleRepeat)) {
+        SampleRepeatRecord s;
+        if (decode(r, s)) ++repeats[s.tid];
+      }
+    });
+    metadata.take();
+  }
+
+  RingBuffer ring{8 << 20};
+  MetadataQueue metadata;
+  std::unique_ptr<Sampler> sampler;
+  std::map<uint64_t, uint64_t> samples, with_frames, repeats;
+};
+
+TEST(SelfSampling, ABusyThreadSamplesItselfAndASleepingOneDoesNot) {
+  if (testing::emulator()) GTEST_SKIP() << "qemu-user: per-thread timers are not emulated alike";
+  g_spin = true;
+  std::atomic<uint64_t> busy_tid{0}, idle_tid{0};
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread busy([&] {
+    busy_tid = current_thread_id();
+    spin();
+  });
+  std::thread idle([&] {
+    idle_tid = current_thread_id();
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return done; });
+  });
+  while (!busy_tid || !idle_tid) std::this_thread::yield();
+  {
+    Harness h(500000);  // 2 kHz: the sampler ticks every 1 ms, the busy thread twice as often
+    ASSERT_NE(h.sampler->period_ns(), 0u);
+    EXPECT_TRUE(h.tick_until([&] { return h.sampler->self_sampled_threads() == 1; }));
+    // From now on its samples come from its own timer: a few hundred of them.
+    const uint64_t before = h.samples[busy_tid];
+    EXPECT_TRUE(h.tick_until([&] { return h.samples[busy_tid] >= before + 300; }));
+    EXPECT_EQ(h.sampler->self_sampled_threads(), 1u) << "only the busy thread";
+    EXPECT_GT(h.with_frames[busy_tid], 300u);
+    EXPECT_GT(h.repeats[idle_tid], 0u) << "the sleeping thread is recorded as repeats";
+    EXPECT_EQ(h.sampler->stats().threads_timed_out, 0u);
+    EXPECT_EQ(h.sampler->stats().samples_dropped, 0u);
+  }
+  g_spin = false;
+  busy.join();
+  {
+    std::lock_guard lock(mutex);
+    done = true;
+  }
+  cv.notify_all();
+  idle.join();
+}
+
+TEST(SelfSampling, AThreadThatGoesToSleepReturnsToPerTickCopies) {
+  if (testing::emulator()) GTEST_SKIP() << "qemu-user: per-thread timers are not emulated alike";
+  std::atomic<bool> keep_busy{true};
+  std::atomic<uint64_t> tid{0};
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool done = false;
+  std::thread worker([&] {
+    tid = current_thread_id();
+    while (keep_busy.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
+    std::unique_lock lock(mutex);
+    cv.wait(lock, [&] { return done; });
+  });
+  while (!tid) std::this_thread::yield();
+  {
+    Harness h(1000000);
+    EXPECT_TRUE(h.tick_until([&] { return h.sampler->self_sampled_threads() == 1; }));
+    keep_busy = false;
+    EXPECT_TRUE(h.tick_until([&] { return h.sampler->self_sampled_threads() == 0; }));
+    const uint64_t repeats = h.repeats[tid];
+    EXPECT_TRUE(h.tick_until([&] { return h.repeats[tid] > repeats + 5; }))
+        << "asleep again: recorded as repeats, not interrupted";
+    EXPECT_EQ(h.sampler->stats().threads_timed_out, 0u);
+  }
+  {
+    std::lock_guard lock(mutex);
+    done = true;
+  }
+  cv.notify_all();
+  worker.join();
+}
+
+// A busy thread that blocks the signal never answers its timer: counted as timed out, moved back
+// to per-tick copies (which time out and back off), and the sampler keeps going.
+TEST(SelfSampling, AThreadThatBlocksTheSignalIsCountedAsTimedOut) {
+  if (testing::emulator()) GTEST_SKIP() << "qemu-user: per-thread timers are not emulated alike";
+  std::atomic<bool> block{false}, blocked{false}, stop{false};
+  std::atomic<uint64_t> tid{0};
+  std::thread worker([&] {
+    tid = current_thread_id();
+    while (!block.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPROF);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    blocked = true;
+    while (!stop.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
+  });
+  while (!tid) std::this_thread::yield();
+  {
+    Harness h(1000000);
+    EXPECT_TRUE(h.tick_until([&] { return h.sampler->self_sampled_threads() == 1; }));
+    block = true;
+    while (!blocked) std::this_thread::yield();
+    EXPECT_TRUE(h.tick_until([&] { return h.sampler->stats().threads_timed_out > 0; }));
+    EXPECT_EQ(h.sampler->self_sampled_threads(), 0u);
+    const uint64_t ticks = 50;
+    for (uint64_t i = 0; i < ticks; ++i) h.sampler->tick();  // never hangs on it
+  }
+  stop = true;
+  worker.join();
+}
+
+// A self-sampled thread may exit at any moment: its queued samples are kept, nothing else
+// happens.
+TEST(SelfSampling, ThreadsExitingWhileSelfSampledAreFine) {
+  if (testing::emulator()) GTEST_SKIP() << "qemu-user: per-thread timers are not emulated alike";
+  Harness h(200000);
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<bool> stop{false};
+    std::thread worker([&] {
+      while (!stop.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
+    });
+    h.tick_until([&] { return h.sampler->self_sampled_threads() == 1; }, 200);
+    stop = true;
+    worker.join();
+  }
+  EXPECT_TRUE(h.tick_until([&] { return h.sampler->self_sampled_threads() == 0; }));
+  EXPECT_EQ(h.sampler->stats().samples_dropped, 0u);
+}
+
+// A fork child inherits no timer: it runs to its end undisturbed while the parent's busy thread
+// keeps sampling itself.
+TEST(SelfSampling, ForkChildrenAreFine) {
+  if (testing::emulator()) GTEST_SKIP() << "qemu-user: per-thread timers are not emulated alike";
+  g_spin = true;
+  std::thread busy(spin);
+  Harness h(200000);
+  EXPECT_TRUE(h.tick_until([&] { return h.sampler->self_sampled_threads() == 1; }));
+  const pid_t child = fork();
+  if (child == 0) {
+    StackCopier::release_after_fork();
+    volatile uint64_t x = 0;
+    for (int i = 0; i < 50000000; ++i) x = x + i;
+    _exit(0);
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_EQ(h.sampler->self_sampled_threads(), 1u);
+  g_spin = false;
+  busy.join();
+}
+
+}  // namespace
+}  // namespace inprof::internal
