@@ -406,6 +406,7 @@ void Sampler::consider_self_sampling(uint64_t tid, ThreadState& state, uint64_t 
   state.last_answer_ns = now;
   state.cpu_when_silent.reset();
   ++self_sampled_count_;
+  ++self_sampling_starts_;
 }
 
 void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {

@@ -76,6 +76,9 @@ class Sampler {
   uint64_t period_ns() const;
   // Threads currently self-sampled. For tests.
   size_t self_sampled_threads() const { return self_sampled_count_; }
+  // Times a thread moved to self-sampling. Starting a timer may allocate (it is not a sampling
+  // tick's steady state): tests that count allocations leave those ticks out.
+  uint64_t self_sampling_starts() const { return self_sampling_starts_; }
 
   // While paused, ticks record nothing (Profiler::pause); threads are not interrupted.
   void set_paused(bool paused) { paused_.store(paused, std::memory_order_relaxed); }
@@ -164,6 +167,7 @@ class Sampler {
   std::unique_ptr<StackCopier> copier_;
   SelfSampling* self_sampling_;  // the copier's, or null
   size_t self_sampled_count_ = 0;
+  uint64_t self_sampling_starts_ = 0;
   std::unique_ptr<Unwinder> unwinder_;
   std::unique_ptr<ThreadLister> thread_lister_;
   std::unique_ptr<ModuleLister> module_lister_;
