@@ -23,6 +23,12 @@ constexpr size_t kFlushBytes = 1u << 20;        // uncompressed bytes per zstd f
 constexpr uint64_t kFlushPeriodNs = 500000000;  // and at least this often: a killed process
                                                 // loses at most this much
 
+// Ends the chunk once it holds kFlushBytes: chunks stay small whatever arrives at once (a ring
+// the writer fell behind on, a large JIT map), so a reader never needs a big zstd window.
+Status flush_if_full(DumpWriter& dump) {
+  return dump.pending_bytes() >= kFlushBytes ? dump.flush() : Status();
+}
+
 // Rings outlive their sessions (see Session::ring_); keeping them listed here makes that a
 // deliberate, bounded retention (a few hundred bytes per session, storage released) rather than
 // an unreachable leak.
@@ -291,6 +297,8 @@ void Session::writer_loop() {
 void Session::drain(bool final) {
   auto add = [this](uint8_t type, std::span<const uint8_t> payload) {
     dump_->add_payload(static_cast<RecordType>(type), payload);
+    Status flushed = flush_if_full(*dump_);
+    if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
   };
   // Metadata first, and the ring only as far as it was reserved before the metadata was taken:
   // the thread-start or module record a sample refers to is always written before the sample.
@@ -319,7 +327,8 @@ void Session::drain(bool final) {
              StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
                          MarkerRecorder::instance().dropped() - markers_dropped_at_start_});
   if (final) {
-    copy_jit_map(*dump_);
+    Status copied = copy_jit_map(*dump_);
+    if (!copied.ok() && write_status_.ok()) write_status_ = copied;
     dump_->add(RecordType::kEnd, EndRecord{now - start_ns_});
   }
   Status flushed = dump_->flush();
@@ -368,25 +377,29 @@ void Session::abandon_in_child() {
 
 namespace inprof::internal {
 
-void Session::copy_jit_map(DumpWriter& dump) {
+Status Session::copy_jit_map(DumpWriter& dump) {
   // perf's convention, followed by node --perf-basic-prof, python -X perf and other JITs.
   constexpr size_t kMaxMap = 256u << 20;
   const std::string path = "/tmp/perf-" + std::to_string(process_id()) + ".map";
   std::ifstream in(path, std::ios::binary);
-  if (!in) return;
+  if (!in) return Status();
   std::string piece, line;
   size_t total = 0;
+  Status status;
   while (std::getline(in, line) && total < kMaxMap) {
     if (line.size() > 4096) continue;  // not a symbol line
     total += line.size() + 1;
     if (piece.size() + line.size() + 1 > kMaxJitMapPiece) {
       dump.add(RecordType::kJitMap, JitMapRecord{std::move(piece)});
       piece.clear();
+      Status flushed = flush_if_full(dump);
+      if (status.ok()) status = flushed;
     }
     piece += line;
     piece += '\n';
   }
   if (!piece.empty()) dump.add(RecordType::kJitMap, JitMapRecord{std::move(piece)});
+  return status;
 }
 
 }  // namespace inprof::internal
@@ -448,10 +461,8 @@ Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason re
         }
         if (time) first = std::min(first, *time);
         dump->add_payload(type, payload);
-        if (dump->pending_bytes() >= kFlushBytes) {
-          Status flushed = dump->flush();
-          if (status.ok()) status = flushed;
-        }
+        Status flushed = flush_if_full(*dump);
+        if (status.ok()) status = flushed;
       },
       until);
   // What arrived while the ring was read: the modules and threads its newest records refer to.
@@ -464,7 +475,8 @@ Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason re
                         MarkerRecorder::instance().dropped() - markers_dropped_at_start_});
   dump->add(RecordType::kCapture,
             CaptureRecord{trimmed ? cutoff : first, now, reason, ring_->overwritten()});
-  copy_jit_map(*dump);
+  Status copied = copy_jit_map(*dump);
+  if (status.ok()) status = copied;
   dump->add(RecordType::kEnd, EndRecord{now});
   Status closed = dump->close();
   return status.ok() ? closed : status;

@@ -58,7 +58,7 @@ class Session {
   void drain(bool final);
   Status write_capture(std::unique_ptr<OutputFile> file, CaptureReason reason);
   // Copies the process's JIT symbol map (/tmp/perf-<pid>.map), if any, into `dump`.
-  static void copy_jit_map(DumpWriter& dump);
+  static Status copy_jit_map(DumpWriter& dump);  // flushes chunks as they fill
 
   const Options options_;
   const uint64_t start_ns_;

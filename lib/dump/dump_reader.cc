@@ -18,7 +18,9 @@ namespace {
 
 constexpr uint32_t kZstdMagic = 0xFD2FB528;
 // A chunk decompressing to more than this is treated as corrupt (writers emit ~1 MiB chunks).
-constexpr size_t kMaxChunkSize = 256u << 20;
+// The writer ends a chunk once it holds 1 MiB (and a record is at most about 1 MiB): anything
+// much larger is damage, and decoding it would only cost memory.
+constexpr size_t kMaxChunkSize = 16u << 20;
 
 uint32_t read_le32(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
@@ -158,6 +160,20 @@ class FrameDecoder {
   std::vector<uint8_t> scratch_;
 };
 #else
+// A frame header may ask for a large window (libzstd accepts up to 128 MiB by default), which
+// the decoder allocates before reading a byte of content. Our writer's frames hold at most
+// kMaxChunkSize, so frames that want more than that are refused as damaged.
+constexpr int kMaxWindowLog = 24;
+static_assert((size_t{1} << kMaxWindowLog) >= kMaxChunkSize);
+
+using DecompressionContext = std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)>;
+
+DecompressionContext make_decompression_context() {
+  DecompressionContext dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  if (dctx) ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, kMaxWindowLog);
+  return dctx;
+}
+
 // Decompresses one frame without trusting the size its header declares.
 bool decompress_frame(ZSTD_DCtx* dctx, std::span<const uint8_t> frame, std::vector<uint8_t>& out) {
   ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
@@ -194,7 +210,7 @@ class FrameDecoder {
   }
 
  private:
-  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx_{ZSTD_createDCtx(), ZSTD_freeDCtx};
+  DecompressionContext dctx_ = make_decompression_context();
 };
 #endif  // INPROF_NO_ZSTD
 
@@ -366,7 +382,7 @@ DumpReadResult read_dump_file_incrementally(const std::string& path, DumpVisitor
 #if !defined(INPROF_NO_ZSTD)
   result.chunks = 0;
   window.advance(kDumpHeaderSize);
-  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
+  DecompressionContext dctx = make_decompression_context();
   std::vector<uint8_t> chunk;
   ChunkSamples samples;
   // A frame can only be as large as the biggest acceptable chunk plus zstd's overhead.
