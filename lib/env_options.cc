@@ -27,7 +27,7 @@ constexpr Variable kVariables[] = {
      "64M"},
     {"INPROF_STACK_COPY_SIZE", "stack bytes copied per sample (default 64K)", "128K"},
     {"INPROF_UNWINDER", "auto, dwarf or fp (default auto)", "fp"},
-    {"INPROF_SIGNAL", "signal used to interrupt threads (default SIGPROF)", "SIGRTMIN+3"},
+    {"INPROF_SIGNAL", "signal used to interrupt threads (default SIGURG)", "SIGRTMIN+3"},
     {"INPROF_SIGNAL_DUMP", "on this signal, stop and write the dump (the program goes on)",
      "SIGUSR2"},
     {"INPROF_MODE",

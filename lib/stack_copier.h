@@ -27,7 +27,7 @@ enum class CopyResult {
 class StackCopier {
  public:
   struct Config {
-    int signal = 0;  // Linux: 0 picks SIGPROF
+    int signal = 0;  // Linux: 0 picks SIGURG
     std::chrono::nanoseconds timeout = std::chrono::milliseconds(20);
     // The sampling interval: Windows raises its timer resolution while it is below 10 ms.
     std::chrono::nanoseconds interval = std::chrono::milliseconds(1);

@@ -378,7 +378,7 @@ TEST_F(ProfilerTest, SkipsAThreadThatBlocksTheSignal) {
   std::thread blocker([&] {
     sigset_t set;
     sigemptyset(&set);
-    sigaddset(&set, SIGPROF);
+    sigaddset(&set, SIGURG);  // the default sampling signal
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     while (run.load()) asm volatile("" ::: "memory");  // busy, so never a repeat
   });

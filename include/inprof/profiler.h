@@ -109,8 +109,9 @@ struct Options {
   // Names given with set_thread_name() count, and a thread renamed later is re-checked.
   std::vector<std::string> thread_filters;
 
-  // The signal used to interrupt threads (Linux). 0 picks SIGPROF. start() refuses a signal the
-  // program already handles.
+  // The signal used to interrupt threads (Linux). 0 picks SIGURG, whose default action is to
+  // ignore: a sampling signal still pending across execve cannot kill the new program. start()
+  // refuses a signal the program already handles.
   int sample_signal = 0;
 
   // How long the sampler waits for a thread to answer before skipping it for this tick (a thread

@@ -38,9 +38,13 @@ namespace inprof::internal {
 namespace {
 
 enum Phase : uint32_t { kIdle = 0, kRequested = 1, kCopying = 2, kDone = 3 };
-constexpr uint32_t kPhaseMask = 3;
 constexpr uint32_t kSequenceMask = 0x3fffffff;
 constexpr uint64_t kResendNs = 1000000;
+// SIGURG by default: its default action is to ignore. A sampling signal can still be pending
+// when a thread calls execve (pending signals survive it) or after the handler is gone; with
+// SIGPROF the new program, which has no handler, is killed. SIGURG is also used by hardly any
+// program (socket out-of-band data), while SIGPROF belongs to setitimer profilers.
+constexpr int kDefaultSampleSignal = SIGURG;
 
 // Shared with the handler. Static storage, never freed: a signal that arrives after the
 // profiler stopped finds valid memory and an idle state, and does nothing.
@@ -78,7 +82,7 @@ void on_sample_signal(int, siginfo_t* info, void* context) {
     return;
   }
   if (info->si_code != SI_QUEUE || info->si_pid != g_shared.pid.load(std::memory_order_relaxed)) {
-    return;  // not ours: someone else's SIGPROF (ignored while we own the signal)
+    return;  // not ours: someone else's signal (ignored while we own it)
   }
   const auto sequence =
       static_cast<uint32_t>(reinterpret_cast<uintptr_t>(info->si_value.sival_ptr));
@@ -171,7 +175,7 @@ class SignalStackCopier final : public StackCopier {
 
   // Spins briefly (a round trip takes microseconds, and a spinning waiter spares the handler a
   // futex wake), then sleeps on the futex until done or timed out. Sends the signal again every
-  // millisecond: a classic signal (SIGPROF) that is already pending, such as one from the
+  // millisecond: a classic (non-real-time) signal that is already pending, such as one from the
   // thread's self-sampling timer just stopped, swallows ours without a word.
   bool wait_for(uint32_t base, uint64_t tid) {
     const uint64_t start = monotonic_ns();
@@ -239,12 +243,12 @@ class SignalStackCopier final : public StackCopier {
 }  // namespace
 
 std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* status) {
-  const int sig = config.signal == 0 ? SIGPROF : config.signal;
+  const int sig = config.signal == 0 ? kDefaultSampleSignal : config.signal;
   if (sig < 1 || sig > SIGRTMAX || sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV ||
       sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP || sig == SIGABRT) {
     *status = Status::error(Status::Code::kInvalidOption,
                             "sample_signal " + std::to_string(sig) +
-                                " cannot be used for sampling; pick e.g. SIGPROF or a real-time "
+                                " cannot be used for sampling; pick e.g. SIGURG, SIGPROF or a real-time "
                                 "signal");
     return nullptr;
   }

@@ -237,7 +237,7 @@ TEST(SelfSampling, AThreadThatBlocksTheSignalIsCountedAsTimedOut) {
     while (!block.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
     sigset_t set;
     sigemptyset(&set);
-    sigaddset(&set, SIGPROF);
+    sigaddset(&set, SIGURG);  // the default sampling signal
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
     blocked = true;
     while (!stop.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");

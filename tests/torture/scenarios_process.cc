@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -129,6 +130,68 @@ TORTURE_SCENARIO(fork_exec_storm) {
   torture::stop();
   torture::report(ctx, "%llu fork+exec, %llu posix_spawn, all exit statuses right",
                   (unsigned long long)execs.load(), (unsigned long long)spawns.load());
+  return 0;
+}
+
+// A child that profiles itself execs from one of its threads while another keeps spinning.
+// Threads are interrupted by the sampler's signal (or, when busy, by their own timers): one may
+// arrive while the thread is inside execve, and pending signals survive execve into a program
+// that has not installed our handler. The default sampling signal must be one whose default
+// action is harmless, so the new program runs and exits with its own status
+// (INPROF_TORTURE_SIGNAL=27, SIGPROF, gets children killed).
+TORTURE_SCENARIO(exec_from_busy_threads) {
+  torture::start(ctx);
+  torture::Deadline deadline(ctx.seconds);
+  uint64_t execs = 0;
+  for (uint64_t i = 0; !deadline.passed(); ++i) {
+    const int expected = static_cast<int>(i % 100);
+    const std::string code = std::to_string(expected);
+    const std::string child_dump = ctx.dump_path + ".exec-child." + std::to_string(i);
+    const pid_t pid = fork();
+    TT_CHECK(pid >= 0, "fork: %s", strerror(errno));
+    if (pid == 0) {
+      alarm(20);  // a child that hangs dies with SIGALRM, which the parent reports
+      inprof::Options o = torture::options(ctx);
+      o.output_path = child_dump;
+      if (!inprof::Profiler::start(o)) _exit(101);
+      std::atomic<bool> spin{true};
+      std::thread spinner;  // every other child: a busy thread, sampled by its own timer
+      if (i % 2 == 0) {
+        spinner = std::thread([&] {
+          uint64_t x = i;
+          while (spin.load(std::memory_order_relaxed)) x = torture::mix(x, 1000);
+        });
+      }
+      // Busy (moved to self-sampling) or mostly asleep (signalled by the sampler every tick)
+      // for a while, then exec.
+      std::thread execer([&] {
+        torture::Deadline run(0.01 + 0.001 * static_cast<double>(i % 10));
+        uint64_t x = i;
+        while (!run.passed()) {
+          x = torture::mix(x, 1000);
+          if (i % 4 >= 2) usleep(50);
+        }
+        char* argv[] = {const_cast<char*>(ctx.self_path.c_str()),
+                        const_cast<char*>("--exit-with"), const_cast<char*>(code.c_str()),
+                        nullptr};
+        execv(argv[0], argv);
+        _exit(127);
+      });
+      execer.join();
+      _exit(126);  // not reached: execv does not return, and the process image is replaced
+    }
+    int status = 0;
+    TT_CHECK(waitpid(pid, &status, 0) == pid, "waitpid: %s", strerror(errno));
+    unlink(child_dump.c_str());
+    TT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == expected,
+             "exec'd child %llu: %s, expected exit %d", (unsigned long long)i,
+             describe(status).c_str(), expected);
+    ++execs;
+  }
+  torture::stop();
+  TT_CHECK(execs > 0, "no exec");
+  torture::report(ctx, "%llu children exec'd from a busy thread, all exit statuses right",
+                  (unsigned long long)execs);
   return 0;
 }
 

@@ -127,11 +127,14 @@ TORTURE_SCENARIO(thread_churn) {
 }
 
 // Threads with every signal blocked never answer; the sampler must skip them and carry on, and
-// when they unblock after stop() no stale sampling signal may kill the process.
+// when they unblock after stop() no stale sampling signal may be left pending for them.
 TORTURE_SCENARIO(blocked_signals) {
   torture::start(ctx);
   std::atomic<bool> stopped{false};
-  std::atomic<int> unblocked{0};
+  std::atomic<int> unblocked{0}, left_pending{0};
+  const int sampling_signal = torture::options(ctx).sample_signal != 0
+                                  ? torture::options(ctx).sample_signal
+                                  : SIGURG;  // the library's default
   constexpr int kThreads = 3;
   uint64_t results[kThreads] = {};
   std::vector<std::thread> threads;
@@ -145,8 +148,12 @@ TORTURE_SCENARIO(blocked_signals) {
       while (!deadline.passed()) x = torture::mix(x, 10000);
       results[i] = x;
       while (!stopped.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      // Any of our signals still pending here would be delivered now, with SIGPROF's default
-      // action (terminate) if the profiler left one behind.
+      // stop() must have discarded any sampling signal still pending for this thread. The
+      // default signal's own action is to ignore, so its delivery would prove nothing: ask.
+      sigset_t pending;
+      sigemptyset(&pending);
+      sigpending(&pending);
+      if (sigismember(&pending, sampling_signal) == 1) left_pending.fetch_add(1);
       pthread_sigmask(SIG_UNBLOCK, &all, nullptr);
       results[i] ^= torture::mix(x, 1000);
       unblocked.fetch_add(1);
@@ -159,6 +166,8 @@ TORTURE_SCENARIO(blocked_signals) {
   stopped.store(true);
   for (auto& t : threads) t.join();
   TT_CHECK(unblocked.load() == kThreads, "not every thread unblocked");
+  TT_CHECK(left_pending.load() == 0, "%d threads still had the sampling signal pending after stop",
+           left_pending.load());
   for (int i = 0; i < kThreads; ++i) TT_CHECK(results[i] != 0, "thread %d made no progress", i);
   // Give a stale signal time to arrive before we declare victory.
   std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -65,6 +65,9 @@ inprof::Options options(const Context& ctx) {
   inprof::Options o;
   o.interval = std::chrono::microseconds(100);
   o.output_path = ctx.dump_path;
+  // INPROF_TORTURE_SIGNAL=N samples with signal N instead of the default (to show what the
+  // default protects against, e.g. 27, SIGPROF, in exec_from_busy_threads).
+  if (const char* sig = std::getenv("INPROF_TORTURE_SIGNAL")) o.sample_signal = std::atoi(sig);
   return o;
 }
 
