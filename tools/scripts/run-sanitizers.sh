@@ -116,7 +116,8 @@ run_tsan() {
   #   torture: blocking_syscalls (the interrupted call returns before the deferred handler runs,
   #     so the EINTR cannot be attributed to inprof), sigaltstack (the deferred handler runs
   #     off the alternate stack), guard_page (TSan's signal frames need more stack than 8 KiB),
-  #     fork_storm (children start threads after a multi-threaded fork), and start_stop_loop
+  #     fork_storm and exec_from_busy_threads (children start threads after a multi-threaded
+  #     fork), and start_stop_loop
   #     for time, not TSan: its 1,001 sessions take more than the 90 s watchdog under TSan
   #     (stop_during_markers still runs 51 sessions stopped from another thread).
   local left_out=("${never_here[@]}" 'DwarfUnwinderTest\..*' MarkersTest.CountersBecomeTimeSeries
@@ -127,7 +128,7 @@ run_tsan() {
                   ProfilerTest.CompleteStacksWithoutFramePointers
                   ProfilerTest.SleepingCallsAreNotCutShort
                   torture_blocking_syscalls torture_sigaltstack torture_guard_page
-                  torture_fork_storm torture_start_stop_loop)
+                  torture_fork_storm torture_exec_from_busy_threads torture_start_stop_loop)
   local rc=0
   echo "== tsan: ctest (all but: ${left_out[*]})"
   run_ctest "$dir" -E "$(exact_names "${left_out[@]}")" || rc=1
