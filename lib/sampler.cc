@@ -67,6 +67,23 @@ size_t Sampler::leaf_candidates(const StackSnapshot& snapshot, LeafCandidate* ou
   return count;
 }
 
+uint32_t Sampler::walk_flags(const UnwindOutput& unwound, const StackSnapshot& snapshot,
+                             LeafCandidate* candidates, size_t* candidate_count) const {
+  uint32_t flags = 0;
+  if (unwound.result == UnwindResult::kTruncated) flags |= kSampleTruncatedCopy;
+  if (unwound.result == UnwindResult::kDepthLimit) flags |= kSampleDepthLimit;
+  if (!snapshot.stack_found) flags |= kSampleNoStack;
+  if (unwound.result == UnwindResult::kComplete && !unwound.reached_end) {
+    flags |= kSampleIncomplete;
+  }
+  *candidate_count = 0;
+  if (unwound.frame_pointer_walk) {
+    flags |= kSampleFramePointerWalk;
+    *candidate_count = leaf_candidates(snapshot, candidates);
+  }
+  return flags;
+}
+
 void Sampler::enable_crash_samples() {
   crash_stack_buffer_.reset(new uint8_t[config_.stack_copy_size]);
   crash_snapshot_.buffer = crash_stack_buffer_.get();
@@ -75,18 +92,9 @@ void Sampler::enable_crash_samples() {
 
 void Sampler::write_crash_sample() {
   const UnwindOutput unwound = unwinder_->unwind(crash_snapshot_, frames_, frame_sps_);
-  uint32_t flags = 0;
-  if (unwound.result == UnwindResult::kTruncated) flags |= kSampleTruncatedCopy;
-  if (unwound.result == UnwindResult::kDepthLimit) flags |= kSampleDepthLimit;
-  if (unwound.result == UnwindResult::kComplete && !unwound.reached_end) {
-    flags |= kSampleIncomplete;
-  }
   LeafCandidate candidates[kLeafCandidateSlots + 1];
   size_t candidate_count = 0;
-  if (unwound.frame_pointer_walk) {
-    flags |= kSampleFramePointerWalk;
-    candidate_count = leaf_candidates(crash_snapshot_, candidates);
-  }
+  const uint32_t flags = walk_flags(unwound, crash_snapshot_, candidates, &candidate_count);
   ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
   encode_sample(w, crash_tid_, relative(crash_snapshot_.time_ns), std::nullopt, flags,
                 std::span<const uint64_t>(frames_.data(), unwound.count),
@@ -340,19 +348,9 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
 void Sampler::write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
                            std::optional<uint64_t> cpu_delta, uint64_t time_ns) {
   const UnwindOutput unwound = unwinder_->unwind(snapshot, frames_, frame_sps_);
-  uint32_t flags = 0;
-  if (unwound.result == UnwindResult::kTruncated) flags |= kSampleTruncatedCopy;
-  if (unwound.result == UnwindResult::kDepthLimit) flags |= kSampleDepthLimit;
-  if (!snapshot.stack_found) flags |= kSampleNoStack;
-  if (unwound.result == UnwindResult::kComplete && !unwound.reached_end) {
-    flags |= kSampleIncomplete;
-  }
   LeafCandidate candidates[kLeafCandidateSlots + 1];
   size_t candidate_count = 0;
-  if (unwound.frame_pointer_walk) {
-    flags |= kSampleFramePointerWalk;
-    candidate_count = leaf_candidates(snapshot, candidates);
-  }
+  const uint32_t flags = walk_flags(unwound, snapshot, candidates, &candidate_count);
   SampleLabel labels[kMaxLabelDepth];
   const size_t label_count = place_labels(snapshot, unwound.count, labels);
   ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));

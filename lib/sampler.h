@@ -156,6 +156,10 @@ class Sampler {
   // Evidence for symbolicate's leaf fix-up after a frame-pointer walk (FORMAT.md); `out` holds
   // kLeafCandidateSlots + 1 entries.
   size_t leaf_candidates(const StackSnapshot& snapshot, LeafCandidate* out) const;
+  // The sample flags that describe a walk (and, after a frame-pointer walk, its leaf candidates:
+  // kLeafCandidateSlots + 1 at most).
+  uint32_t walk_flags(const UnwindOutput& unwound, const StackSnapshot& snapshot,
+                      LeafCandidate* candidates, size_t* candidate_count) const;
   bool in_code(uint64_t address) const;
   void sample_counters(uint64_t now);
   // Places the snapshot's labels among `count` unwound frames; returns how many were placed.
