@@ -3,15 +3,21 @@
 //   BM_SelfSampleTargetCost: a busy thread interrupted by its own timer at 10 kHz; the extra CPU
 //     its fixed work takes, per snapshot it queued (kernel signal delivery included): what the
 //     sampled thread pays. Counter target_us_per_sample.
-//   BM_SelfSampleCollect: the sampler's tick collecting such a thread's queue (unwind with frame
-//     pointers, encode, ring write). Counter sampler_us_per_sample: the sampler thread's CPU per
-//     sample written.
+//   BM_TimerSignalFloor: the same thread interrupted at the same rate by its own timer with an
+//     empty handler: what the kernel's timer signal alone costs it (no profiler). The target cost
+//     above minus this floor is inprof's own share. Counter target_us_per_signal.
+//   BM_SelfSampleCollect/0, /1: the sampler's tick collecting such a thread's queue (unwind with
+//     frame pointers (/0) or DWARF CFI (/1), encode, ring write). Counter sampler_us_per_sample:
+//     the sampler thread's CPU per sample written. A full sample costs the sum of the two.
 #include <benchmark/benchmark.h>
+#include <signal.h>
 #include <time.h>
 
 #include <atomic>
 #include <thread>
 
+#include "dwarf/cfi_provider.h"
+#include "dwarf_unwinder.h"
 #include "frame_pointer_unwinder.h"
 #include "metadata_queue.h"
 #include "module_lister.h"
@@ -25,6 +31,7 @@ namespace inprof::internal {
 namespace {
 
 constexpr uint64_t kIntervalNs = 100000;  // 10 kHz
+constexpr uint64_t kUnits = 3000;         // ~0.1 s of work per measurement
 
 uint64_t thread_cpu_ns() {
   timespec ts;
@@ -63,7 +70,7 @@ __attribute__((noinline)) void descend(Target& t, int depth) {
 }
 
 struct Session {
-  Session() {
+  explicit Session(bool dwarf = false) {
     Status status;
     StackCopier::Config config;
     config.interval = std::chrono::nanoseconds(kIntervalNs);
@@ -75,8 +82,14 @@ struct Session {
     }
     SamplerConfig sc;
     sc.interval_ns = kIntervalNs;
+    std::unique_ptr<Unwinder> unwinder;
+    if (dwarf) {
+      unwinder = std::make_unique<DwarfUnwinder>(CfiProvider::create(), true);
+    } else {
+      unwinder = std::make_unique<FramePointerUnwinder>();
+    }
     sampler =
-        std::make_unique<Sampler>(sc, std::move(copier), std::make_unique<FramePointerUnwinder>(),
+        std::make_unique<Sampler>(sc, std::move(copier), std::move(unwinder),
                                   ThreadLister::create(), ModuleLister::create(), ring, metadata);
     sampler->exclude_thread(current_thread_id());
   }
@@ -112,7 +125,7 @@ void BM_SelfSampleTargetCost(benchmark::State& state) {
   while (target.tid == 0) std::this_thread::yield();
   double cost_us = 0;
   for (auto _ : state) {
-    const double base = cpu_per_unit(target, 300);  // no profiler
+    const double base = cpu_per_unit(target, kUnits);  // no profiler
     Session session;
     if (!session.error.empty()) {
       state.SkipWithError(session.error.c_str());
@@ -124,7 +137,7 @@ void BM_SelfSampleTargetCost(benchmark::State& state) {
     }
     const uint64_t written0 = session.sampler->stats().samples_written;
     const uint64_t u0 = target.units.load(), c0 = target.cpu_ns.load();
-    while (target.units.load() < u0 + 300) {
+    while (target.units.load() < u0 + kUnits) {
       session.tick();
       std::this_thread::sleep_for(std::chrono::nanoseconds(session.sampler->period_ns()));
     }
@@ -139,11 +152,58 @@ void BM_SelfSampleTargetCost(benchmark::State& state) {
 }
 BENCHMARK(BM_SelfSampleTargetCost)->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+std::atomic<uint64_t> g_floor_signals{0};
+void empty_handler(int) { g_floor_signals.fetch_add(1, std::memory_order_relaxed); }
+
+void BM_TimerSignalFloor(benchmark::State& state) {
+  Target target;
+  std::thread thread([&] { descend(target, 30); });
+  while (target.tid == 0) std::this_thread::yield();
+  struct sigaction sa = {};
+  sa.sa_handler = empty_handler;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  const int signal = SIGRTMIN + 3;
+  struct sigaction old;
+  sigaction(signal, &sa, &old);
+  double cost_us = 0;
+  for (auto _ : state) {
+    const double base = cpu_per_unit(target, kUnits);  // no timer
+    sigevent sev = {};
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = signal;
+    sev._sigev_un._tid = static_cast<pid_t>(target.tid.load());
+    timer_t timer;
+    if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0) {
+      state.SkipWithError("timer_create failed");
+      break;
+    }
+    itimerspec spec = {};
+    spec.it_interval.tv_nsec = kIntervalNs;
+    spec.it_value.tv_nsec = kIntervalNs;
+    const uint64_t s0 = g_floor_signals.load();
+    const uint64_t u0 = target.units.load(), c0 = target.cpu_ns.load();
+    timer_settime(timer, 0, &spec, nullptr);
+    while (target.units.load() < u0 + kUnits) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    const uint64_t units = target.units.load() - u0, cpu = target.cpu_ns.load() - c0;
+    timer_delete(timer);
+    const uint64_t signals = g_floor_signals.load() - s0;
+    cost_us = signals ? (double(cpu) - base * double(units)) / double(signals) / 1000 : 0;
+  }
+  target.stop = true;
+  thread.join();
+  sigaction(signal, &old, nullptr);
+  state.counters["target_us_per_signal"] = cost_us;
+}
+BENCHMARK(BM_TimerSignalFloor)->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+
 void BM_SelfSampleCollect(benchmark::State& state) {
   Target target;
   std::thread thread([&] { descend(target, 30); });
   while (target.tid == 0) std::this_thread::yield();
-  Session session;
+  Session session(state.range(0) == 1);
   if (!session.error.empty()) return state.SkipWithError(session.error.c_str());
   if (!session.wait_self_sampled()) return state.SkipWithError("never self-sampled");
   uint64_t samples = 0, cpu = 0;
@@ -160,7 +220,7 @@ void BM_SelfSampleCollect(benchmark::State& state) {
   state.counters["samples_per_tick"] = double(samples) / double(state.iterations());
   state.counters["sampler_us_per_sample"] = samples ? double(cpu) / double(samples) / 1000 : 0;
 }
-BENCHMARK(BM_SelfSampleCollect)->Iterations(500)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SelfSampleCollect)->Arg(0)->Arg(1)->Iterations(500)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace inprof::internal
