@@ -6,19 +6,26 @@ namespace inprof::symbolicate {
 namespace {
 
 template <typename T>
-int64_t key_of(const std::optional<T>& v) {
-  return v ? static_cast<int64_t>(*v) : -1;
+uint64_t key_of(const std::optional<T>& v) {
+  return v ? static_cast<uint64_t>(*v) : ~uint64_t{0};
+}
+
+// Hashes a row's fields (integers) into one value; FlatIndexSet mixes it further.
+template <typename... T>
+uint64_t hash_fields(const T&... v) {
+  uint64_t h = 0;
+  ((h = (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ull + (h >> 29)), ...);
+  return h;
 }
 
 }  // namespace
 
 StringIndex ProfileBuilder::handle_for_string(std::string_view s) {
-  auto it = string_index_.find(s);
-  if (it != string_index_.end()) return it->second;
-  auto index = static_cast<StringIndex>(strings_.size());
-  strings_.emplace_back(s);
-  string_index_.emplace(strings_.back(), index);
-  return index;
+  const auto next = static_cast<uint32_t>(strings_.size());
+  const uint32_t row = string_index_.find_or_insert(std::hash<std::string_view>()(s), next,
+                                                    [&](uint32_t r) { return strings_[r] == s; });
+  if (row == next) strings_.emplace_back(s);
+  return static_cast<StringIndex>(row);
 }
 
 CategoryIndex ProfileBuilder::add_category(Category category) {
@@ -38,39 +45,47 @@ LibIndex ProfileBuilder::add_lib(Lib lib) {
 
 SourceIndex ProfileBuilder::handle_for_source(std::string_view filename) {
   StringIndex name = handle_for_string(filename);
-  auto [it, inserted] =
-      source_index_.try_emplace(raw(name), static_cast<SourceIndex>(sources_.size()));
-  if (inserted) sources_.filename.push_back(name);
-  return it->second;
+  const auto next = static_cast<uint32_t>(sources_.size());
+  const uint32_t row = source_index_.find_or_insert(
+      hash_fields(raw(name)), next, [&](uint32_t r) { return sources_.filename[r] == name; });
+  if (row == next) sources_.filename.push_back(name);
+  return static_cast<SourceIndex>(row);
 }
 
 FuncIndex ProfileBuilder::handle_for_func(StringIndex name, std::optional<ResourceIndex> resource,
                                           std::optional<SourceIndex> source,
                                           std::optional<uint32_t> line) {
-  auto key = std::make_tuple(raw(name), resource ? int64_t(raw(*resource)) : -1,
-                             source ? int64_t(raw(*source)) : -1, key_of(line));
-  auto [it, inserted] = func_index_.try_emplace(key, static_cast<FuncIndex>(funcs_.size()));
-  if (inserted) {
+  const auto next = static_cast<uint32_t>(funcs_.size());
+  const uint32_t row = func_index_.find_or_insert(
+      hash_fields(raw(name), key_of(resource), key_of(source), key_of(line)), next,
+      [&](uint32_t r) {
+        return funcs_.name[r] == name && funcs_.resource[r] == resource &&
+               funcs_.source[r] == source && funcs_.line_number[r] == line;
+      });
+  if (row == next) {
     funcs_.name.push_back(name);
     funcs_.resource.push_back(resource);
     funcs_.source.push_back(source);
     funcs_.line_number.push_back(line);
   }
-  return it->second;
+  return static_cast<FuncIndex>(row);
 }
 
 NativeSymbolIndex ProfileBuilder::handle_for_native_symbol(LibIndex lib, uint64_t address,
                                                            StringIndex name,
                                                            std::optional<uint64_t> size) {
-  auto [it, inserted] = native_symbol_index_.try_emplace(
-      std::make_pair(raw(lib), address), static_cast<NativeSymbolIndex>(native_symbols_.size()));
-  if (inserted) {
+  const auto next = static_cast<uint32_t>(native_symbols_.size());
+  const uint32_t row =
+      native_symbol_index_.find_or_insert(hash_fields(raw(lib), address), next, [&](uint32_t r) {
+        return native_symbols_.lib[r] == lib && native_symbols_.address[r] == address;
+      });
+  if (row == next) {
     native_symbols_.lib.push_back(lib);
     native_symbols_.address.push_back(address);
     native_symbols_.name.push_back(name);
     native_symbols_.function_size.push_back(size);
   }
-  return it->second;
+  return static_cast<NativeSymbolIndex>(row);
 }
 
 FrameIndex ProfileBuilder::handle_for_frame(FuncIndex func, std::optional<uint64_t> address,
@@ -78,10 +93,17 @@ FrameIndex ProfileBuilder::handle_for_frame(FuncIndex func, std::optional<uint64
                                             uint32_t subcategory,
                                             std::optional<NativeSymbolIndex> native_symbol,
                                             std::optional<uint32_t> line) {
-  auto key = std::make_tuple(raw(func), key_of(address), inline_depth, raw(category), subcategory,
-                             native_symbol ? int64_t(raw(*native_symbol)) : -1, key_of(line));
-  auto [it, inserted] = frame_index_.try_emplace(key, static_cast<FrameIndex>(frames_.size()));
-  if (inserted) {
+  const auto next = static_cast<uint32_t>(frames_.size());
+  const uint32_t row = frame_index_.find_or_insert(
+      hash_fields(raw(func), key_of(address), inline_depth, raw(category), subcategory,
+                  key_of(native_symbol), key_of(line)),
+      next, [&](uint32_t r) {
+        return frames_.func[r] == func && frames_.address[r] == address &&
+               frames_.inline_depth[r] == inline_depth && frames_.category[r] == category &&
+               frames_.subcategory[r] == subcategory && frames_.native_symbol[r] == native_symbol &&
+               frames_.line[r] == line;
+      });
+  if (row == next) {
     frames_.func.push_back(func);
     frames_.address.push_back(address);
     frames_.inline_depth.push_back(inline_depth);
@@ -90,7 +112,7 @@ FrameIndex ProfileBuilder::handle_for_frame(FuncIndex func, std::optional<uint64
     frames_.native_symbol.push_back(native_symbol);
     frames_.line.push_back(line);
   }
-  return it->second;
+  return static_cast<FrameIndex>(row);
 }
 
 FrameIndex ProfileBuilder::frame_with_category(FrameIndex frame, CategoryIndex category) {
@@ -102,13 +124,15 @@ FrameIndex ProfileBuilder::frame_with_category(FrameIndex frame, CategoryIndex c
 }
 
 StackIndex ProfileBuilder::handle_for_stack(std::optional<StackIndex> prefix, FrameIndex frame) {
-  uint64_t key = (uint64_t(prefix ? raw(*prefix) + 1ull : 0ull) << 32) | raw(frame);
-  auto [it, inserted] = stack_index_.try_emplace(key, static_cast<StackIndex>(stacks_.size()));
-  if (inserted) {
+  const auto next = static_cast<uint32_t>(stacks_.size());
+  const uint32_t row = stack_index_.find_or_insert(
+      hash_fields(key_of(prefix), raw(frame)), next,
+      [&](uint32_t r) { return stacks_.frame[r] == frame && stacks_.prefix[r] == prefix; });
+  if (row == next) {
     stacks_.frame.push_back(frame);
     stacks_.prefix.push_back(prefix);
   }
-  return it->second;
+  return static_cast<StackIndex>(row);
 }
 
 ThreadIndex ProfileBuilder::add_thread(Thread thread) {

@@ -15,6 +15,8 @@
 #include <variant>
 #include <vector>
 
+#include "flat_index_set.h"
+
 namespace inprof::symbolicate {
 
 enum class StringIndex : uint32_t {};
@@ -241,21 +243,6 @@ struct Meta {
   std::vector<ExtraEntry> extra;
 };
 
-// Hashes a tuple of integers (the builder's deduplication keys).
-struct TupleHash {
-  template <typename... T>
-  size_t operator()(const std::tuple<T...>& t) const {
-    size_t h = 0;
-    std::apply(
-        [&](const auto&... v) { ((h = h * 0x9e3779b97f4a7c15ull + std::hash<T>()(v)), ...); }, t);
-    return h ^ (h >> 29);
-  }
-  template <typename A, typename B>
-  size_t operator()(const std::pair<A, B>& p) const {
-    return (*this)(std::make_tuple(p.first, p.second));
-  }
-};
-
 class ProfileBuilder {
  public:
   Meta& meta() { return meta_; }
@@ -297,30 +284,23 @@ class ProfileBuilder {
 
  private:
   Meta meta_;
+  // Each table's rows are deduplicated by a FlatIndexSet over the table itself.
   std::vector<std::string> strings_;
-  struct StringHash {  // lets find() take a string_view without building a std::string
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
-  std::unordered_map<std::string, StringIndex, StringHash, std::equal_to<>> string_index_;
+  FlatIndexSet string_index_;
   std::vector<Category> categories_;
   std::vector<Lib> libs_;
   std::vector<ResourceIndex> lib_resources_;
   ResourceTable resources_;
   SourceTable sources_;
-  std::unordered_map<uint32_t, SourceIndex> source_index_;  // by filename string
+  FlatIndexSet source_index_;
   FuncTable funcs_;
-  std::unordered_map<std::tuple<uint32_t, int64_t, int64_t, int64_t>, FuncIndex, TupleHash>
-      func_index_;
+  FlatIndexSet func_index_;
   NativeSymbolTable native_symbols_;
-  std::unordered_map<std::pair<uint32_t, uint64_t>, NativeSymbolIndex, TupleHash>
-      native_symbol_index_;
+  FlatIndexSet native_symbol_index_;
   FrameTable frames_;
-  std::unordered_map<std::tuple<uint32_t, int64_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t>,
-                     FrameIndex, TupleHash>
-      frame_index_;
+  FlatIndexSet frame_index_;
   StackTable stacks_;
-  std::unordered_map<uint64_t, StackIndex> stack_index_;  // (prefix + 1) << 32 | frame
+  FlatIndexSet stack_index_;
   std::vector<Thread> threads_;
   std::vector<MarkerSchema> marker_schemas_;
   std::vector<Counter> counters_;
