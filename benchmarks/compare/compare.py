@@ -458,9 +458,10 @@ def write_results(runs, meta, settings, out):
             sum(s.get("dropped", 0) for s in inprof_stats),
             sum(s.get("timed_out", 0) for s in inprof_stats),
             spread([s.get("ticks_late", 0) for s in inprof_stats], "{:.0f}")),
-        "- inprof's samples alone (no metadata), compressed as the writer does: %s bytes per "
-        "sample today; %s with stacks deduplicated and times delta-encoded; %s with times and "
-        "CPU deltas also rounded to µs (estimates by dump_summary)." % (
+        "- inprof's samples alone (no metadata), estimated by dump_summary: %s bytes per sample "
+        "written whole (dump format 1); %s with stacks deduplicated and times delta-encoded; %s "
+        "with times and CPU deltas also rounded to µs, the encoding of format 2, which the "
+        "bytes/sample column measures on the real dumps." % (
             spread([s["samples_only_bps"] for s in inprof_stats if s.get("samples_only_bps")],
                    "{:.1f}"),
             spread([s["compact_ns_bps"] for s in inprof_stats if s.get("compact_ns_bps")],
