@@ -4,7 +4,9 @@
 #include <rapidjson/document.h>
 
 #include <cstdio>
+#include <vector>
 
+#include "flat_index_set.h"
 #include "profile_converter.h"
 #include "profile_json_writer.h"
 
@@ -105,6 +107,33 @@ TEST(ProfileConverter, BreakpadIdIsALittleEndianGuidPlusAge) {
             "0");
   EXPECT_EQ(breakpad_id(id).size(), 33u);
   EXPECT_EQ(hex_string({0xab, 0x01}), "ab01");
+}
+
+// Rows deduplicated by FlatIndexSet stay distinct and are found again across many growths, also
+// when every row has the same hash (the equality test alone tells them apart) or when hashes
+// differ only in their low bits.
+TEST(FlatIndexSet, FindsEveryRowAcrossGrowthAndCollisions) {
+  for (int mode = 0; mode < 3; ++mode) {
+    auto hash = [mode](uint64_t key) -> uint64_t {
+      return mode == 0 ? key * 0x9e3779b97f4a7c15ull : mode == 1 ? 42 : key;
+    };
+    const uint64_t n = mode == 1 ? 3000 : 100000;  // all colliding: quadratic, keep it small
+    FlatIndexSet set;
+    std::vector<uint64_t> rows;  // the "table": row -> key
+    for (uint64_t key = 0; key < n; ++key) {
+      const auto next = static_cast<uint32_t>(rows.size());
+      const uint32_t row =
+          set.find_or_insert(hash(key * 7), next, [&](uint32_t r) { return rows[r] == key * 7; });
+      ASSERT_EQ(row, next) << "mode " << mode << ": key " << key << " taken for another row";
+      rows.push_back(key * 7);
+    }
+    for (uint64_t key = 0; key < n; ++key) {
+      const auto next = static_cast<uint32_t>(rows.size());
+      const uint32_t row =
+          set.find_or_insert(hash(key * 7), next, [&](uint32_t r) { return rows[r] == key * 7; });
+      ASSERT_EQ(row, key) << "mode " << mode << ": key " << key << " not found again";
+    }
+  }
 }
 
 }  // namespace
