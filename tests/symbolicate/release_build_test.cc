@@ -16,8 +16,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+
+#include "debug_image.h"
 #include "elf_file.h"
 #include "test_support.h"
 
@@ -279,6 +285,141 @@ TEST_F(ReleaseBuildTest, DebugFileFromDebuginfod) {
   waitpid(server, nullptr, 0);
   expect_symbolicated(s);
   EXPECT_NE(err_.find("(debuginfod)"), std::string::npos) << err_;
+}
+
+// Debian's debug files compress their DWARF sections. symbolicate inflates them once into an
+// in-memory image that every libdw handle reads (debug_image.h); zstd too, which Debian 12's libdw
+// cannot inflate itself. Both, on one thread and with the module split between threads by unit.
+TEST_F(ReleaseBuildTest, CompressedDebugFilesZlibAndZstd) {
+  std::string ids = dir_.path("debug/.build-id/" + build_id_.substr(0, 2));
+  fs::create_directories(ids);
+  const std::string by_id = ids + "/" + build_id_.substr(2) + ".debug";
+  for (const char* kind : {"zlib", "zstd"}) {
+    fs::remove(by_id);
+    sh("objcopy --compress-debug-sections=" + std::string(kind) + " '" + debug_file() + "' '" +
+       by_id + "'");
+    write_dump(stripped());
+    for (std::vector<std::string> jobs : {std::vector<std::string>{"-j", "1"},
+                                          std::vector<std::string>{"-j", "2", "--split-at", "1"}}) {
+      jobs.insert(jobs.begin(), {"--debug-dir", dir_.path("debug")});
+      SCOPED_TRACE(std::string(kind) + " " + jobs[3]);
+      expect_symbolicated(symbolicate(jobs));
+    }
+  }
+}
+
+// The section headers of an ELF file by name, and a section's bytes.
+struct ElfSections {
+  explicit ElfSections(int fd) : fd_(fd) {
+    elf_version(EV_CURRENT);
+    elf_ = elf_begin(fd_, ELF_C_READ, nullptr);
+    size_t names = 0;
+    if (!elf_ || elf_getshdrstrndx(elf_, &names) != 0) return;
+    for (Elf_Scn* scn = elf_nextscn(elf_, nullptr); scn; scn = elf_nextscn(elf_, scn)) {
+      GElf_Shdr shdr;
+      if (!gelf_getshdr(scn, &shdr)) continue;
+      const char* name = elf_strptr(elf_, names, shdr.sh_name);
+      if (name) by_name[name] = {scn, shdr};
+    }
+  }
+  ~ElfSections() {
+    if (elf_) elf_end(elf_);
+    close(fd_);
+  }
+  std::string bytes(const std::string& name) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) return {};
+    Elf_Data* data = elf_rawdata(it->second.first, nullptr);
+    return data && data->d_buf ? std::string(static_cast<char*>(data->d_buf), data->d_size) : "";
+  }
+  std::map<std::string, std::pair<Elf_Scn*, GElf_Shdr>> by_name;
+
+ private:
+  int fd_;
+  Elf* elf_ = nullptr;
+};
+
+TEST_F(ReleaseBuildTest, DebugImageHoldsTheInflatedSectionsAndLeavesOutLocationLists) {
+  using inprof::symbolicate::DebugImage;
+  const std::string raw = dir_.path("raw.debug"), zlib = dir_.path("zlib.debug");
+  sh("objcopy --decompress-debug-sections '" + debug_file() + "' '" + raw + "'");
+  sh("objcopy --compress-debug-sections=zlib '" + raw + "' '" + zlib + "'");
+  std::string why;
+  EXPECT_EQ(DebugImage::plan(raw, &why), nullptr) << "nothing compressed: nothing to gain";
+  EXPECT_EQ(why, "");
+  std::unique_ptr<DebugImage> image = DebugImage::plan(zlib, &why);
+  ASSERT_NE(image, nullptr) << why;
+  ASSERT_GT(image->task_count(), 2u);  // at least .debug_info, .debug_abbrev, .debug_line
+  for (size_t t = 0; t < image->task_count(); ++t) image->run_task(t);
+  ASSERT_TRUE(image->finish(&why)) << why;
+
+  ElfSections original(open(raw.c_str(), O_RDONLY | O_CLOEXEC));
+  ElfSections inflated(fcntl(image->fd(), F_DUPFD_CLOEXEC, 0));
+  ASSERT_EQ(original.by_name.size(), inflated.by_name.size());
+  for (const char* name : {".debug_info", ".debug_abbrev", ".debug_line", ".debug_str"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(inflated.by_name.count(name));
+    EXPECT_EQ(inflated.by_name[name].second.sh_flags & SHF_COMPRESSED, 0u);
+    EXPECT_FALSE(original.bytes(name).empty());
+    EXPECT_EQ(inflated.bytes(name), original.bytes(name));
+  }
+  ASSERT_TRUE(original.by_name.count(".debug_loclists")) << "-O2 code has location lists";
+  EXPECT_EQ(inflated.by_name[".debug_loclists"].second.sh_type, uint32_t(SHT_NOBITS));
+  // Everything else is where it was: the build-id note (read through the program headers too).
+  EXPECT_EQ(inflated.bytes(".symtab"), original.bytes(".symtab"));
+  EXPECT_EQ(build_id_of("/proc/self/fd/" + std::to_string(image->fd())), build_id_);
+}
+
+TEST_F(ReleaseBuildTest, DamagedCompressedSectionIsReportedNotTrusted) {
+  using inprof::symbolicate::DebugImage;
+  const std::string zlib = dir_.path("zlib.debug");
+  sh("objcopy --compress-debug-sections=zlib '" + debug_file() + "' '" + zlib + "'");
+  uint64_t offset = 0, size = 0;
+  {
+    ElfSections sections(open(zlib.c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(sections.by_name.count(".debug_info"));
+    offset = sections.by_name[".debug_info"].second.sh_offset;
+    size = sections.by_name[".debug_info"].second.sh_size;
+  }
+  ASSERT_GT(size, 64u);
+  {
+    std::fstream f(zlib, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(offset + size / 2));
+    const char junk[16] = {'\xff', 0, '\xff', 0, '\xff', 0, '\xff', 0};
+    f.write(junk, sizeof junk);
+  }
+  std::string why;
+  std::unique_ptr<DebugImage> image = DebugImage::plan(zlib, &why);
+  ASSERT_NE(image, nullptr) << why;
+  for (size_t t = 0; t < image->task_count(); ++t) image->run_task(t);
+  EXPECT_FALSE(image->finish(&why));
+  EXPECT_NE(why.find("do not inflate"), std::string::npos) << why;
+
+  // symbolicate then leaves the file to libdw, which refuses it: no crash, the profile written.
+  std::string ids = dir_.path("debug/.build-id/" + build_id_.substr(0, 2));
+  fs::create_directories(ids);
+  fs::copy_file(zlib, ids + "/" + build_id_.substr(2) + ".debug");
+  write_dump(stripped());
+  for (const char* jobs : {"1", "2"}) {
+    auto s = symbolicate({"--debug-dir", dir_.path("debug"), "-j", jobs, "--split-at", "1"});
+    EXPECT_EQ(s.size(), 2u) << err_;
+  }
+}
+
+TEST(DebugImage, FilesItDoesNotRewrite) {
+  using inprof::symbolicate::DebugImage;
+  symtest::TempDir dir;
+  std::string why;
+  EXPECT_EQ(DebugImage::plan(dir.path("missing"), &why), nullptr);
+  EXPECT_NE(why, "");
+  for (const std::string& content : {std::string("not an ELF file at all, but long enough to be read "
+                                                 "as a header of sixty-four bytes or more"),
+                                     std::string("\x7f" "ELF\x02\x01\x01", 7)}) {
+    std::ofstream(dir.path("f"), std::ios::binary | std::ios::trunc) << content;
+    EXPECT_EQ(DebugImage::plan(dir.path("f"), &why), nullptr);
+  }
+  EXPECT_EQ(DebugImage::plan("/dev/zero", &why), nullptr);
+  EXPECT_EQ(DebugImage::plan(dir.path(""), &why), nullptr);  // a directory
 }
 
 // Debian 12 ships libc's DWARF by build-id in libc6-dbg (/usr/lib/debug/.build-id/...).

@@ -5,6 +5,7 @@
 #ifndef INPROF_TOOLS_SYMBOLICATE_DEBUG_FILE_LOCATOR_H_
 #define INPROF_TOOLS_SYMBOLICATE_DEBUG_FILE_LOCATOR_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,8 @@
 #include "dump/dump_records.h"
 
 namespace inprof::symbolicate {
+
+class DebugImage;  // debug_image.h (Linux)
 
 struct LocateOptions {
   std::vector<std::string> debug_dirs;   // --debug-dir: .build-id/xx/rest.debug or by file name
@@ -25,6 +28,9 @@ struct ModuleFiles {
   std::string debug;   // the file with DWARF (== binary when it has its own); empty: none
   std::string origin;  // where the DWARF came from, e.g. "build-id in /usr/lib/debug"
   std::vector<std::string> rejected;  // candidates that were not used, and why
+  // `debug` with its DWARF already inflated, shared by every handle opened on these files
+  // (prepare_for_handles in module_symbolizer.h); null: handles read `debug` itself.
+  std::shared_ptr<const DebugImage> debug_image;
 };
 
 // The files for `module`. nullopt, with the reasons in `why`, when no usable file was found.

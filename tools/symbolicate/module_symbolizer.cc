@@ -3,14 +3,18 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <thread>
 #include <unordered_map>
 
+#include "debug_image.h"
 #include "dump/dump_records.h"
 #include "elf_file.h"
 
@@ -19,15 +23,20 @@ namespace {
 
 constexpr int kMaxScopeDepth = 64;  // corrupt DWARF must not recurse forever
 
-// The module's debug file was found beforehand (debug_file_locator): hand it to libdwfl. The
-// path rides in the module's userdata slot.
+// A descriptor of its own on `image` (libdwfl closes what it is given).
+int dup_image(const DebugImage& image) { return ::fcntl(image.fd(), F_DUPFD_CLOEXEC, 0); }
+
+// The module's debug file was found beforehand (debug_file_locator): hand it, or its inflated
+// image, to libdwfl. The ModuleFiles ride in the module's userdata slot. The name stays the
+// file's own: libdwfl looks for a .gnu_debugaltlink file next to it.
 int find_located_debuginfo(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr, const char*,
                            const char*, GElf_Word, char** debuginfo_file_name) {
-  const char* path = static_cast<const char*>(*userdata);
-  if (!path) return -1;
+  const auto* files = static_cast<const ModuleFiles*>(*userdata);
+  if (!files) return -1;
   std::string why;
-  int fd = open_regular_file(path, &why);
-  if (fd >= 0) *debuginfo_file_name = strdup(path);
+  int fd = files->debug_image ? dup_image(*files->debug_image)
+                              : open_regular_file(files->debug, &why);
+  if (fd >= 0) *debuginfo_file_name = strdup(files->debug.c_str());
   return fd;
 }
 
@@ -79,6 +88,11 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   ~DwarfModuleSymbolizer() override;
 
   AddressSymbol symbolize(uint64_t vaddr) override;
+  uint64_t unit_of(uint64_t vaddr) override {
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* cudie = dwarf_ ? dwfl_module_addrdie(module_, vaddr, &bias) : nullptr;
+    return cudie ? dwarf_dieoffset(cudie) + 1 : 0;
+  }
   std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) override;
   bool has_dwarf() const override { return dwarf_ != nullptr; }
 
@@ -310,8 +324,14 @@ std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& file
   // The binary carries the CFI (.eh_frame) and the loaded layout; without it the debug file
   // alone still has the symbols, the DWARF and the program headers.
   const std::string& main = files.binary.empty() ? files.debug : files.binary;
-  int fd = open_regular_file(main, why);
-  if (fd < 0) return nullptr;
+  // A binary that carries its own DWARF is its debug file: its image stands in for it.
+  const bool main_is_debug = main == files.debug;
+  int fd = main_is_debug && files.debug_image ? dup_image(*files.debug_image)
+                                              : open_regular_file(main, why);
+  if (fd < 0) {
+    if (why->empty()) *why = std::string("cannot open: ") + std::strerror(errno);
+    return nullptr;
+  }
   Dwfl* dwfl = dwfl_begin(&kCallbacks);
   if (!dwfl) {
     ::close(fd);
@@ -328,17 +348,52 @@ std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& file
     return nullptr;
   }
   dwfl_report_end(dwfl, nullptr, nullptr);
-  if (!files.debug.empty() && files.debug != main) {
+  if (!files.debug.empty() && !main_is_debug) {
     void** userdata = nullptr;
     dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
-    if (userdata) *userdata = const_cast<char*>(files.debug.c_str());
+    if (userdata) *userdata = const_cast<ModuleFiles*>(&files);
   }
   auto symbolizer = std::make_unique<DwarfModuleSymbolizer>(dwfl, mod);
-  // The path is only needed while libdwfl looks for the DWARF, which the constructor does.
+  // The files are only needed while libdwfl looks for the DWARF, which the constructor does.
   void** userdata = nullptr;
   dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   if (userdata) *userdata = nullptr;
   return symbolizer;
+}
+
+void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned threads) {
+  struct Job {
+    DebugImage* image;
+    size_t task;
+  };
+  std::vector<std::unique_ptr<DebugImage>> images(files.size());
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (files[i]->debug.empty() || files[i]->debug_image) continue;
+    std::string why;
+    images[i] = DebugImage::plan(files[i]->debug, &why);
+    if (!images[i]) continue;  // nothing to gain, or the handles will say what is wrong
+    for (size_t t = 0; t < images[i]->task_count(); ++t) jobs.push_back({images[i].get(), t});
+  }
+  // The largest sections first, whichever file they are in: the last to finish is then small.
+  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    return a.image->task_bytes(a.task) > b.image->task_bytes(b.task);
+  });
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < jobs.size();) {
+      jobs[j].image->run_task(jobs[j].task);
+    }
+  };
+  std::vector<std::thread> helpers;
+  const size_t extra = std::min<size_t>(std::max(threads, 1u), jobs.size());
+  for (size_t t = 1; t < extra; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string why;
+    if (images[i] && images[i]->finish(&why)) files[i]->debug_image = std::move(images[i]);
+  }
 }
 
 DwarfModuleSymbolizer::DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module)

@@ -46,6 +46,14 @@ inline constexpr bool kSymbolizersRunInParallel = false;
 inline constexpr bool kSymbolizersRunInParallel = true;
 #endif
 
+// Work every handle opened on a module's files would repeat, done once for all of them before
+// they open: on Linux, the debug file's compressed DWARF inflated into a shared in-memory copy
+// (debug_image.h), its sections inflated on up to `threads` threads at once. Sets
+// `debug_image` of the files it helps; leaves the others as they are (their handles read the
+// files themselves), and says nothing: any problem with a file is reported when it is opened.
+// Nothing to do on Windows.
+void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned threads);
+
 class ModuleSymbolizer {
  public:
   // Opens the files found for a module (see debug_file_locator.h) with this platform's reader.
@@ -70,6 +78,12 @@ class ModuleSymbolizer {
   }
   // The same, uncached.
   virtual AddressSymbol symbolize(uint64_t vaddr) = 0;
+
+  // Which unit of the debug information `vaddr` belongs to (with DWARF, its compilation unit),
+  // as a key: addresses of different units can be symbolized on different handles without
+  // either parsing what the other does. 0 when unknown; the same for every address when the
+  // reader cannot tell.
+  virtual uint64_t unit_of(uint64_t /*vaddr*/) { return 0; }
 
   // Where a function that has no frame record at `vaddr` keeps its return address, as a leaf
   // candidate slot (FORMAT.md): on x86-64, if the CFI defines the CFA as rsp + off, the stack

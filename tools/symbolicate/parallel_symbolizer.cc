@@ -12,10 +12,51 @@
 namespace inprof::symbolicate {
 namespace {
 
+// A piece of work: the addresses order[begin, end) of one module, whole units only.
 struct Chunk {
   size_t module;
   size_t begin, end;
 };
+
+// What the threads share about one module.
+struct ModuleWork {
+  std::vector<uint32_t> order;  // indices of its addresses, grouped by unit
+  std::mutex mutex;
+  // The handle that grouped the addresses, for the first thread to need one; or the failure to
+  // open any (then no thread tries again: the caller resolves what is left undone).
+  std::unique_ptr<ModuleSymbolizer> spare;
+  bool unusable = false;
+};
+
+// Splits module `m`'s addresses into chunks of whole units (compilation units) for `threads`
+// threads: each unit is then parsed by one handle only. Units are not contiguous in the address
+// space (an LTO build interleaves them all), so runs of neighbouring addresses would not do.
+void split_by_unit(ModuleAddresses& addresses, size_t m, unsigned threads, ModuleWork& work,
+                   std::vector<Chunk>& chunks) {
+  const size_t n = addresses.vaddrs.size();
+  std::string why;
+  work.spare = ModuleSymbolizer::open(addresses.files, &why);
+  if (!work.spare) {
+    work.unusable = true;
+    chunks.push_back({m, 0, n});
+    return;
+  }
+  std::vector<uint64_t> unit(n);
+  for (size_t i = 0; i < n; ++i) unit[i] = work.spare->unit_of(addresses.vaddrs[i]);
+  std::stable_sort(work.order.begin(), work.order.end(),
+                   [&](uint32_t a, uint32_t b) { return unit[a] < unit[b]; });
+  // A few chunks per thread, so that the last ones to finish are small.
+  const size_t target = std::max<size_t>(n / (size_t(threads) * 4), 1);
+  size_t begin = 0;
+  for (size_t k = 0; k < n;) {
+    const uint64_t u = unit[work.order[k]];
+    while (k < n && unit[work.order[k]] == u) ++k;
+    if (k - begin >= target || k == n) {
+      chunks.push_back({m, begin, k});
+      begin = k;
+    }
+  }
+}
 
 }  // namespace
 
@@ -36,20 +77,28 @@ void symbolize_in_parallel(std::vector<ModuleAddresses>& modules, unsigned jobs,
     m.done.assign(m.vaddrs.size(), 0);
     total += m.vaddrs.size();
   }
-  // Each run of addresses is worked on by one thread with its own libdw handle. libdw 0.188
-  // (Debian 12) cannot share a handle between threads, and every handle decompresses the debug
-  // sections and parses the units it meets again (~85 MB and 0.1-0.25 s of CPU for python3.11),
-  // so a module is split only when each part has many addresses; distinct modules run in
-  // parallel. Contiguous runs: a handle mostly meets units no other handle parses.
+  // libdw 0.188 (Debian 12) cannot share a handle between threads: each thread opens its own for
+  // the modules it works on, and parses the units it meets. Their compressed debug sections are
+  // inflated once beforehand, on every thread, for all handles. A module with many addresses is
+  // split between threads by compilation unit; distinct modules run in parallel.
+  {
+    std::vector<ModuleFiles*> files;
+    for (ModuleAddresses& m : modules) files.push_back(&m.files);
+    prepare_for_handles(files, threads);
+  }
+  std::vector<ModuleWork> work(modules.size());
   std::vector<Chunk> chunks;
   for (size_t m = 0; m < modules.size(); ++m) {
-    size_t n = modules[m].vaddrs.size();
-    size_t parts =
-        std::clamp<size_t>(n / std::max<size_t>(min_addresses_per_handle, 1), 1, threads);
-    size_t run = n / parts + 1;
-    for (size_t b = 0; b < n; b += run) chunks.push_back({m, b, std::min(n, b + run)});
+    const size_t n = modules[m].vaddrs.size();
+    work[m].order.resize(n);
+    for (size_t i = 0; i < n; ++i) work[m].order[i] = static_cast<uint32_t>(i);
+    if (threads > 1 && n >= std::max<size_t>(min_addresses_per_handle, 2)) {
+      split_by_unit(modules[m], m, threads, work[m], chunks);
+    } else if (n > 0) {
+      chunks.push_back({m, 0, n});
+    }
   }
-  // The biggest first, so that a large module does not start last.
+  // The biggest first, so that a large piece does not start last.
   std::stable_sort(chunks.begin(), chunks.end(), [](const Chunk& a, const Chunk& b) {
     return a.end - a.begin > b.end - b.begin;
   });
@@ -58,27 +107,34 @@ void symbolize_in_parallel(std::vector<ModuleAddresses>& modules, unsigned jobs,
   std::condition_variable all_done;
   unsigned running = 0;
 
-  auto work = [&] {
+  auto run = [&] {
     std::map<size_t, std::unique_ptr<ModuleSymbolizer>> open;  // this thread's handles
-    std::map<size_t, bool> failed;
     for (;;) {
       size_t c = next_chunk.fetch_add(1, std::memory_order_relaxed);
       if (c >= chunks.size()) break;
       const Chunk& chunk = chunks[c];
       ModuleAddresses& m = modules[chunk.module];
       auto it = open.find(chunk.module);
-      if (it == open.end() && !failed[chunk.module]) {
-        std::string why;
-        auto symbolizer = ModuleSymbolizer::open(m.files, &why);
-        if (symbolizer) {
-          it = open.emplace(chunk.module, std::move(symbolizer)).first;
-        } else {
-          failed[chunk.module] = true;  // left undone: the caller resolves them itself
+      if (it == open.end()) {
+        ModuleWork& w = work[chunk.module];
+        std::unique_ptr<ModuleSymbolizer> handle;
+        bool unusable;
+        {
+          std::lock_guard<std::mutex> lock(w.mutex);
+          handle = std::move(w.spare);
+          unusable = w.unusable;
         }
+        if (!handle && !unusable) {
+          std::string why;
+          handle = ModuleSymbolizer::open(m.files, &why);  // null: left undone, see above
+        }
+        it = open.emplace(chunk.module, std::move(handle)).first;
       }
-      if (it != open.end()) {
-        for (size_t i = chunk.begin; i < chunk.end; ++i) {
-          m.results[i] = it->second->symbolize(m.vaddrs[i]);
+      if (ModuleSymbolizer* symbolizer = it->second.get()) {
+        const std::vector<uint32_t>& order = work[chunk.module].order;
+        for (size_t k = chunk.begin; k < chunk.end; ++k) {
+          const uint32_t i = order[k];
+          m.results[i] = symbolizer->symbolize(m.vaddrs[i]);
           m.done[i] = 1;
         }
       }
@@ -87,7 +143,7 @@ void symbolize_in_parallel(std::vector<ModuleAddresses>& modules, unsigned jobs,
   };
 
   if (threads == 1 || chunks.size() <= 1) {
-    work();
+    run();
     if (progress) progress(total, total);
     return;
   }
@@ -95,7 +151,7 @@ void symbolize_in_parallel(std::vector<ModuleAddresses>& modules, unsigned jobs,
   running = threads;
   for (unsigned t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
-      work();
+      run();
       std::lock_guard<std::mutex> lock(mutex);
       if (--running == 0) all_done.notify_all();
     });

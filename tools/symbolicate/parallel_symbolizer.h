@@ -1,8 +1,8 @@
 // Symbolizes many addresses of many modules on several threads. libdw handles are not
-// thread-safe, so each thread opens its own ModuleSymbolizer for the modules it works on. Work is
-// handed out in runs of neighbouring addresses, so a thread mostly meets compilation units it has
-// indexed already; a module is split only when it has many addresses (see below). The results
-// do not depend on the number of threads.
+// thread-safe, so each thread opens its own ModuleSymbolizer for the modules it works on. A
+// module with many addresses is split between threads by compilation unit, so that no unit is
+// parsed twice; a module's debug sections are inflated once for all its handles. The results do
+// not depend on the number of threads.
 #ifndef INPROF_TOOLS_SYMBOLICATE_PARALLEL_SYMBOLIZER_H_
 #define INPROF_TOOLS_SYMBOLICATE_PARALLEL_SYMBOLIZER_H_
 
@@ -22,8 +22,9 @@ struct ModuleAddresses {
   std::vector<uint8_t> done;           // 1 where results[i] is valid
 };
 
-// By default a module's addresses are split between threads only in runs of at least this many.
-inline constexpr size_t kMinAddressesPerHandle = 65536;
+// By default a module is split between threads only when it has at least this many addresses
+// (below, a second handle's set-up, ~10 ms, would cost more than it saves).
+inline constexpr size_t kMinAddressesPerHandle = 1024;
 
 // `jobs` 0 means one per CPU. `progress(done, total)` is called on the calling thread from time
 // to time while the work runs (null: not at all).

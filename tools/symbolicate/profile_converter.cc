@@ -802,8 +802,11 @@ void Converter::symbolize_ahead() {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary_.symbolize_cpu_seconds = double(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   summary_.threads = effective_jobs(options_.jobs);
-  for (size_t i = 0; i < batches.size(); ++i)
-    modules_[batch_module[i]].batch = std::move(batches[i]);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    ModuleState& state = modules_[batch_module[i]];
+    state.files->debug_image = batches[i].files.debug_image;  // for this thread's own handle
+    state.batch = std::move(batches[i]);
+  }
 }
 
 void Converter::report_modules() {

@@ -171,6 +171,9 @@ AddressSymbol DbgHelpSymbolizer::symbolize(uint64_t vaddr) {
 
 }  // namespace
 
+// DbgHelp reads the PE and its DWARF as they are.
+void prepare_for_handles(const std::vector<ModuleFiles*>&, unsigned) {}
+
 std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& files,
                                                          std::string* why) {
   std::optional<PeFileInfo> pe = inspect_pe_file(files.binary, why);
