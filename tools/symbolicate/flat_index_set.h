@@ -62,6 +62,29 @@ class FlatIndexSet {
   size_t count_ = 0;
 };
 
+// Integer keys to 32-bit values on a FlatIndexSet: the converter's caches (an address's frames,
+// a function's row), which std::unordered_map made cost a node allocation and a division each.
+class FlatKeyMap {
+ public:
+  // The value stored for `key`; if there is none, stores and returns `make()`.
+  template <typename Make>
+  uint32_t get_or_make(uint64_t key, Make&& make) {
+    const auto next = static_cast<uint32_t>(keys_.size());
+    const uint32_t row =
+        index_.find_or_insert(key, next, [&](uint32_t r) { return keys_[r] == key; });
+    if (row != next) return values_[row];
+    const uint32_t value = make();
+    keys_.push_back(key);
+    values_.push_back(value);
+    return value;
+  }
+
+ private:
+  FlatIndexSet index_;
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> values_;
+};
+
 }  // namespace inprof::symbolicate
 
 #endif  // INPROF_TOOLS_SYMBOLICATE_FLAT_INDEX_SET_H_

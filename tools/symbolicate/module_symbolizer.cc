@@ -506,6 +506,8 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
     const UnitIndex::Node& node = unit.nodes[chain[i]];
     SourceFrame f;
     f.function = node.name;
+    // Named and placed by its DIE alone: the same for every address (the DIE offset + 1).
+    if (!node.name.empty() && !node.file.empty()) f.function_key = node.die + 1;
     if (f.function.empty() && i == 0 && out.symbol) f.function = out.symbol->name;
     if (f.function.empty()) f.function = "<unknown>";
     f.decl_line = node.decl_line;

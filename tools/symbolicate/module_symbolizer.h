@@ -24,6 +24,10 @@ struct SourceFrame {
   std::string file;        // where the function is declared (or, failing that, the line's file)
   uint32_t decl_line = 0;  // the function's first line; 0 if unknown
   uint32_t line = 0;       // the line executing in this function at the address; 0 if unknown
+  // Nonzero when `function`, `file` and `decl_line` are those of one function entry of the debug
+  // information, the same for every address of the module that has this key (with DWARF, the
+  // DIE's offset): callers may then reuse what they made of them.
+  uint64_t function_key = 0;
 };
 
 struct NativeSymbolInfo {

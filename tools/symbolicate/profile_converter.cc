@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -124,23 +125,17 @@ class Converter {
     size_t addresses = 0;
     std::optional<LibIndex> lib;
     std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;  // by leaf address
+    // By address, [0] as a return address, [1] as a leaf: the run of frame_pool_ it became.
+    FlatKeyMap frame_runs[2];
+    FlatKeyMap funcs;           // by SourceFrame::function_key
+    FlatKeyMap native_symbols;  // by the symbol's address in the module
+  };
+  struct FrameRun {  // frame_pool_[begin, end): an address's frames, outermost first
+    uint32_t begin, end;
   };
   struct StackCacheEntry {
     size_t epoch = SIZE_MAX;
     std::optional<StackIndex> stack;
-  };
-  struct AddressKey {
-    size_t module;
-    uint64_t address;
-    bool leaf;
-    bool operator==(const AddressKey& o) const {
-      return module == o.module && address == o.address && leaf == o.leaf;
-    }
-  };
-  struct AddressKeyHash {
-    size_t operator()(const AddressKey& k) const {
-      return std::hash<uint64_t>()(k.address * 2 + k.leaf) ^ (k.module * 0x9e3779b97f4a7c15ull);
-    }
   };
 
   void add_meta();
@@ -155,8 +150,9 @@ class Converter {
   std::optional<StackIndex> stack_for(RawStackId id, uint64_t time_ns, bool idle);
   std::optional<StackIndex> build_stack(const RawStack& raw, uint64_t time_ns);
   FrameIndex label_frame(const internal::SampleLabel& label);
-  const std::vector<FrameIndex>& frames_for(uint64_t address, bool leaf, uint64_t time_ns);
-  std::vector<FrameIndex> make_frames(size_t module, uint64_t address, bool leaf);
+  FrameRun frames_for(uint64_t address, bool leaf, uint64_t time_ns);
+  // Appends the frames of `address` in `module` (ModuleMap::kNone: in none) to frame_pool_.
+  void make_frames(size_t module, uint64_t address, bool leaf);
   ModuleSymbolizer* symbolizer(size_t module);
   const ModuleFiles* files(size_t module);
   const AddressSymbol* symbol_for(size_t module, uint64_t vaddr);
@@ -181,7 +177,9 @@ class Converter {
   uint64_t untyped_markers_ = 0;  // markers whose type has no schema record
   std::vector<ModuleState> modules_;
   std::map<std::tuple<std::string, std::string, uint64_t>, LibIndex> lib_by_file_;
-  std::unordered_map<AddressKey, std::vector<FrameIndex>, AddressKeyHash> address_frames_;
+  std::vector<FrameIndex> frame_pool_;  // the frames of every address, in runs
+  std::vector<FrameRun> frame_runs_;     // by the values of ModuleState::frame_runs
+  FlatKeyMap unmapped_frame_runs_[2];    // the same for addresses in no module
   std::vector<StackCacheEntry> stack_cache_;       // one slot per raw stack: memory stays bounded
   std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle leaf
   std::optional<FrameIndex> truncated_frame_;
@@ -585,7 +583,8 @@ FrameIndex Converter::label_frame(const internal::SampleLabel& label) {
 }
 
 std::optional<StackIndex> Converter::build_stack(const RawStack& raw, uint64_t time_ns) {
-  std::vector<uint64_t> addresses = raw.frames;
+  std::span<const uint64_t> addresses(raw.frames);
+  std::vector<uint64_t> with_caller;  // the frames with a leaf's caller put back, if missing
   bool inserted_caller = false;
   if (fix_leaves_ && (raw.flags & internal::kSampleFramePointerWalk) && !addresses.empty() &&
       !raw.leaf_candidates.empty()) {
@@ -602,8 +601,10 @@ std::optional<StackIndex> Converter::build_stack(const RawStack& raw, uint64_t t
         }
         it = state.return_slots.emplace(leaf, slot).first;
       }
-      if (auto caller = missing_leaf_caller(addresses, raw.leaf_candidates, it->second)) {
-        addresses.insert(addresses.begin() + 1, *caller);
+      if (auto caller = missing_leaf_caller(raw.frames, raw.leaf_candidates, it->second)) {
+        with_caller = raw.frames;
+        with_caller.insert(with_caller.begin() + 1, *caller);
+        addresses = with_caller;
         inserted_caller = true;
         ++summary_.leaf_callers_inserted;
       }
@@ -633,8 +634,9 @@ std::optional<StackIndex> Converter::build_stack(const RawStack& raw, uint64_t t
   // frame count puts it above the outermost frame.
   push_labels_at(addresses.size(), prefix);
   for (size_t i = addresses.size(); i-- > 0;) {
-    for (FrameIndex f : frames_for(addresses[i], i == 0, time_ns)) {
-      prefix = b_.handle_for_stack(prefix, f);
+    const FrameRun run = frames_for(addresses[i], i == 0, time_ns);
+    for (uint32_t k = run.begin; k < run.end; ++k) {
+      prefix = b_.handle_for_stack(prefix, frame_pool_[k]);
     }
     push_labels_at(i, prefix);
   }
@@ -651,16 +653,19 @@ FrameIndex Converter::truncated_frame() {
   return *truncated_frame_;
 }
 
-const std::vector<FrameIndex>& Converter::frames_for(uint64_t address, bool leaf,
-                                                     uint64_t time_ns) {
-  size_t m = map_.find(address, time_ns);
-  AddressKey key{m, address, leaf};
-  auto it = address_frames_.find(key);
-  if (it != address_frames_.end()) return it->second;
-  return address_frames_.emplace(key, make_frames(m, address, leaf)).first->second;
+Converter::FrameRun Converter::frames_for(uint64_t address, bool leaf, uint64_t time_ns) {
+  const size_t m = map_.find(address, time_ns);
+  FlatKeyMap& runs =
+      m == ModuleMap::kNone ? unmapped_frame_runs_[leaf] : modules_[m].frame_runs[leaf];
+  return frame_runs_[runs.get_or_make(address, [&] {
+    const auto begin = static_cast<uint32_t>(frame_pool_.size());
+    make_frames(m, address, leaf);
+    frame_runs_.push_back({begin, static_cast<uint32_t>(frame_pool_.size())});
+    return static_cast<uint32_t>(frame_runs_.size() - 1);
+  })];
 }
 
-std::vector<FrameIndex> Converter::make_frames(size_t m, uint64_t address, bool leaf) {
+void Converter::make_frames(size_t m, uint64_t address, bool leaf) {
   if (m == ModuleMap::kNone) {
     // Code in no module may be a JIT's (node, python -X perf). Its frames get no library: the
     // map gives names only, and a library would invite the viewer to symbolicate it.
@@ -669,51 +674,64 @@ std::vector<FrameIndex> Converter::make_frames(size_t m, uint64_t address, bool 
       FuncIndex func =
           b_.handle_for_func(b_.handle_for_string(*name), std::nullopt, std::nullopt, std::nullopt);
       ++summary_.jit_frames;
-      return {b_.handle_for_frame(func, std::nullopt, 0, *jit_, 0, std::nullopt, std::nullopt)};
+      frame_pool_.push_back(
+          b_.handle_for_frame(func, std::nullopt, 0, *jit_, 0, std::nullopt, std::nullopt));
+      return;
     }
     FuncIndex func = b_.handle_for_func(b_.handle_for_string(hex_u64(address)), std::nullopt,
                                         std::nullopt, std::nullopt);
-    return {b_.handle_for_frame(func, std::nullopt, 0, native_, 0, std::nullopt, std::nullopt)};
+    frame_pool_.push_back(
+        b_.handle_for_frame(func, std::nullopt, 0, native_, 0, std::nullopt, std::nullopt));
+    return;
   }
   const internal::ModuleRecord& rec = model_.modules()[m].record;
   LibIndex lib_index = lib(m);
   ResourceIndex resource = b_.resource_for_lib(lib_index);
   uint64_t relative = address - rec.start;
 
-  std::vector<FrameIndex> frames;
   if (files(m)) {
     // A return address points after the call: look up the call instruction itself.
     uint64_t lookup = leaf || address == 0 ? address : address - 1;
     const AddressSymbol& info = *symbol_for(m, lookup - rec.load_bias);
     if (!info.frames.empty()) {
+      ModuleState& state = modules_[m];
       std::optional<NativeSymbolIndex> native;
       if (info.symbol) {
         uint64_t start = info.symbol->vaddr + rec.load_bias;
         if (start >= rec.start && start < rec.end) {
-          native = b_.handle_for_native_symbol(lib_index, start - rec.start,
-                                               b_.handle_for_string(info.symbol->name),
-                                               info.symbol->size);
+          // By its address alone, as the table keys it: its name is hashed only once.
+          native = static_cast<NativeSymbolIndex>(state.native_symbols.get_or_make(start, [&] {
+            return raw(b_.handle_for_native_symbol(lib_index, start - rec.start,
+                                                   b_.handle_for_string(info.symbol->name),
+                                                   info.symbol->size));
+          }));
         }
       }
       for (size_t depth = 0; depth < info.frames.size(); ++depth) {
         const SourceFrame& f = info.frames[depth];
-        std::optional<SourceIndex> source;
-        if (!f.file.empty()) source = b_.handle_for_source(f.file);
-        FuncIndex func =
-            b_.handle_for_func(b_.handle_for_string(f.function), resource, source,
-                               f.decl_line ? std::optional<uint32_t>(f.decl_line) : std::nullopt);
-        frames.push_back(
+        auto make_func = [&] {
+          std::optional<SourceIndex> source;
+          if (!f.file.empty()) source = b_.handle_for_source(f.file);
+          return b_.handle_for_func(
+              b_.handle_for_string(f.function), resource, source,
+              f.decl_line ? std::optional<uint32_t>(f.decl_line) : std::nullopt);
+        };
+        const FuncIndex func =
+            f.function_key ? static_cast<FuncIndex>(state.funcs.get_or_make(
+                                 f.function_key, [&] { return raw(make_func()); }))
+                           : make_func();
+        frame_pool_.push_back(
             b_.handle_for_frame(func, relative, static_cast<uint32_t>(depth), native_, 0, native,
                                 f.line ? std::optional<uint32_t>(f.line) : std::nullopt));
       }
-      return frames;
+      return;
     }
   }
   std::string name = basename_of(rec.path) + "+" + hex_u64(relative);
   FuncIndex func =
       b_.handle_for_func(b_.handle_for_string(name), resource, std::nullopt, std::nullopt);
-  frames.push_back(b_.handle_for_frame(func, relative, 0, native_, 0, std::nullopt, std::nullopt));
-  return frames;
+  frame_pool_.push_back(
+      b_.handle_for_frame(func, relative, 0, native_, 0, std::nullopt, std::nullopt));
 }
 
 const ModuleFiles* Converter::files(size_t m) {
