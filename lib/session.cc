@@ -284,12 +284,10 @@ Status Session::stop() {
 }
 
 void Session::writer_loop() {
+  // writer_mutex_ stays held while draining: hold_for_fork() takes it to keep the writer out of
+  // the allocator during fork().
   std::unique_lock lock(writer_mutex_);
-  while (!writer_cv_.wait_for(lock, kDrainPeriod, [this] { return writer_stop_; })) {
-    lock.unlock();
-    drain(false);
-    lock.lock();
-  }
+  while (!writer_cv_.wait_for(lock, kDrainPeriod, [this] { return writer_stop_; })) drain(false);
   lock.unlock();
   drain(true);
 }
@@ -360,9 +358,19 @@ void Session::resume() {
   g_recording.store(true);
 }
 
-void Session::hold_for_fork() { sampler_->hold(); }
+void Session::hold_for_fork() {
+  sampler_->hold();
+  // The writer allocates while it drains (chunk buffers, zstd). An allocator without fork
+  // handlers (GCC 12's ASan runtime, for one) would hand the child its locks as the writer held
+  // them, and the child's first allocation of that size would hang: fork() waits for the drain
+  // in progress (the writer between drains, waiting for its period, holds nothing).
+  if (writer_thread_.joinable()) writer_mutex_.lock();
+}
 
-void Session::release_after_fork() { sampler_->release(); }
+void Session::release_after_fork() {
+  if (writer_thread_.joinable()) writer_mutex_.unlock();
+  sampler_->release();
+}
 
 void Session::abandon_in_child() {
   g_recording.store(false);

@@ -44,7 +44,8 @@ class Session {
   bool paused() const { return paused_; }
 
   // Around fork(): no sample may interrupt the forking thread (fork restarts when a signal
-  // arrives), so sampling holds still from the prepare handler to the parent's.
+  // arrives), so sampling holds still from the prepare handler to the parent's; and the writer
+  // is held between drains, so that no thread of the library is inside the allocator.
   void hold_for_fork();
   void release_after_fork();
   // In the child: the session's threads did not survive the fork. Forget the session without
