@@ -4,7 +4,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
+#include <libdeflate.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -40,17 +40,14 @@ bool never_read(std::string_view name) {
 uint64_t align_up(uint64_t v, uint64_t align) { return (v + align - 1) / align * align; }
 
 // Inflates exactly `out_size` bytes; false if the data is damaged or has another size.
+// libdeflate rather than zlib: the whole section is at hand, and it inflates twice as fast.
 bool inflate_zlib(const uint8_t* in, uint64_t in_size, uint8_t* out, uint64_t out_size) {
-  z_stream zs{};
-  if (inflateInit(&zs) != Z_OK) return false;
-  zs.next_in = const_cast<Bytef*>(in);
-  zs.avail_in = static_cast<uInt>(in_size);  // both below 4 GiB (kMaxSectionBytes, the file)
-  zs.next_out = out;
-  zs.avail_out = static_cast<uInt>(out_size);
-  int rc = inflate(&zs, Z_FINISH);
-  bool ok = rc == Z_STREAM_END && zs.total_out == out_size;
-  inflateEnd(&zs);
-  return ok;
+  libdeflate_decompressor* d = libdeflate_alloc_decompressor();
+  if (!d) return false;
+  size_t got = 0;
+  libdeflate_result rc = libdeflate_zlib_decompress(d, in, in_size, out, out_size, &got);
+  libdeflate_free_decompressor(d);
+  return rc == LIBDEFLATE_SUCCESS && got == out_size;
 }
 
 bool inflate_zstd(const uint8_t* in, uint64_t in_size, uint8_t* out, uint64_t out_size) {
