@@ -1,5 +1,8 @@
 // symbolicate DUMP -o OUT.json: turns an inprof dump into a Firefox Profiler profile.
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -78,6 +81,14 @@ bool parse_count(const std::string& text, unsigned max, unsigned* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if defined(__GLIBC__)
+  // A short-lived tool that builds and frees large tables (libdw's line tables, the profile's):
+  // freed memory is kept for reuse rather than returned to the kernel and faulted in again
+  // (5-10 % of the run on 50,000 python3.11 addresses).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  mallopt(M_TOP_PAD, 64 << 20);
+#endif
   RunOptions options;
   bool have_dump = false, have_output = false, options_done = false;
   bool open = false, open_browser = true, progress = true;
