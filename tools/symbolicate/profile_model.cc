@@ -8,7 +8,7 @@ constexpr uint32_t kStackFlags = internal::kSampleTruncatedCopy | internal::kSam
                                  internal::kSampleFramePointerWalk;
 }  // namespace
 
-size_t ProfileModel::KeyHash::operator()(const std::vector<uint64_t>& key) const {
+uint64_t ProfileModel::key_hash(std::span<const uint64_t> key) {
   // Four independent lanes: every sample's stack is hashed, and one multiply chain through 40
   // frames was a visible part of reading a long recording.
   constexpr uint64_t kMul = 0x9e3779b97f4a7c15ull;
@@ -20,7 +20,7 @@ size_t ProfileModel::KeyHash::operator()(const std::vector<uint64_t>& key) const
   for (; i < key.size(); ++i) h[0] = (h[0] ^ key[i]) * kMul;
   uint64_t x = h[0] ^ (h[1] >> 17) ^ (h[2] << 23) ^ (h[3] >> 31) ^ h[1] ^ h[2] ^ h[3];
   x = (x ^ (x >> 29)) * kMul;
-  return static_cast<size_t>(x ^ (x >> 32));
+  return x ^ (x >> 32);
 }
 
 void ProfileModel::on_process(const internal::ProcessRecord& r) { process_ = r; }
@@ -84,17 +84,23 @@ RawStackId ProfileModel::intern(const internal::SampleRecord& r) {
     key_scratch_.push_back(l.string_id);
     key_scratch_.push_back(l.category);
   }
-  auto it = stack_ids_.find(key_scratch_);
-  if (it != stack_ids_.end()) return it->second;
+  const auto next = static_cast<RawStackId>(stacks_.size());
+  const std::span<const uint64_t> key(key_scratch_);
+  const RawStackId found = stack_ids_.find_or_insert(key_hash(key), next, [&](uint32_t r) {
+    return std::equal(key.begin(), key.end(), stack_keys_.begin() + key_begin_[r],
+                      stack_keys_.begin() + key_begin_[r + 1]);
+  });
+  if (found != next) return found;
+  stack_keys_.insert(stack_keys_.end(), key.begin(), key.end());
+  key_begin_.push_back(stack_keys_.size());
 
-  auto id = static_cast<RawStackId>(stacks_.size());
+  auto id = next;
   auto stack = std::make_unique<RawStack>();
   stack->frames = r.frames;
   stack->flags = flags;
   if (keep_candidates) stack->leaf_candidates = r.leaf_candidates;
   stack->labels = r.labels;
   stacks_.push_back(std::move(stack));
-  stack_ids_.emplace(key_scratch_, id);
   return id;
 }
 

@@ -10,11 +10,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "dump/dump_reader.h"
+#include "flat_index_set.h"
 #include "jit_map.h"
 
 namespace inprof::symbolicate {
@@ -171,9 +173,7 @@ class ProfileModel : public internal::DumpVisitor {
   // A sample's stack: by the reader's stack key when it has one (no frames hashed), else interned.
   RawStackId stack_of(const internal::SampleRecord& r);
 
-  struct KeyHash {
-    size_t operator()(const std::vector<uint64_t>& key) const;
-  };
+  static uint64_t key_hash(std::span<const uint64_t> key);
 
   std::optional<internal::ProcessRecord> process_;
   std::vector<ModuleInfo> modules_;
@@ -181,8 +181,11 @@ class ProfileModel : public internal::DumpVisitor {
   std::vector<ThreadInfo> threads_;
   std::unordered_map<uint64_t, size_t> thread_by_tid_;
   std::unordered_map<uint64_t, RawStackId> last_stack_by_tid_;
-  // Interning: a flat key (flags, frames, candidates) maps to the stack's id.
-  std::unordered_map<std::vector<uint64_t>, RawStackId, KeyHash> stack_ids_;
+  // Interning: a flat key (flags, frames, candidates, labels) per stack, all in one pool
+  // (stack_keys_[key_begin_[id], key_begin_[id + 1])), found again through a flat index set.
+  FlatIndexSet stack_ids_;
+  std::vector<uint64_t> stack_keys_;
+  std::vector<size_t> key_begin_ = {0};
   std::vector<std::unique_ptr<RawStack>> stacks_;
   std::vector<uint64_t> key_scratch_;
   // By stack key - 1 (the reader numbers a dump's stack records from 1): the id interned for it.
