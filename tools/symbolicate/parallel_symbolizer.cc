@@ -45,8 +45,9 @@ void split_by_unit(ModuleAddresses& addresses, size_t m, unsigned threads, Modul
   for (size_t i = 0; i < n; ++i) unit[i] = work.spare->unit_of(addresses.vaddrs[i]);
   std::stable_sort(work.order.begin(), work.order.end(),
                    [&](uint32_t a, uint32_t b) { return unit[a] < unit[b]; });
-  // A few chunks per thread, so that the last ones to finish are small.
-  const size_t target = std::max<size_t>(n / (size_t(threads) * 4), 1);
+  // Many chunks per thread, so that the last ones to finish are small (with 4, the threads
+  // finished up to 25 ms apart on python3.11; with 16, within 2 ms).
+  const size_t target = std::max<size_t>(n / (size_t(threads) * 16), 1);
   size_t begin = 0;
   for (size_t k = 0; k < n;) {
     const uint64_t u = unit[work.order[k]];
