@@ -82,6 +82,27 @@ TEST(SymbolicateCli, UnwritableOutputExitsWithOne) {
   EXPECT_NE(err.find("cannot write"), std::string::npos) << err;
 }
 
+// A full disk (/dev/full: every write fails with ENOSPC), in every output format: exit 1 with
+// the reason, and the device is left alone (a failed write once removed the output path, the
+// device node included when run as root).
+TEST(SymbolicateCli, FullDeviceOutputExitsWithOneAndLeavesTheDevice) {
+  struct stat st;
+  if (stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode)) GTEST_SKIP() << "no /dev/full here";
+  symtest::TempDir dir;
+  std::string dump = dir.path("d.inprof");
+  write_small_dump(dump, {}, {0x1234});
+  for (std::vector<std::string> extra : {std::vector<std::string>{}, {"--gzip"},
+                                         {"--format", "folded"}, {"--format", "summary"}}) {
+    std::vector<std::string> args = {dump, "-o", "/dev/full"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::string err;
+    EXPECT_EQ(run(args, &err), 1) << err;
+    EXPECT_NE(err.find("cannot write '/dev/full'"), std::string::npos) << err;
+    ASSERT_EQ(stat("/dev/full", &st), 0) << "the device node was removed";
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+  }
+}
+
 TEST(SymbolicateCli, ConvertsAGoodDump) {
   symtest::TempDir dir;
   std::string dump = dir.path("d.inprof");

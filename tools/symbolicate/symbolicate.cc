@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -149,6 +150,12 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
   if (!out) {
     return fail(err, "cannot write '" + options.output_path + "': " + std::strerror(errno));
   }
+  // What a failed write leaves is removed only if it is a regular file: never a device (-o
+  // /dev/full once deleted the device node, run as root), a FIFO, or what a link points to.
+  std::error_code no_throw;
+  const bool remove_on_failure =
+      !to_stdout && std::filesystem::is_regular_file(
+                        std::filesystem::symlink_status(options.output_path, no_throw));
 
   const double read_seconds = seconds_since(start);
   const double read_cpu = cpu_seconds() - cpu_start;
@@ -190,7 +197,7 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
   }
   if (!ok) {
     std::string why = close_error ? std::strerror(close_error) : "write error";
-    if (!to_stdout) std::remove(options.output_path.c_str());
+    if (remove_on_failure) std::remove(options.output_path.c_str());
     return fail(err, "cannot write '" + options.output_path + "': " + why);
   }
 
