@@ -4,28 +4,101 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
 
 namespace inprof::symbolicate {
 namespace {
 
-ssize_t gz_write(void* cookie, const char* data, size_t size) {
-  size_t done = 0;
-  while (done < size) {
-    // gzwrite takes an unsigned length; write in pieces well below its limit.
-    unsigned piece = static_cast<unsigned>(std::min<size_t>(size - done, 1u << 30));
-    int n = gzwrite(static_cast<gzFile>(cookie), data + done, piece);
-    if (n <= 0) {
-      errno = EIO;
-      return done ? static_cast<ssize_t>(done) : -1;
+// Compression runs on a thread of its own, behind a bounded queue: writing a long profile's JSON
+// and deflating it take about as long as each other, so the two overlap instead of adding up.
+class Compressor {
+ public:
+  explicit Compressor(gzFile gz) : gz_(gz), worker_([this] { run(); }) {}
+
+  // Queues a copy of `data`; false once compressing or writing has failed.
+  bool write(const char* data, size_t size) {
+    std::unique_lock lock(mutex_);
+    space_.wait(lock, [&] { return queued_bytes_ < kMaxQueuedBytes || failed_; });
+    if (failed_) return false;
+    queue_.emplace_back(data, size);
+    queued_bytes_ += size;
+    work_.notify_one();
+    return true;
+  }
+
+  // Compresses what is queued, ends the gzip stream; false if anything failed.
+  bool close() {
+    {
+      std::lock_guard lock(mutex_);
+      closing_ = true;
     }
-    done += static_cast<size_t>(n);
+    work_.notify_one();
+    worker_.join();
+    bool ok = !failed_;
+    if (gzclose(gz_) != Z_OK) ok = false;
+    return ok;
+  }
+
+ private:
+  static constexpr size_t kMaxQueuedBytes = 8 << 20;
+
+  void run() {
+    for (;;) {
+      std::string piece;
+      {
+        std::unique_lock lock(mutex_);
+        work_.wait(lock, [&] { return !queue_.empty() || closing_; });
+        if (queue_.empty()) return;
+        piece = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      bool ok = true;
+      for (size_t done = 0; done < piece.size();) {
+        // gzwrite takes an unsigned length; write in pieces well below its limit.
+        unsigned n = static_cast<unsigned>(std::min<size_t>(piece.size() - done, 1u << 30));
+        int written = gzwrite(gz_, piece.data() + done, n);
+        if (written <= 0) {
+          ok = false;
+          break;
+        }
+        done += static_cast<size_t>(written);
+      }
+      std::lock_guard lock(mutex_);
+      queued_bytes_ -= piece.size();
+      if (!ok) failed_ = true;
+      space_.notify_one();
+    }
+  }
+
+  gzFile gz_;
+  std::mutex mutex_;
+  std::condition_variable work_, space_;
+  std::deque<std::string> queue_;
+  size_t queued_bytes_ = 0;
+  bool closing_ = false;
+  bool failed_ = false;
+  std::thread worker_;  // last: starts once the rest is ready
+};
+
+ssize_t gz_write(void* cookie, const char* data, size_t size) {
+  if (!static_cast<Compressor*>(cookie)->write(data, size)) {
+    errno = EIO;
+    return -1;
   }
   return static_cast<ssize_t>(size);
 }
 
 int gz_close(void* cookie) {
-  if (gzclose(static_cast<gzFile>(cookie)) != Z_OK) {
+  auto* compressor = static_cast<Compressor*>(cookie);
+  const bool ok = compressor->close();
+  delete compressor;
+  if (!ok) {
     errno = EIO;
     return -1;
   }
@@ -35,11 +108,12 @@ int gz_close(void* cookie) {
 std::FILE* wrap(gzFile gz) {
   if (!gz) return nullptr;
   gzbuffer(gz, 1 << 17);
+  auto* compressor = new Compressor(gz);
   cookie_io_functions_t io = {};
   io.write = gz_write;
   io.close = gz_close;
-  std::FILE* f = fopencookie(gz, "w", io);
-  if (!f) gzclose(gz);
+  std::FILE* f = fopencookie(compressor, "w", io);
+  if (!f) gz_close(compressor);
   return f;
 }
 
