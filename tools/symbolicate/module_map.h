@@ -31,6 +31,11 @@ class ModuleMap {
  private:
   const std::vector<ModuleInfo>& modules_;
   std::vector<uint64_t> thresholds_;  // sorted times at which the set of live modules changes
+  // The modules by start address, and the largest end among each and those before it: the
+  // modules containing an address are found by a binary search and a short walk back, not by a
+  // scan of every module (a big program maps hundreds; every frame of every stack asks).
+  std::vector<uint32_t> by_start_;
+  std::vector<uint64_t> max_end_;
 };
 
 }  // namespace inprof::symbolicate
