@@ -132,6 +132,9 @@ void Sampler::run() {
       lock.unlock();
       std::lock_guard hold(tick_mutex_);
       stop_all_self_sampling(/*collect_first=*/true);  // what the threads queued is kept
+      // The counters' values at the end, so that each series ends where the program left it,
+      // however late the last tick was (under qemu, ticks come 100 ms apart or more).
+      if (!paused_.load(std::memory_order_relaxed)) sample_counters(monotonic_ns());
       return;
     }
   }
