@@ -284,7 +284,8 @@ class INPROF_API LabelScope {
 };
 
 // A number that changes over time, shown as a counter track. Create it once (it lives for the
-// program); add() and set() are lock-free and callable from any thread.
+// program); add() and set() are lock-free and callable from any thread. Its value is recorded
+// at each sampler tick where it changed, and once more when profiling stops.
 class INPROF_API Counter {
  public:
   explicit Counter(std::string_view name, std::string_view description = {},
