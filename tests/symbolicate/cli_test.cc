@@ -91,8 +91,8 @@ TEST(SymbolicateCli, FullDeviceOutputExitsWithOneAndLeavesTheDevice) {
   symtest::TempDir dir;
   std::string dump = dir.path("d.inprof");
   write_small_dump(dump, {}, {0x1234});
-  for (std::vector<std::string> extra : {std::vector<std::string>{}, {"--gzip"},
-                                         {"--format", "folded"}, {"--format", "summary"}}) {
+  for (std::vector<std::string> extra :
+       {std::vector<std::string>{}, {"--gzip"}, {"--format", "folded"}, {"--format", "summary"}}) {
     std::vector<std::string> args = {dump, "-o", "/dev/full"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::string err;

@@ -64,7 +64,7 @@ TEST(ModuleMap, ManyModulesOverOneAddress) {
     modules[i].unload_ns = i * 10 + 5;
   }
   ModuleMap map(modules);
-  EXPECT_EQ(map.find(0x1800, 12), 1u);   // live
+  EXPECT_EQ(map.find(0x1800, 12), 1u);     // live
   EXPECT_EQ(map.find(0x1800, 1000), 39u);  // nearest lifetime
   EXPECT_EQ(map.find(0x0fff, 12), ModuleMap::kNone);
   EXPECT_EQ(map.find(0x2000 + 39, 12), ModuleMap::kNone);

@@ -4,6 +4,8 @@
 // detached debug symbols (libc6-dbg).
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <gtest/gtest.h>
 #include <link.h>
 #include <netinet/in.h>
@@ -18,10 +20,6 @@
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <elfutils/libdw.h>
-#include <fcntl.h>
-#include <gelf.h>
 
 #include "debug_image.h"
 #include "elf_file.h"
@@ -412,9 +410,10 @@ TEST(DebugImage, FilesItDoesNotRewrite) {
   std::string why;
   EXPECT_EQ(DebugImage::plan(dir.path("missing"), &why), nullptr);
   EXPECT_NE(why, "");
-  for (const std::string& content : {std::string("not an ELF file at all, but long enough to be read "
-                                                 "as a header of sixty-four bytes or more"),
-                                     std::string("\x7f" "ELF\x02\x01\x01", 7)}) {
+  for (const std::string& content :
+       {std::string("not an ELF file at all, but long enough to be read "
+                    "as a header of sixty-four bytes or more"),
+        std::string{'\x7f', 'E', 'L', 'F', 2, 1, 1}}) {  // a 64-bit header, cut short
     std::ofstream(dir.path("f"), std::ios::binary | std::ios::trunc) << content;
     EXPECT_EQ(DebugImage::plan(dir.path("f"), &why), nullptr);
   }

@@ -190,9 +190,8 @@ TORTURE_SCENARIO(exec_from_busy_threads) {
           x = torture::mix(x, 1000);
           if (i % 4 >= 2) usleep(50);
         }
-        char* argv[] = {const_cast<char*>(ctx.self_path.c_str()),
-                        const_cast<char*>("--exit-with"), const_cast<char*>(code.c_str()),
-                        nullptr};
+        char* argv[] = {const_cast<char*>(ctx.self_path.c_str()), const_cast<char*>("--exit-with"),
+                        const_cast<char*>(code.c_str()), nullptr};
         execv(argv[0], argv);
         _exit(127);
       });

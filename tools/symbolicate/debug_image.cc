@@ -1,10 +1,10 @@
 #include "debug_image.h"
 
 #include <elf.h>
+#include <libdeflate.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <libdeflate.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -31,9 +31,9 @@ constexpr uint64_t kMaxAlign = 4096;
 // this list included.
 bool never_read(std::string_view name) {
   static constexpr std::string_view kSkipped[] = {
-      ".debug_loc",      ".debug_loclists",     ".debug_macro",
-      ".debug_macinfo",  ".debug_pubnames",     ".debug_pubtypes",
-      ".debug_names",    ".debug_gnu_pubnames", ".debug_gnu_pubtypes"};
+      ".debug_loc",     ".debug_loclists",     ".debug_macro",
+      ".debug_macinfo", ".debug_pubnames",     ".debug_pubtypes",
+      ".debug_names",   ".debug_gnu_pubnames", ".debug_gnu_pubtypes"};
   return std::find(std::begin(kSkipped), std::end(kSkipped), name) != std::end(kSkipped);
 }
 

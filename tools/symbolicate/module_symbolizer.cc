@@ -34,8 +34,8 @@ int find_located_debuginfo(Dwfl_Module*, void** userdata, const char*, Dwarf_Add
   const auto* files = static_cast<const ModuleFiles*>(*userdata);
   if (!files) return -1;
   std::string why;
-  int fd = files->debug_image ? dup_image(*files->debug_image)
-                              : open_regular_file(files->debug, &why);
+  int fd =
+      files->debug_image ? dup_image(*files->debug_image) : open_regular_file(files->debug, &why);
   if (fd >= 0) *debuginfo_file_name = strdup(files->debug.c_str());
   return fd;
 }

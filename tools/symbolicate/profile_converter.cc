@@ -177,9 +177,9 @@ class Converter {
   uint64_t untyped_markers_ = 0;  // markers whose type has no schema record
   std::vector<ModuleState> modules_;
   std::map<std::tuple<std::string, std::string, uint64_t>, LibIndex> lib_by_file_;
-  std::vector<FrameIndex> frame_pool_;  // the frames of every address, in runs
-  std::vector<FrameRun> frame_runs_;     // by the values of ModuleState::frame_runs
-  FlatKeyMap unmapped_frame_runs_[2];    // the same for addresses in no module
+  std::vector<FrameIndex> frame_pool_;             // the frames of every address, in runs
+  std::vector<FrameRun> frame_runs_;               // by the values of ModuleState::frame_runs
+  FlatKeyMap unmapped_frame_runs_[2];              // the same for addresses in no module
   std::vector<StackCacheEntry> stack_cache_;       // one slot per raw stack: memory stays bounded
   std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle leaf
   std::optional<FrameIndex> truncated_frame_;
@@ -716,10 +716,10 @@ void Converter::make_frames(size_t m, uint64_t address, bool leaf) {
               b_.handle_for_string(f.function), resource, source,
               f.decl_line ? std::optional<uint32_t>(f.decl_line) : std::nullopt);
         };
-        const FuncIndex func =
-            f.function_key ? static_cast<FuncIndex>(state.funcs.get_or_make(
-                                 f.function_key, [&] { return raw(make_func()); }))
-                           : make_func();
+        const FuncIndex func = f.function_key
+                                   ? static_cast<FuncIndex>(state.funcs.get_or_make(
+                                         f.function_key, [&] { return raw(make_func()); }))
+                                   : make_func();
         frame_pool_.push_back(
             b_.handle_for_frame(func, relative, static_cast<uint32_t>(depth), native_, 0, native,
                                 f.line ? std::optional<uint32_t>(f.line) : std::nullopt));
