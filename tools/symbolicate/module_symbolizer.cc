@@ -17,6 +17,8 @@
 #include "debug_image.h"
 #include "dump/dump_records.h"
 #include "elf_file.h"
+#include "libdw_line_tables.h"
+#include "line_table.h"
 
 namespace inprof::symbolicate {
 namespace {
@@ -67,7 +69,8 @@ uint32_t udata_attr(Dwarf_Die* die, unsigned name) {
   return value > UINT32_MAX ? 0 : static_cast<uint32_t>(value);
 }
 
-std::string call_file(Dwarf_Die* cudie, Dwarf_Die* inlined) {
+// libdw's way (it decodes the unit's whole line program for its file table).
+std::string libdw_call_file(Dwarf_Die* cudie, Dwarf_Die* inlined) {
   Dwarf_Attribute attr;
   Dwarf_Word index;
   if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &index) != 0) return {};
@@ -112,6 +115,12 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   const std::string& demangled(const ElfSymbol& symbol);
   // The index of the compilation unit whose DIE is at `cu_offset`, built on first use.
   UnitIndex& unit_index(uint64_t cu_offset);
+  // The unit's line program by our reader (null: libdw must answer), its rows decoded if asked.
+  const LineTable* line_table(Dwarf_Die* cudie, bool with_rows);
+  // The file of DW_AT_decl_file (through abstract origins and specifications), as
+  // dwarf_decl_file names it.
+  std::string decl_file(Dwarf_Die* die);
+  std::string call_file(Dwarf_Die* cudie, Dwarf_Die* inlined);
   // "ns::Class::name" for the function DIE at `die_offset` ("name" in C), from its DW_AT_name.
   std::optional<std::string> qualified(uint64_t die_offset);
 
@@ -123,6 +132,13 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   std::unordered_map<const char*, std::string> demangled_;
   std::unordered_map<uint64_t, std::unique_ptr<UnitIndex>> units_;    // by CU DIE offset
   std::unordered_map<uint64_t, std::unique_ptr<ScopeIndex>> scopes_;  // by CU DIE offset
+  std::optional<LineSections> line_sections_;  // unset: every line question goes to libdw
+  struct UnitLines {
+    std::optional<LineTable> table;
+    bool with_rows = false;
+    bool failed = false;
+  };
+  std::unordered_map<uint64_t, UnitLines> line_tables_;  // by CU DIE offset
 };
 
 }  // namespace
@@ -402,6 +418,48 @@ DwarfModuleSymbolizer::DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module)
   dwarf_ = dwfl_module_getdwarf(module_, &bias);
   dwarf_bias_ = bias;
   load_symbols();
+  if (dwarf_) line_sections_ = line_sections_of(dwarf_);
+}
+
+const LineTable* DwarfModuleSymbolizer::line_table(Dwarf_Die* cudie, bool with_rows) {
+  if (!line_sections_) return nullptr;
+  UnitLines& slot = line_tables_[dwarf_dieoffset(cudie)];
+  if (slot.failed) return nullptr;
+  if (slot.table && (slot.with_rows || !with_rows)) return &*slot.table;
+  // A unit our reader cannot read is left to libdw whole, files and rows alike.
+  std::string why;
+  auto options = line_options_of(cudie, with_rows);
+  slot.table = options ? LineTable::parse(*line_sections_, *options, &why) : std::nullopt;
+  slot.with_rows = with_rows;
+  slot.failed = !slot.table;
+  return slot.table ? &*slot.table : nullptr;
+}
+
+std::string DwarfModuleSymbolizer::decl_file(Dwarf_Die* die) {
+  Dwarf_Attribute attr;
+  Dwarf_Word index = 0;
+  if (dwarf_formudata(dwarf_attr_integrate(die, DW_AT_decl_file, &attr), &index) != 0) return {};
+  if (index == 0) return {};  // libdw reads 0 as "no file", in every DWARF version
+  Dwarf_Die cu;
+  const LineTable* table = nullptr;
+  if (dwarf_cu_getdwarf(attr.cu) == dwarf_ &&
+      dwarf_cu_die(attr.cu, &cu, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr)) {
+    table = line_table(&cu, false);
+  }
+  if (!table) {
+    const char* name = dwarf_decl_file(die);
+    return name ? name : "";
+  }
+  return index < table->files().size() ? table->files()[index] : "";
+}
+
+std::string DwarfModuleSymbolizer::call_file(Dwarf_Die* cudie, Dwarf_Die* inlined) {
+  const LineTable* table = line_table(cudie, false);
+  if (!table) return libdw_call_file(cudie, inlined);
+  Dwarf_Attribute attr;
+  Dwarf_Word index;
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &index) != 0) return {};
+  return index < table->files().size() ? table->files()[index] : "";
 }
 
 DwarfModuleSymbolizer::~DwarfModuleSymbolizer() { dwfl_end(dwfl_); }
@@ -464,7 +522,12 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
     return out;
   }
   const uint64_t pc = vaddr - bias;
-  if (Dwarf_Line* line = dwarf_getsrc_die(cudie, pc)) {
+  if (const LineTable* table = line_table(cudie, true)) {
+    if (auto at = table->find(pc)) {
+      if (at->file < table->files().size()) leaf_file = table->files()[at->file];
+      if (at->line > 0 && at->line <= INT32_MAX) leaf_line = static_cast<uint32_t>(at->line);
+    }
+  } else if (Dwarf_Line* line = dwarf_getsrc_die(cudie, pc)) {
     int lineno = 0;
     const char* file = dwarf_linesrc(line, nullptr, nullptr);
     if (file) leaf_file = file;
@@ -492,7 +555,7 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
       }
     }
     if (node.name.empty()) node.name = qualified(node.die).value_or(std::string());
-    if (const char* decl_file = dwarf_decl_file(&die)) node.file = decl_file;
+    node.file = decl_file(&die);
     int decl_line = 0;
     if (dwarf_decl_line(&die, &decl_line) == 0 && decl_line > 0) {
       node.decl_line = static_cast<uint32_t>(decl_line);
