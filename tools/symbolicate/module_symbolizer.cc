@@ -25,6 +25,47 @@ namespace {
 
 constexpr int kMaxScopeDepth = 64;  // corrupt DWARF must not recurse forever
 
+// The attributes that place a function's or an inlined call's code, gathered in one pass.
+struct CodeAttributes {
+  Dwarf_Attribute low{}, high{};  // form 0: absent
+  bool has_ranges = false;
+};
+
+int note_code_attribute(Dwarf_Attribute* attribute, void* arg) {
+  auto* code = static_cast<CodeAttributes*>(arg);
+  // The first of each, as dwarf_attr finds it.
+  switch (dwarf_whatattr(attribute)) {
+    case DW_AT_low_pc:
+      if (!code->low.form) code->low = *attribute;
+      break;
+    case DW_AT_high_pc:
+      if (!code->high.form) code->high = *attribute;
+      break;
+    case DW_AT_ranges:
+      code->has_ranges = true;
+      break;
+    default:
+      break;
+  }
+  return DWARF_CB_OK;
+}
+
+// DW_AT_high_pc is an address in these forms, an offset from DW_AT_low_pc in the others.
+bool is_address_form(unsigned form) {
+  switch (form) {
+    case DW_FORM_addr:
+    case DW_FORM_addrx:
+    case DW_FORM_addrx1:
+    case DW_FORM_addrx2:
+    case DW_FORM_addrx3:
+    case DW_FORM_addrx4:
+    case DW_FORM_GNU_addr_index:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // A descriptor of its own on `image` (libdwfl closes what it is given).
 int dup_image(const DebugImage& image) { return ::fcntl(image.fd(), F_DUPFD_CLOEXEC, 0); }
 
@@ -190,23 +231,44 @@ struct DwarfModuleSymbolizer::UnitIndex {
         case DW_TAG_inlined_subroutine: {
           uint32_t node = static_cast<uint32_t>(nodes.size());
           bool any = false;
-          Dwarf_Addr base, start, end;
           uint64_t low = UINT64_MAX;
-          ptrdiff_t off = 0;
-          int guard = 0;
-          while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0 && ++guard < 4096) {
-            if (end <= start) continue;
+          auto add = [&](uint64_t start, uint64_t end) {
+            if (end <= start) return;
             ranges.push_back({parent_node, start, end, node});
             low = std::min<uint64_t>(low, start);
             any = true;
+          };
+          // What dwarf_ranges and dwarf_lowpc would say, from one pass over the attributes
+          // (each of their lookups scans them again: most of this walk's cost).
+          CodeAttributes code;
+          dwarf_getattrs(&child, note_code_attribute, &code, 0);
+          Dwarf_Addr entry = 0, high = 0;
+          Dwarf_Word size = 0;
+          const bool has_entry = code.low.form && dwarf_formaddr(&code.low, &entry) == 0;
+          bool single = false;
+          if (has_entry && code.high.form) {
+            if (is_address_form(code.high.form)) {
+              single = dwarf_formaddr(&code.high, &high) == 0;
+            } else if (dwarf_formudata(&code.high, &size) == 0) {
+              high = entry + size;
+              single = true;
+            }
+          }
+          if (single) {
+            add(entry, high);
+          } else if (code.has_ranges) {
+            Dwarf_Addr base, start, end;
+            ptrdiff_t off = 0;
+            int guard = 0;
+            while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0 && ++guard < 4096) {
+              add(start, end);
+            }
           }
           if (!any) break;  // a declaration or an abstract instance: no code here
           Node n;
           n.die = dwarf_dieoffset(&child);
           n.parent = parent_node;
-          n.low = low;
-          Dwarf_Addr entry;
-          if (dwarf_lowpc(&child, &entry) == 0) n.low = entry;
+          n.low = has_entry ? entry : low;
           nodes.push_back(std::move(n));
           collect(&child, node, depth + 1);
           break;
