@@ -91,11 +91,78 @@ const Dwfl_Callbacks kCallbacks = {
     .debuginfo_path = &no_search_path,
 };
 
-std::string linkage_name(Dwarf_Die* die) {
-  Dwarf_Attribute attr;
-  const char* linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+// What describes a function: its DIE's own attributes first, then those of the DIEs it completes
+// (DW_AT_abstract_origin, else DW_AT_specification), as dwarf_attr_integrate looks them up, but
+// in one pass over each DIE's attributes instead of one per attribute and DIE.
+struct FunctionAttributes {
+  Dwarf_Attribute linkage{}, mips_linkage{}, decl_file{}, decl_line{};  // form 0: absent
+  std::optional<Dwarf_Die> named;  // the first DIE of the chain with a DW_AT_name
+};
+
+struct OneDie {
+  Dwarf_Attribute linkage{}, mips_linkage{}, decl_file{}, decl_line{}, origin{}, specification{};
+  bool has_name = false;
+};
+
+int note_function_attribute(Dwarf_Attribute* attribute, void* arg) {
+  auto* d = static_cast<OneDie*>(arg);
+  Dwarf_Attribute* slot = nullptr;
+  switch (dwarf_whatattr(attribute)) {
+    case DW_AT_linkage_name:
+      slot = &d->linkage;
+      break;
+    case DW_AT_MIPS_linkage_name:
+      slot = &d->mips_linkage;
+      break;
+    case DW_AT_decl_file:
+      slot = &d->decl_file;
+      break;
+    case DW_AT_decl_line:
+      slot = &d->decl_line;
+      break;
+    case DW_AT_abstract_origin:
+      slot = &d->origin;
+      break;
+    case DW_AT_specification:
+      slot = &d->specification;
+      break;
+    case DW_AT_name:
+      d->has_name = true;
+      break;
+    default:
+      break;
+  }
+  if (slot && !slot->form) *slot = *attribute;  // the first, as dwarf_attr finds it
+  return DWARF_CB_OK;
+}
+
+FunctionAttributes function_attributes(Dwarf_Die* die) {
+  FunctionAttributes out;
+  Dwarf_Die current = *die;
+  for (int hop = 0; hop < 9; ++hop) {  // dwarf_attr_integrate's limit
+    OneDie d;
+    if (dwarf_getattrs(&current, note_function_attribute, &d, 0) != 1) break;
+    for (auto [have, found] : {std::pair{&out.linkage, &d.linkage},
+                               {&out.mips_linkage, &d.mips_linkage},
+                               {&out.decl_file, &d.decl_file},
+                               {&out.decl_line, &d.decl_line}}) {
+      if (!have->form) *have = *found;
+    }
+    if (!out.named && d.has_name) out.named = current;
+    Dwarf_Attribute* next = d.origin.form          ? &d.origin
+                            : d.specification.form ? &d.specification
+                                                   : nullptr;
+    Dwarf_Die target;
+    if (!next || !dwarf_formref_die(next, &target)) break;
+    current = target;
+  }
+  return out;
+}
+
+std::string linkage_name(FunctionAttributes& attributes) {
+  const char* linkage = dwarf_formstring(attributes.linkage.form ? &attributes.linkage : nullptr);
   if (!linkage) {
-    linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+    linkage = dwarf_formstring(attributes.mips_linkage.form ? &attributes.mips_linkage : nullptr);
   }
   // Only a mangled name says more than DW_AT_name; a C function's linkage name is an asm label
   // (glibc's "__GI_memcpy" for memcpy), not what its source calls it.
@@ -160,10 +227,10 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   const LineTable* line_table(Dwarf_Die* cudie, bool with_rows);
   // The file of DW_AT_decl_file (through abstract origins and specifications), as
   // dwarf_decl_file names it.
-  std::string decl_file(Dwarf_Die* die);
+  std::string decl_file(Dwarf_Attribute* decl_file, Dwarf_Die* die);
   std::string call_file(Dwarf_Die* cudie, Dwarf_Die* inlined);
   // "ns::Class::name" for the function DIE at `die_offset` ("name" in C), from its DW_AT_name.
-  std::optional<std::string> qualified(uint64_t die_offset);
+  std::optional<std::string> qualified(Dwarf_Die* named);
 
   Dwfl* dwfl_;
   Dwfl_Module* module_;
@@ -347,20 +414,11 @@ struct DwarfModuleSymbolizer::ScopeIndex {
   }
 };
 
-std::optional<std::string> DwarfModuleSymbolizer::qualified(uint64_t die_offset) {
-  Dwarf_Die named;
-  if (!dwarf_offdie(dwarf_, die_offset, &named)) return std::nullopt;
-  // Follow abstract_origin / specification to the DIE that carries the name.
-  for (int hop = 0; hop < 8 && !dwarf_hasattr(&named, DW_AT_name); ++hop) {
-    Dwarf_Attribute attr;
-    Dwarf_Attribute* ref = dwarf_attr(&named, DW_AT_abstract_origin, &attr);
-    if (!ref) ref = dwarf_attr(&named, DW_AT_specification, &attr);
-    if (!ref || !dwarf_formref_die(ref, &named)) return std::nullopt;
-  }
-  const char* base = dwarf_diename(&named);
+std::optional<std::string> DwarfModuleSymbolizer::qualified(Dwarf_Die* named) {
+  const char* base = dwarf_diename(named);
   if (!base) return std::nullopt;
   Dwarf_Die cu;
-  if (!dwarf_diecu(&named, &cu, nullptr, nullptr)) return std::nullopt;
+  if (!dwarf_diecu(named, &cu, nullptr, nullptr)) return std::nullopt;
   // C has no namespaces and no member functions: its units need no walk for prefixes.
   switch (dwarf_srclang(&cu)) {
     case DW_LANG_C89:
@@ -376,7 +434,7 @@ std::optional<std::string> DwarfModuleSymbolizer::qualified(uint64_t die_offset)
     slot = std::make_unique<ScopeIndex>();
     slot->collect(&cu, std::string(), 0);
   }
-  auto it = slot->prefixes.find(dwarf_dieoffset(&named));
+  auto it = slot->prefixes.find(dwarf_dieoffset(named));
   if (it == slot->prefixes.end()) return std::string(base);
   std::string prefix = it->second;
   const std::string kUnnamed = "{unnamed type}::";
@@ -497,15 +555,14 @@ const LineTable* DwarfModuleSymbolizer::line_table(Dwarf_Die* cudie, bool with_r
   return slot.table ? &*slot.table : nullptr;
 }
 
-std::string DwarfModuleSymbolizer::decl_file(Dwarf_Die* die) {
-  Dwarf_Attribute attr;
+std::string DwarfModuleSymbolizer::decl_file(Dwarf_Attribute* attr, Dwarf_Die* die) {
   Dwarf_Word index = 0;
-  if (dwarf_formudata(dwarf_attr_integrate(die, DW_AT_decl_file, &attr), &index) != 0) return {};
+  if (!attr->form || dwarf_formudata(attr, &index) != 0) return {};
   if (index == 0) return {};  // libdw reads 0 as "no file", in every DWARF version
   Dwarf_Die cu;
   const LineTable* table = nullptr;
-  if (dwarf_cu_getdwarf(attr.cu) == dwarf_ &&
-      dwarf_cu_die(attr.cu, &cu, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr)) {
+  if (dwarf_cu_getdwarf(attr->cu) == dwarf_ &&
+      dwarf_cu_die(attr->cu, &cu, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr)) {
     table = line_table(&cu, false);
   }
   if (!table) {
@@ -605,7 +662,8 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
     node.described = true;
     Dwarf_Die die;
     if (!dwarf_offdie(dwarf_, node.die, &die)) continue;
-    node.name = linkage_name(&die);
+    FunctionAttributes attributes = function_attributes(&die);
+    node.name = linkage_name(attributes);
     if (node.name.empty() && i == 0) {
       // A C++ function without a linkage name: the ELF symbol at its start names it fully. (Looked
       // up at the node's start, not at this address: the name must not depend on which address
@@ -616,10 +674,13 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
         node.name = demangled(*at_start);
       }
     }
-    if (node.name.empty()) node.name = qualified(node.die).value_or(std::string());
-    node.file = decl_file(&die);
-    int decl_line = 0;
-    if (dwarf_decl_line(&die, &decl_line) == 0 && decl_line > 0) {
+    if (node.name.empty() && attributes.named) {
+      node.name = qualified(&*attributes.named).value_or(std::string());
+    }
+    node.file = decl_file(&attributes.decl_file, &die);
+    Dwarf_Word decl_line = 0;
+    if (attributes.decl_line.form && dwarf_formudata(&attributes.decl_line, &decl_line) == 0 &&
+        decl_line > 0 && decl_line <= INT32_MAX) {
       node.decl_line = static_cast<uint32_t>(decl_line);
     }
     if (dwarf_tag(&die) == DW_TAG_inlined_subroutine) {
