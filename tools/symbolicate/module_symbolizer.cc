@@ -277,9 +277,20 @@ struct DwarfModuleSymbolizer::UnitIndex {
   void build(Dwarf_Die* cudie) {
     cu = *cudie;
     collect(cudie, 0, 0);
-    std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
-      return a.parent != b.parent ? a.parent < b.parent : a.low < b.low;
-    });
+    // By parent (counting sort: parents are node indices), then each parent's few children by
+    // address (mostly in order already).
+    std::vector<uint32_t> starts(nodes.size() + 1, 0);
+    for (const Range& r : ranges) ++starts[r.parent + 1];
+    for (size_t i = 1; i < starts.size(); ++i) starts[i] += starts[i - 1];
+    std::vector<Range> by_parent(ranges.size());
+    std::vector<uint32_t> fill(starts.begin(), starts.end() - 1);
+    for (const Range& r : ranges) by_parent[fill[r.parent]++] = r;
+    ranges.swap(by_parent);
+    for (size_t p = 0; p < nodes.size(); ++p) {
+      auto first = ranges.begin() + starts[p], last = ranges.begin() + starts[p + 1];
+      auto by_low = [](const Range& a, const Range& b) { return a.low < b.low; };
+      if (!std::is_sorted(first, last, by_low)) std::stable_sort(first, last, by_low);
+    }
     for (uint32_t i = 0; i < ranges.size(); ++i) {
       Node& p = nodes[ranges[i].parent];
       if (p.end_child == 0) p.first_child = i;

@@ -22,6 +22,9 @@ struct ConvertOptions {
   size_t min_addresses_per_handle = kMinAddressesPerHandle;
   // Called now and then while addresses are symbolized (null: never).
   std::function<void(size_t done, size_t total)> progress;
+  // The process exits right after: what symbolization built (debug-file handles, every
+  // address's frames) is left to the OS instead of being freed piece by piece.
+  bool exiting_after = false;
 };
 
 // How one module that samples point into was symbolicated.

@@ -168,6 +168,7 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
   convert_options.locate = options.locate;
   convert_options.jobs = options.jobs;
   convert_options.min_addresses_per_handle = options.min_addresses_per_handle;
+  convert_options.exiting_after = options.exiting_after;
   convert_options.progress = [&](size_t done, size_t total) { bar.update(done, total); };
   ConversionSummary summary = convert_profile(model, builder, diag, convert_options);
   bar.finish();
