@@ -253,13 +253,17 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
 
 // One compilation unit's functions as a tree: each concrete subprogram and inlined subroutine
 // is a node, its address ranges sorted under its parent, so the chain at an address is found by
-// descending with binary searches.
+// descending with binary searches. A function's inside (its inlined calls, nested blocks) is read
+// the first time an address falls in it: a profile touches few of a big unit's functions, and
+// walking every DIE of the unit was most of the cost.
 struct DwarfModuleSymbolizer::UnitIndex {
   struct Node {
     Dwarf_Off die = 0;
     uint32_t parent = 0;
     uint32_t first_child = 0, end_child = 0;  // its children's ranges in `ranges`
     uint64_t low = 0;                         // lowest address (DWARF), for the ELF name check
+    uint16_t depth = 0;                       // of its DIE under the unit's, for the limit
+    bool expanded = true;                     // its children are in the tree
     bool described = false;
     std::string name, file;
     uint32_t decl_line = 0;
@@ -276,29 +280,37 @@ struct DwarfModuleSymbolizer::UnitIndex {
   std::vector<Range> ranges;
   void build(Dwarf_Die* cudie) {
     cu = *cudie;
-    collect(cudie, 0, 0);
-    // By parent (counting sort: parents are node indices), then each parent's few children by
-    // address (mostly in order already).
-    std::vector<uint32_t> starts(nodes.size() + 1, 0);
-    for (const Range& r : ranges) ++starts[r.parent + 1];
-    for (size_t i = 1; i < starts.size(); ++i) starts[i] += starts[i - 1];
-    std::vector<Range> by_parent(ranges.size());
-    std::vector<uint32_t> fill(starts.begin(), starts.end() - 1);
-    for (const Range& r : ranges) by_parent[fill[r.parent]++] = r;
-    ranges.swap(by_parent);
-    for (size_t p = 0; p < nodes.size(); ++p) {
-      auto first = ranges.begin() + starts[p], last = ranges.begin() + starts[p + 1];
-      auto by_low = [](const Range& a, const Range& b) { return a.low < b.low; };
-      if (!std::is_sorted(first, last, by_low)) std::stable_sort(first, last, by_low);
-    }
-    for (uint32_t i = 0; i < ranges.size(); ++i) {
+    collect(cudie, 0, 0, false);
+    group(0);
+  }
+
+  // Reads the inside of the function at `node`.
+  void expand(uint32_t node, Dwarf* dwarf) {
+    nodes[node].expanded = true;
+    Dwarf_Die die;
+    if (!dwarf_offdie(dwarf, nodes[node].die, &die)) return;
+    const size_t from = ranges.size();
+    collect(&die, node, nodes[node].depth + 1, true);
+    group(from);
+  }
+
+  // Orders the ranges added from `from` on by parent, each parent's by address, and points their
+  // parents at them. Those parents had no children before: the unit or a function just expanded,
+  // and the nodes added with it.
+  void group(size_t from) {
+    std::stable_sort(ranges.begin() + from, ranges.end(), [](const Range& a, const Range& b) {
+      return a.parent != b.parent ? a.parent < b.parent : a.low < b.low;
+    });
+    for (size_t i = from; i < ranges.size(); ++i) {
       Node& p = nodes[ranges[i].parent];
-      if (p.end_child == 0) p.first_child = i;
-      p.end_child = i + 1;
+      if (p.end_child == 0) p.first_child = static_cast<uint32_t>(i);
+      p.end_child = static_cast<uint32_t>(i + 1);
     }
   }
 
-  void collect(Dwarf_Die* parent, uint32_t parent_node, int depth) {
+  // Adds the functions and inlined calls under `parent`; with `inside`, also what is inside
+  // them, else they are left to expand().
+  void collect(Dwarf_Die* parent, uint32_t parent_node, int depth, bool inside) {
     if (depth > kMaxScopeDepth) return;
     Dwarf_Die child;
     if (dwarf_child(parent, &child) != 0) return;
@@ -347,8 +359,10 @@ struct DwarfModuleSymbolizer::UnitIndex {
           n.die = dwarf_dieoffset(&child);
           n.parent = parent_node;
           n.low = has_entry ? entry : low;
+          n.depth = static_cast<uint16_t>(depth);
+          n.expanded = inside;
           nodes.push_back(std::move(n));
-          collect(&child, node, depth + 1);
+          if (inside) collect(&child, node, depth + 1, true);
           break;
         }
         case DW_TAG_lexical_block:
@@ -357,7 +371,7 @@ struct DwarfModuleSymbolizer::UnitIndex {
         case DW_TAG_structure_type:
         case DW_TAG_union_type:
         case DW_TAG_module:
-          collect(&child, parent_node, depth + 1);
+          collect(&child, parent_node, depth + 1, inside);
           break;
         default:
           break;
@@ -366,7 +380,7 @@ struct DwarfModuleSymbolizer::UnitIndex {
   }
 
   // Node indices from the physical function to the deepest inlinee containing `pc`.
-  void chain(uint64_t pc, std::vector<uint32_t>& out) const {
+  void chain(uint64_t pc, std::vector<uint32_t>& out, Dwarf* dwarf) {
     uint32_t node = 0;
     for (int depth = 0; depth < kMaxScopeDepth; ++depth) {
       const Node& n = nodes[node];
@@ -384,6 +398,7 @@ struct DwarfModuleSymbolizer::UnitIndex {
         }
       }
       if (!found) return;
+      if (!nodes[found].expanded) expand(found, dwarf);
       out.push_back(found);
       node = found;
     }
@@ -666,7 +681,7 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
 
   UnitIndex& unit = unit_index(dwarf_dieoffset(cudie));
   std::vector<uint32_t> chain;
-  unit.chain(pc, chain);
+  unit.chain(pc, chain, dwarf_);
   for (size_t i = 0; i < chain.size(); ++i) {
     UnitIndex::Node& node = unit.nodes[chain[i]];
     if (node.described) continue;
