@@ -141,6 +141,10 @@ void symbolize_in_parallel(std::vector<ModuleAddresses>& modules, unsigned jobs,
       }
       finished.fetch_add(chunk.end - chunk.begin, std::memory_order_relaxed);
     }
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto& [module, handle] : open) {
+      if (handle) modules[module].handles.push_back(std::move(handle));
+    }
   };
 
   if (threads == 1 || chunks.size() <= 1) {

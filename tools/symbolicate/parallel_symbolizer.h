@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "debug_file_locator.h"
@@ -20,6 +21,9 @@ struct ModuleAddresses {
   std::vector<uint64_t> vaddrs;        // ELF virtual addresses, sorted, unique
   std::vector<AddressSymbol> results;  // filled: one per address
   std::vector<uint8_t> done;           // 1 where results[i] is valid
+  // The handles that did the work, kept (not freed by the threads as they finish, which took
+  // ~10 ms of libdw's and our unit data on python3.11) until the owner frees or abandons them.
+  std::vector<std::unique_ptr<ModuleSymbolizer>> handles;
 };
 
 // By default a module is split between threads only when it has at least this many addresses

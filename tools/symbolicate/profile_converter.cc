@@ -751,6 +751,12 @@ ModuleSymbolizer* Converter::symbolizer(size_t m) {
   ModuleState& state = modules_[m];
   if (!state.opened) {
     state.opened = true;
+    // A handle that symbolized ahead knows the module's units already.
+    if (!state.batch.handles.empty()) {
+      state.symbolizer = std::move(state.batch.handles.back());
+      state.batch.handles.pop_back();
+      return state.symbolizer.get();
+    }
     if (const ModuleFiles* f = files(m)) {
       state.symbolizer = ModuleSymbolizer::open(*f, &state.why);
       if (!state.symbolizer) {
