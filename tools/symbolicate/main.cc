@@ -80,8 +80,42 @@ bool parse_count(const std::string& text, unsigned max, unsigned* out) {
 
 }  // namespace
 
+#if defined(__GLIBC__)
+// glibc's malloc backs its heaps with transparent huge pages only when the tunable
+// glibc.malloc.hugetlb=1 is set, which it reads at start-up: the tool starts itself again with it
+// set. 50,000 python3.11 addresses: 27,700 page faults -> 5,900, 12 % less time, 7 % more peak
+// memory. Not when the user set tunables of their own, or the system has huge pages off.
+void restart_with_huge_pages(char** argv) {
+  if (std::getenv("GLIBC_TUNABLES") || std::getenv("INPROF_SYMBOLICATE_RESTARTED")) return;
+  std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return;
+  char mode[128] = {};
+  const bool read = std::fgets(mode, sizeof mode, f) != nullptr;
+  std::fclose(f);
+  if (!read || std::strstr(mode, "[never]")) return;
+  if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 0) != 0 ||
+      setenv("INPROF_SYMBOLICATE_RESTARTED", "1", 1) != 0) {
+    return;
+  }
+  execv("/proc/self/exe", argv);
+  // Still here: carry on without (and tell a program started later nothing of it).
+  unsetenv("GLIBC_TUNABLES");
+  unsetenv("INPROF_SYMBOLICATE_RESTARTED");
+}
+
+// Started again by restart_with_huge_pages: the variables have done their work.
+void forget_restart() {
+  if (std::getenv("INPROF_SYMBOLICATE_RESTARTED")) {
+    unsetenv("INPROF_SYMBOLICATE_RESTARTED");
+    unsetenv("GLIBC_TUNABLES");
+  }
+}
+#endif
+
 int main(int argc, char** argv) {
 #if defined(__GLIBC__)
+  restart_with_huge_pages(argv);
+  forget_restart();
   // A short-lived tool that builds and frees large tables (libdw's line tables, the profile's):
   // freed memory is kept for reuse rather than returned to the kernel and faulted in again
   // (5-10 % of the run on 50,000 python3.11 addresses).
