@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -149,6 +150,73 @@ TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
   }
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   EXPECT_NE(read_file(dir.path("stderr")).find("stopped serving"), std::string::npos);
+}
+
+// symbolicate starts itself again with glibc's huge-page tunable for malloc (main.cc), unless the
+// user set GLIBC_TUNABLES or something is preloaded. The running server's /proc/PID/environ (the
+// environment it was started with) tells which happened: the restart is an exec in place.
+TEST(ProfileServer, RestartsWithHugePagesUnlessTunablesAreSet) {
+  std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string mode;
+  std::getline(thp, mode);
+  if (!thp || mode.find("[never]") != std::string::npos) {
+    GTEST_SKIP() << "transparent huge pages are off: symbolicate does not restart";
+  }
+  symtest::TempDir dir;
+  {
+    symtest::DumpFile d(dir.path("d.inprof"));
+    d.process(symtest::test_process());
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.sample(1, 1'000'000, {0x1234});
+    d.end(2'000'000);
+    d.close();
+  }
+  // The environment of a server started with `tunables` (null: none), read once it serves.
+  auto environment_of_server = [&](const char* tunables) {
+    int out_pipe[2];
+    if (pipe(out_pipe) != 0) return std::string("pipe failed");
+    pid_t pid = fork();
+    if (pid == 0) {
+      dup2(out_pipe[1], 1);
+      close(out_pipe[0]);
+      int null = open("/dev/null", O_WRONLY);
+      dup2(null, 2);
+      unsetenv("LD_PRELOAD");
+      unsetenv("INPROF_SYMBOLICATE_RESTARTED");
+      if (tunables)
+        setenv("GLIBC_TUNABLES", tunables, 1);
+      else
+        unsetenv("GLIBC_TUNABLES");
+      execl(SYMBOLICATE_BINARY, SYMBOLICATE_BINARY, dir.path("d.inprof").c_str(), "-o",
+            dir.path("p.json").c_str(), "--open", "--no-browser", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(out_pipe[1]);
+    std::string line;
+    char c;
+    while (line.find('\n') == std::string::npos) {
+      pollfd p = {out_pipe[0], POLLIN, 0};
+      if (poll(&p, 1, 60000) <= 0 || read(out_pipe[0], &c, 1) != 1) break;
+      line += c;
+    }
+    close(out_pipe[0]);
+    std::string environ = read_file("/proc/" + std::to_string(pid) + "/environ");
+    kill(pid, SIGINT);
+    int status = 0;
+    for (int i = 0; i < 600 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    std::replace(environ.begin(), environ.end(), '\0', '\n');
+    return line.empty() ? "no address printed" : "\n" + environ;
+  };
+  std::string restarted = environment_of_server(nullptr);
+  EXPECT_NE(restarted.find("\nGLIBC_TUNABLES=glibc.malloc.hugetlb=1\n"), std::string::npos)
+      << restarted;
+  std::string own = environment_of_server("glibc.malloc.hugetlb=0");
+  EXPECT_NE(own.find("\nGLIBC_TUNABLES=glibc.malloc.hugetlb=0\n"), std::string::npos) << own;
+  EXPECT_EQ(own.find("INPROF_SYMBOLICATE_RESTARTED"), std::string::npos) << own;
 }
 
 }  // namespace
