@@ -10,9 +10,11 @@
 # 2. A long recording: 10 minutes, 8 threads, 1 kHz (4.8 million samples) written synthetically
 #    with the library's dump writer from real python3.11 code addresses; time and peak RSS of
 #    symbolicate (/usr/bin/time -v).
+# 3. A sparse set (2,000 addresses), as a real profile of a large program has: whole run against
+#    llvm-symbolizer.
 #
 # Environment: ADDRESSES (default 50000), BINARY (default /usr/bin/python3.11), LONG=0 skips
-# part 2, KEEP=1 keeps the work directory.
+# part 2, SPARSE (default 2000, 0 skips part 3), KEEP=1 keeps the work directory.
 set -euo pipefail
 
 build=${1:-build}
@@ -114,6 +116,19 @@ phase_row "symbolicate -j $cores, symbolization phase" "$p_symn" "$pc_symn"
 phase_row "  same, module not split" "$p_split" "$pc_split"
 row "$(basename "$llvm") --inlining" "$w_llvm" "$c_llvm"
 row "addr2line -f -i -C" "$w_a2l" "$c_a2l"
+
+# 3. The sparse set (SPARSE=N addresses; 0 skips it). Fixed costs (inflating the debug file,
+#    reading each touched unit) weigh more here than per-address ones.
+sparse=${SPARSE:-2000}
+if [ "$sparse" != 0 ]; then
+  "$make_dump" addresses "$binary" "$sparse" "$work/s.inprof" "$work/s.txt" >/dev/null
+  ns=$(wc -l <"$work/s.txt")
+  read -r w_ssym c_ssym < <(best_of_3 "$symbolicate" "$work/s.inprof" -o "$work/s.json" -j "$cores")
+  read -r w_sllvm c_sllvm < <(best_of_3 sh -c "'$llvm' --obj='$binary' --inlining --demangle <'$work/s.txt'")
+  echo
+  echo "| sparse set: $ns addresses | symbolicate -j $cores whole run $w_ssym s ($c_ssym s CPU)" \
+    "| $(basename "$llvm") $w_sllvm s ($c_sllvm s CPU) | $(echo "$w_sllvm / $w_ssym" | bc -l | xargs printf '%.1f')x |"
+fi
 
 if [ "${LONG:-1}" = 1 ]; then
   echo
