@@ -235,6 +235,18 @@ TEST(LineTableTest, RejectsDamagedPrograms) {
       if (t) t->find(0x1000);
     }
   }
+  // A header length past the unit, in 64-bit DWARF where adding it to the position could wrap.
+  {
+    std::vector<uint8_t> wide = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0};  // length
+    wide.insert(wide.end(), {4, 0});                                               // version 4
+    for (int i = 0; i < 8; ++i) wide.push_back(0xff);  // header_length: 2^64 - 1
+    wide.insert(wide.end(), unit.begin() + 10, unit.end());
+    const uint64_t length = wide.size() - 12;
+    for (int i = 0; i < 8; ++i) wide[4 + i] = static_cast<uint8_t>(length >> (8 * i));
+    LineTable::Options at_start = options;
+    EXPECT_FALSE(LineTable::parse({wide, {}, {}}, at_start, &why));
+    EXPECT_EQ(why, "line header runs past its unit");
+  }
   // An offset past the section.
   options.offset = unit.size() + 1;
   EXPECT_FALSE(LineTable::parse({unit, {}, {}}, options, &why));

@@ -197,6 +197,10 @@ std::optional<LineTable> LineTable::parse(const LineSections& s, const Options& 
     }
   }
   const uint64_t header_length = r.fixed(dwarf64 ? 8 : 4);
+  if (r.failed() || header_length > unit_end - r.pos()) {
+    *why = "line header runs past its unit";
+    return std::nullopt;
+  }
   const size_t program_start = r.pos() + header_length;
   const uint8_t min_inst_length = r.u8();
   const uint8_t max_ops = version >= 4 ? r.u8() : 1;
