@@ -35,6 +35,22 @@ std::string llvm_symbolizer() {
   return {};
 }
 
+// .text's address and size in the ELF file at `path`, from readelf (binutils); size 0 if absent.
+std::pair<uint64_t, uint64_t> text_section(const std::string& path) {
+  std::istringstream sections(run("readelf -SW '" + path + "'"));
+  std::string line;
+  std::pair<uint64_t, uint64_t> text{0, 0};
+  while (std::getline(sections, line)) {
+    size_t at = line.find(" .text ");
+    if (at == std::string::npos) continue;
+    std::istringstream fields(line.substr(at + 7));
+    std::string type, address, offset, size;
+    fields >> type >> address >> offset >> size;
+    text = {std::stoull(address, nullptr, 16), std::stoull(size, nullptr, 16)};
+  }
+  return text;
+}
+
 // "__GI___foo" -> "__foo": glibc's internal alias prefix.
 std::string without_gi(std::string name) {
   while (name.rfind("__GI_", 0) == 0) name.erase(0, 5);
@@ -63,20 +79,9 @@ TEST(LlvmAgreement, InlineChainsAndLinesMatchLlvmSymbolizerOnLibc) {
       fs::exists("/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug"))
       << "libc's debug file is missing: install the Debian package libc6-dbg";
 
-  // .text's address and size, from readelf (binutils).
-  std::istringstream sections(run("readelf -SW '" + libc + "'"));
-  std::string line;
-  uint64_t text = 0, text_size = 0;
-  while (std::getline(sections, line)) {
-    size_t at = line.find(" .text ");
-    if (at == std::string::npos) continue;
-    std::istringstream fields(line.substr(at + 7));
-    std::string type, address, offset, size;
-    fields >> type >> address >> offset >> size;
-    text = std::stoull(address, nullptr, 16);
-    text_size = std::stoull(size, nullptr, 16);
-  }
+  auto [text, text_size] = text_section(libc);
   ASSERT_GT(text_size, 0u);
+  std::string line;  // of llvm-symbolizer's output, below
 
   constexpr int kAddresses = 600;
   std::vector<uint64_t> addresses;
@@ -209,18 +214,7 @@ TEST(LlvmAgreement, AnswersDoNotDependOnTheOrderOfLookups) {
       module.build_id.push_back(
           static_cast<uint8_t>(std::stoul(elf->build_id.substr(i, 2), nullptr, 16)));
     }
-    std::istringstream sections(run("readelf -SW '" + path + "'"));
-    std::string line;
-    uint64_t text = 0, text_size = 0;
-    while (std::getline(sections, line)) {
-      size_t at = line.find(" .text ");
-      if (at == std::string::npos) continue;
-      std::istringstream fields(line.substr(at + 7));
-      std::string type, address, offset, size;
-      fields >> type >> address >> offset >> size;
-      text = std::stoull(address, nullptr, 16);
-      text_size = std::stoull(size, nullptr, 16);
-    }
+    auto [text, text_size] = text_section(path);
     ASSERT_GT(text_size, 0u) << path;
     constexpr size_t kAddresses = 3000;
     std::vector<uint64_t> addresses;

@@ -62,6 +62,18 @@ std::string http(int port, const std::string& request) {
   return response;
 }
 
+// The first line the server prints on `fd` (the profiler's address), waiting up to a minute.
+std::string first_line(int fd) {
+  std::string line;
+  char c;
+  while (line.find('\n') == std::string::npos) {
+    pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 60000) <= 0 || read(fd, &c, 1) != 1) break;
+    line += c;
+  }
+  return line;
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;
@@ -102,13 +114,7 @@ TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
   }
   close(out_pipe[1]);
   // The first line on stdout is the profiler's address.
-  std::string line;
-  char c;
-  while (line.find('\n') == std::string::npos) {
-    pollfd p = {out_pipe[0], POLLIN, 0};
-    if (poll(&p, 1, 60000) <= 0 || read(out_pipe[0], &c, 1) != 1) break;
-    line += c;
-  }
+  std::string line = first_line(out_pipe[0]);
   close(out_pipe[0]);
   const std::string prefix = "https://profiler.firefox.com/from-url/";
   ASSERT_EQ(line.rfind(prefix, 0), 0u) << line << read_file(dir.path("stderr"));
@@ -192,13 +198,7 @@ TEST(ProfileServer, RestartsWithHugePagesUnlessTunablesAreSet) {
       _exit(127);
     }
     close(out_pipe[1]);
-    std::string line;
-    char c;
-    while (line.find('\n') == std::string::npos) {
-      pollfd p = {out_pipe[0], POLLIN, 0};
-      if (poll(&p, 1, 60000) <= 0 || read(out_pipe[0], &c, 1) != 1) break;
-      line += c;
-    }
+    std::string line = first_line(out_pipe[0]);
     close(out_pipe[0]);
     std::string environ = read_file("/proc/" + std::to_string(pid) + "/environ");
     kill(pid, SIGINT);
