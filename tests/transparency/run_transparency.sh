@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs one transparency program unprofiled, then profiled (linked and preloaded, 1 kHz and 10 kHz)
+# and fails unless every profiled run prints the same and exits the same as the unprofiled one.
+# A profiled run must also leave a dump that symbolicate reads (when --symbolicate is given).
+# Extra variables for every profiled run: TRANSPARENCY_ENV="NAME=VALUE ...".
+set -uo pipefail
+plain= linked= preload= symbolicate= work=
+while (($#)); do
+  case $1 in
+    --plain) plain=$2; shift 2 ;;
+    --linked) linked=$2; shift 2 ;;
+    --preload) preload=$2; shift 2 ;;
+    --symbolicate) symbolicate=$2; shift 2 ;;
+    --work-dir) work=$2; shift 2 ;;
+    *) echo "run_transparency: unknown argument $1"; exit 2 ;;
+  esac
+done
+[[ -n $plain && -n $linked && -n $preload && -n $work ]] || { echo "run_transparency: missing arguments"; exit 2; }
+rm -rf "$work"; mkdir -p "$work"
+name=$(basename "$plain")
+
+run() {  # run LABEL COMMAND...: output in $work/LABEL.out, status in $work/LABEL.status
+  local label=$1; shift
+  (cd "$work" && "$@") >"$work/$label.out" 2>"$work/$label.err" </dev/null
+  echo $? >"$work/$label.status"
+}
+
+run plain "$plain"
+echo "== $name unprofiled: exit $(cat "$work/plain.status")"
+sed 's/^/   /' "$work/plain.out"
+failed=0
+for interval in 1ms 100us; do
+  for how in linked preload; do
+    label="$how-$interval"
+    dump="$work/$label.inprof"
+    if [[ $how == linked ]]; then
+      run "$label" env INPROF_STARTUP=1 INPROF_INTERVAL=$interval INPROF_OUTPUT="$dump" \
+        ${TRANSPARENCY_ENV:-} "$linked"
+    else
+      run "$label" env LD_PRELOAD="$preload" INPROF_STARTUP=1 INPROF_INTERVAL=$interval \
+        INPROF_OUTPUT="$dump" ${TRANSPARENCY_ENV:-} "$plain"
+    fi
+    verdict=same
+    if ! cmp -s "$work/plain.out" "$work/$label.out" ||
+       ! cmp -s "$work/plain.status" "$work/$label.status"; then
+      verdict=DIFFERENT
+      failed=1
+    fi
+    echo "== $label: exit $(cat "$work/$label.status"), $verdict"
+    if [[ $verdict != same ]]; then
+      diff "$work/plain.out" "$work/$label.out" | sed 's/^/   /'
+      sed 's/^/   stderr: /' "$work/$label.err" | head -20
+    fi
+    if [[ -n $symbolicate ]]; then
+      if [[ ! -s $dump ]]; then
+        echo "   no dump at $dump"; failed=1
+      elif ! "$symbolicate" --summary "$dump" >"$work/$label.summary" 2>&1; then
+        echo "   symbolicate could not read $dump:"; sed 's/^/   /' "$work/$label.summary" | head; failed=1
+      fi
+    fi
+  done
+done
+if ((failed)); then echo "FAIL: $name behaves differently when profiled"; exit 1; fi
+echo "PASS: $name behaves the same profiled"
