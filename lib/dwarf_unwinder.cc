@@ -1,8 +1,10 @@
 #include "dwarf_unwinder.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "dwarf/dwarf_expression.h"
+#include "process_info.h"
 
 namespace inprof::internal {
 
@@ -32,11 +34,59 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
     out.result = UnwindResult::kDepthLimit;
     return out;
   }
-  uint64_t regs[kRegisterCount];
-  std::memcpy(regs, snapshot.regs, sizeof(regs));
-  if (want_sps) stack_pointers[0] = regs[kRegSp];
-  frames[out.count++] = regs[kRegPc];
+  if (want_sps) stack_pointers[0] = snapshot.regs[kRegSp];
+  frames[out.count++] = snapshot.regs[kRegPc];
   if (!snapshot.stack_found) return out;
+  return walk(snapshot, snapshot.regs, /*exact_pc=*/true, !snapshot.registers_partial,
+              !snapshot.registers_partial, frames, stack_pointers, out);
+}
+
+bool DwarfUnwinder::is_return_address(uint64_t address) {
+  if (address < 8 || rule_for(address - 1).kind == RuleKind::kMissing) return false;
+  uint8_t before[8];
+  return read_memory(address - 8, before, sizeof(before)) == sizeof(before) &&
+         ends_with_call(before);
+}
+
+UnwindOutput DwarfUnwinder::recover_frame_pointer(const StackSnapshot& snapshot,
+                                                  const uint64_t* regs, bool exact_pc,
+                                                  std::span<uint64_t> frames,
+                                                  std::span<uint64_t> stack_pointers,
+                                                  const UnwindOutput& out) {
+  constexpr uint64_t kScanBytes = 16 << 10;
+  constexpr int kMaxCandidates = 16;
+  int candidates = 0;
+  const uint64_t end = std::min(snapshot.stack_end(), regs[kRegSp] + kScanBytes);
+  for (uint64_t record = (regs[kRegSp] + 7) & ~uint64_t{7}; record + 16 <= end; record += 8) {
+    uint64_t saved_fp, return_address;
+    if (!snapshot.read_word(record, &saved_fp) || !snapshot.read_word(record + 8, &return_address)) {
+      break;
+    }
+    // The caller's frame pointer lies above (or is 0, or not a pointer at all if the caller does
+    // not keep one: then its own CFI does not need it).
+    if (saved_fp != 0 && saved_fp <= record && (saved_fp & 7) == 0 &&
+        saved_fp >= regs[kRegSp]) {
+      continue;
+    }
+    if (!is_return_address(code_address(return_address))) continue;
+    if (++candidates > kMaxCandidates) break;
+    uint64_t trial[kRegisterCount];
+    std::memcpy(trial, regs, sizeof(trial));
+    trial[kRegFp] = record;
+    UnwindOutput attempt = walk(snapshot, trial, exact_pc, /*fp_known=*/true, /*lr_known=*/true,
+                                frames, stack_pointers, out);
+    if (attempt.reached_end || attempt.result == UnwindResult::kDepthLimit) return attempt;
+  }
+  return out;  // ends here, incomplete
+}
+
+UnwindOutput DwarfUnwinder::walk(const StackSnapshot& snapshot, const uint64_t* start_regs,
+                                 bool exact_pc, bool fp_known, bool lr_known,
+                                 std::span<uint64_t> frames, std::span<uint64_t> stack_pointers,
+                                 UnwindOutput out) {
+  const bool want_sps = stack_pointers.size() >= frames.size();
+  uint64_t regs[kRegisterCount];
+  std::memcpy(regs, start_regs, sizeof(regs));
 
   // A read past the copy's end means the stack went on beyond it; any other failed read means
   // the chain is broken here.
@@ -47,11 +97,18 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
     return false;
   };
 
-  bool exact_pc = true;  // the leaf's PC, or a PC interrupted by a signal, is not after a call
+  // exact_pc: the leaf's PC, or a PC interrupted by a signal, is not after a call.
   bool stepped_without_sp = false;  // the last step returned through LR with SP unchanged
   for (;;) {
     const uint64_t pc = regs[kRegPc];
     const UnwindRule& rule = rule_for(exact_pc ? pc : pc - 1);
+    if (!fp_known && rule.kind == RuleKind::kSimple && rule.cfa_register == kRegFp) {
+      return recover_frame_pointer(snapshot, regs, exact_pc, frames, stack_pointers, out);
+    }
+    if (!lr_known && ((rule.kind == RuleKind::kSimple && rule.ra_in_lr) ||
+                      rule.kind == RuleKind::kMissing)) {
+      return out;  // the return address is in a register nobody saw
+    }
     uint64_t next[kRegisterCount];
     std::memcpy(next, regs, sizeof(next));
     uint64_t return_address = 0;
@@ -61,7 +118,7 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
         out.reached_end = true;
         return out;
       case RuleKind::kMissing: {
-        if (!frame_pointer_fallback_) return out;
+        if (!frame_pointer_fallback_ || !fp_known) return out;
         const uint64_t fp = regs[kRegFp];
         uint64_t saved_fp;
         if (fp < regs[kRegSp] || (fp & 7) != 0 || !read(fp, &saved_fp) ||
@@ -89,6 +146,7 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
           if (truncated) out.result = UnwindResult::kTruncated;
           return out;
         }
+        if (fp_in_slot) fp_known = true;
         next[kRegSp] = cfa;
         // The caller's view of the return-address column (LR on aarch64) is the address itself.
         next[kRegReturnAddress] = return_address;
@@ -151,6 +209,7 @@ UnwindOutput DwarfUnwinder::unwind(const StackSnapshot& snapshot, std::span<uint
     std::memcpy(regs, next, sizeof(regs));
     regs[kRegPc] = return_address;
     exact_pc = rule.signal_frame;
+    lr_known = true;  // the caller's LR is no longer needed: its return address is on the stack
   }
 }
 

@@ -25,6 +25,8 @@ constexpr uint64_t kSelfSamplingWindowNs = 20000000;
 // Repeats written for timer expirations a self-sampled thread missed while it waited for a CPU
 // (or was stopped): at most this many per sample.
 constexpr uint64_t kMaxMergedExpirations = 1000;
+// A thread gets a timer only once it is this old (as seen by the sampler).
+constexpr uint64_t kNewThreadGraceNs = 2000000;
 
 }  // namespace
 
@@ -147,8 +149,8 @@ void Sampler::request_stop() {
 }
 
 SamplerStats Sampler::stats() const {
-  return {samples_written_.load(), samples_dropped_.load(), threads_timed_out_.load(),
-          ticks_late_.load()};
+  return {samples_written_.load(), samples_dropped_.load(),
+          threads_timed_out_.load() + samples_given_up_.load(), ticks_late_.load()};
 }
 
 void Sampler::tick() {
@@ -167,6 +169,12 @@ void Sampler::tick() {
     refresh_threads(now);
   }
   refresh_names(now);
+  if (self_sampling_ && !self_sampling_->usable()) {
+    // The program installed its own handler for the sampling signal: it is the program's now.
+    // Running threads are no longer sampled (counted); sleeping ones still are.
+    stop_all_self_sampling(/*collect_first=*/true);
+    self_sampling_ = nullptr;
+  }
   const bool crashed = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
   for (auto& [tid, state] : threads_) {
     // The crashed thread is in its crash handler now: its crash sample is its last.
@@ -234,6 +242,7 @@ void Sampler::refresh_threads(uint64_t now) {
     it->second.last_seen_tick = tick_count_;
     if (inserted) {
       ThreadState& state = it->second;
+      state.first_seen_ns = now;
       auto given = ThreadNames::instance().get(tid);
       state.name = given ? *given : thread_lister_->name(tid);
       select(tid, state, now);
@@ -307,45 +316,45 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   if (!cpu) return;  // gone; the next listing ends it
   std::optional<uint64_t> cpu_delta;
   if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
-
-  // Our own signal makes a sleeping thread run a little (the handler, then re-entering its
-  // system call), so right after a sample its CPU time moves even if it did nothing else. Then
-  // the scheduler's count of its runs decides: unchanged since just after our copy means it has
-  // not woken up since.
-  bool idle = cpu_delta == 0u;
-  if (!idle && state.run_count_after_stop) {
-    idle = thread_lister_->run_count(tid) == state.run_count_after_stop;
-  }
-  state.run_count_after_stop.reset();
-  if (state.has_stack && idle) {
+  if (state.has_stack && cpu_delta == 0u) {
     // It has not run since its last sample, so its stack cannot have changed: no need to stop it.
-    ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
-    encode(w, SampleRepeatRecord{tid, relative(now), cpu_delta});
+    write_repeat(tid, state, now, cpu_delta);
     state.last_cpu_ns = cpu;
-    commit_record(RecordType::kSampleRepeat, w, state);
     return;
   }
   snapshot_.label_source = find_label_stack(tid);
   snapshot_.label_owner = tid;
   snapshot_.label_count = 0;
   const CopyResult copied = copier_->copy(tid, snapshot_);
+  if (copied == CopyResult::kRunning) {
+    // On a CPU: its own timer samples it from now on, if it may have one.
+    // Not in the first milliseconds of a thread's life, when a sandboxed thread may still be
+    // about to enter seccomp.
+    if (self_sampling_ && state.arm_after_tick <= tick_count_ &&
+        now - state.first_seen_ns >= kNewThreadGraceNs) {
+      start_self_sampling(tid, state, now);
+    }
+    if (state.self_handle < 0) samples_given_up_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
   if (copied == CopyResult::kTimedOut) {
     note_timeout(state);
     return;
   }
   if (copied != CopyResult::kOk) return;
   state.timeouts = 0;
-  // CPU is counted from after the copy, so the handler's time is not the thread's work.
+  // CPU is counted from after the copy, so the time a suspended thread spent stopped is not its
+  // work (where the copier stops threads at all).
   if (auto after = thread_lister_->cpu_time_ns(tid)) cpu = after;
-  // Only a thread that barely ran can be asleep; a busy one is sampled again anyway.
-  if (cpu_delta && *cpu_delta < config_.interval_ns / 2) {
-    state.run_count_after_stop = thread_lister_->run_count(tid);
-  }
   state.last_cpu_ns = cpu;
   write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
-  if (self_sampling_ && snapshot_.stack_found) {
-    consider_self_sampling(tid, state, now, snapshot_.sp(), cpu);
-  }
+}
+
+void Sampler::write_repeat(uint64_t tid, ThreadState& state, uint64_t at,
+                           std::optional<uint64_t> cpu_delta) {
+  ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
+  encode(w, SampleRepeatRecord{tid, relative(at), cpu_delta});
+  commit_record(RecordType::kSampleRepeat, w, state);
 }
 
 void Sampler::write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
@@ -388,24 +397,23 @@ std::optional<uint64_t> Sampler::runnable_ns(uint64_t tid, std::optional<uint64_
   return *cpu + thread_lister_->cpu_wait_ns(tid).value_or(0);
 }
 
-void Sampler::consider_self_sampling(uint64_t tid, ThreadState& state, uint64_t now, uint64_t sp,
-                                     std::optional<uint64_t> cpu) {
-  const std::optional<uint64_t> runnable = runnable_ns(tid, cpu);
-  // Busy since the last probe: running or runnable at least half the time. (A thread that slept
-  // in between was not probed, so its probe is old and the share low: it must be busy twice.)
-  const bool busy = runnable && state.probe_runnable_ns && *runnable >= *state.probe_runnable_ns &&
-                    now > state.probe_ns &&
-                    2 * (*runnable - *state.probe_runnable_ns) >= now - state.probe_ns;
-  state.probe_ns = now;
-  state.probe_runnable_ns = runnable;
-  if (!busy || state.timeouts != 0) return;
-  const int handle = self_sampling_->start(tid, sp, find_label_stack(tid));
-  if (handle < 0) return;  // every queue taken, or the OS refused: copied each tick as before
+void Sampler::start_self_sampling(uint64_t tid, ThreadState& state, uint64_t now) {
+  const int handle = self_sampling_->start(tid, state.last_sp, find_label_stack(tid));
+  if (handle < 0) {
+    // It blocks the signal, runs under seccomp, or every timer is taken: asked again later, less
+    // and less often while the answer stays no.
+    state.arm_refusals = std::min<uint32_t>(state.arm_refusals + 1, 10);
+    state.arm_after_tick = tick_count_ + (uint64_t(1) << state.arm_refusals);
+    return;
+  }
+  state.arm_refusals = 0;
   state.self_handle = handle;
   state.self_counts = {};
   state.no_labels_before_ns = 0;
   state.last_answer_ns = now;
   state.cpu_when_silent.reset();
+  state.probe_ns = now;
+  state.probe_runnable_ns = runnable_ns(tid, std::nullopt);
   ++self_sampled_count_;
   ++self_sampling_starts_;
 }
@@ -420,7 +428,7 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
   const LabelStack* labels = find_label_stack(tid);
   self_sampling_->set_labels(state.self_handle, labels);
   if (labels == nullptr) state.no_labels_before_ns = looked_up_ns;
-  bool stack_lost = false;
+  uint64_t moved_sp = 0;  // SP of a snapshot taken outside the stack mapping it was told of
   uint64_t unlabelled = 0;
   while (const StackSnapshot* snapshot = self_sampling_->front(state.self_handle)) {
     if (snapshot->label_source == nullptr && snapshot->time_ns >= state.no_labels_before_ns) {
@@ -435,7 +443,9 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
       cpu_delta = snapshot->thread_cpu_ns - *state.last_cpu_ns;
     }
     if (snapshot->thread_cpu_ns) state.last_cpu_ns = snapshot->thread_cpu_ns;
-    stack_lost |= !snapshot->stack_found;
+    if (!snapshot->stack_region_known) moved_sp = snapshot->sp();
+    state.last_sp = snapshot->sp();
+    ++state.drained;
     // Expirations merged while the thread waited for a CPU: it did not run, so this stack was its
     // stack at each of them. The sample goes at the first, repeats at the others.
     const uint64_t merged = std::min(snapshot->expirations_merged, kMaxMergedExpirations);
@@ -458,38 +468,60 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
                         std::memory_order_relaxed);
   if (counts.answered != state.self_counts.answered) state.cpu_when_silent.reset();
   state.self_counts = counts;
-  // SP left the stack mapping it started on (a new mapping, or another stack): the per-tick copy
-  // re-reads the mappings.
-  if (stack_lost) {
-    stop_self_sampling(state);
-    state.last_cpu_ns.reset();
-  }
+  // SP left the stack mapping it started on (a new mapping, or another stack): where it is now.
+  if (moved_sp != 0) self_sampling_->set_stack(state.self_handle, moved_sp);
 }
 
 void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t now) {
   const uint64_t answered_before = state.self_counts.answered;
+  const uint64_t drained_before = state.drained;
   drain_self_samples(tid, state);
   if (state.self_handle < 0) return;
+  const std::optional<uint64_t> cpu = thread_lister_->cpu_time_ns(tid);
+  if (!cpu) return;  // gone; the next listing ends it
   if (state.self_counts.answered != answered_before) {
     state.last_answer_ns = now;
+    state.cpu_when_silent.reset();
   } else if (now - state.last_answer_ns >= config_.answer_timeout_ns) {
-    // Silent for a while. Stopped or starved threads do not run either; one that keeps running
-    // without answering blocks the signal.
-    const std::optional<uint64_t> cpu = thread_lister_->cpu_time_ns(tid);
-    if (!cpu) return;  // gone; the next listing ends it
+    // Its timer only expires while it runs: running for two intervals without an answer means
+    // it blocks the signal now. Its pending signal is withdrawn before it could accept it.
     if (!state.cpu_when_silent) {
       state.cpu_when_silent = cpu;
     } else if (*cpu - *state.cpu_when_silent >= 2 * config_.interval_ns) {
-      stop_self_sampling(state);
-      state.last_cpu_ns.reset();
-      note_timeout(state);
+      self_sampling_->abandon(state.self_handle);
+      state.self_handle = -1;
+      --self_sampled_count_;
+      threads_timed_out_.fetch_add(1, std::memory_order_relaxed);
+      state.arm_refusals = std::min<uint32_t>(state.arm_refusals + 4, 10);
+      state.arm_after_tick = tick_count_ + (uint64_t(1) << state.arm_refusals);
       return;
     }
   }
-  // Back to per-tick copies once it is runnable less than a quarter of a window.
+  // A tick without a sample from its timer: it did not run a whole interval since the last one.
+  // The wall-clock view still gets its sample: the same stack if it has not run at all, else
+  // where it sleeps now (if it sleeps: when it runs, its timer has it).
+  if (state.drained == drained_before) {
+    if (state.has_stack && state.last_cpu_ns && *cpu == *state.last_cpu_ns) {
+      write_repeat(tid, state, now, uint64_t{0});
+    } else if (state.last_cpu_ns && *cpu > *state.last_cpu_ns) {
+      snapshot_.label_source = find_label_stack(tid);
+      snapshot_.label_owner = tid;
+      snapshot_.label_count = 0;
+      // Kept only if no snapshot of its own arrived meanwhile (samples stay in time order).
+      if (copier_->copy(tid, snapshot_) == CopyResult::kOk &&
+          self_sampling_->front(state.self_handle) == nullptr) {
+        const uint64_t delta = snapshot_.thread_cpu_ns - *state.last_cpu_ns;
+        state.last_cpu_ns = snapshot_.thread_cpu_ns;
+        state.last_self_sample_ns = snapshot_.time_ns;
+        write_sample(tid, state, snapshot_, delta, snapshot_.time_ns);
+      }
+    }
+  }
+  // Its timer is given back once it is runnable less than a quarter of a window (few threads
+  // sleep for long with a timer that expires only as they run, but timers are few).
   const uint64_t window = std::max(4 * period_ns(), kSelfSamplingWindowNs);
   if (now - state.probe_ns < window) return;
-  const std::optional<uint64_t> runnable = runnable_ns(tid, std::nullopt);
+  const std::optional<uint64_t> runnable = runnable_ns(tid, cpu);
   const bool sleeping = runnable && state.probe_runnable_ns &&
                         *runnable >= *state.probe_runnable_ns &&
                         4 * (*runnable - *state.probe_runnable_ns) < now - state.probe_ns;
@@ -497,7 +529,12 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
   state.probe_runnable_ns = runnable;
   if (sleeping) {
     stop_self_sampling(state);
-    state.last_cpu_ns.reset();  // its next tick copies it afresh
+  } else if (!self_sampling_->still_allowed(state.self_handle)) {
+    self_sampling_->abandon(state.self_handle);  // it blocks the signal now, or runs sandboxed
+    state.self_handle = -1;
+    --self_sampled_count_;
+    state.arm_refusals = std::min<uint32_t>(state.arm_refusals + 4, 10);
+    state.arm_after_tick = tick_count_ + (uint64_t(1) << state.arm_refusals);
   }
 }
 

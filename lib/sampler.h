@@ -1,13 +1,13 @@
-// The sampling loop: every interval, for each thread of the process, copy its stack (through a
-// StackCopier), unwind the copy and write one sample record into the ring buffer. It also keeps
-// the thread and module lists current, as metadata records.
+// The sampling loop: every interval, for each thread of the process, take a snapshot of its stack
+// (through a StackCopier), unwind the copy and write one sample record into the ring buffer. It
+// also keeps the thread and module lists current, as metadata records.
 //
-// Where the copier offers self-sampling (self_sampling.h), a thread that keeps a CPU busy (or
-// waits for one) is moved to it: the OS interrupts it every interval on its own and the sampler
-// only collects its queued snapshots, so the sampler's tick need not come as often
-// (kSelfSamplingMinPeriodNs) and the busy thread's rate does not depend on the sampler getting a
-// CPU. A thread that sleeps most of a window goes back to being copied each tick (and recorded
-// as a repeat while it does not run).
+// Where the copier offers self-sampling (self_sampling.h: Linux), a thread found on a CPU is
+// given a timer of its own that interrupts it after each interval of its own CPU time; the
+// sampler only collects its queued snapshots. Every other tick of every thread is taken without
+// interrupting it: a repeat of its last stack while it has not run, or the copier's copy of it
+// asleep in the kernel. So the program never sees a signal in a sleeping call. Where the copier
+// stops threads by itself (Windows: SuspendThread), every thread is copied each tick.
 //
 // Runs on its own thread. Nothing here runs while a target thread is stopped except inside the
 // copier, so the sampler may allocate and take locks.
@@ -109,7 +109,6 @@ class Sampler {
     std::string name;
     std::optional<uint64_t> last_cpu_ns;
     bool has_stack = false;  // a previous sample exists that a repeat may refer to
-    std::optional<uint64_t> run_count_after_stop;  // run count read just after we stopped it
     uint32_t timeouts = 0;                         // consecutive unanswered requests
     uint64_t retry_at_tick = 0;                    // back-off after a timeout
     uint64_t last_seen_tick = 0;
@@ -123,6 +122,11 @@ class Sampler {
     std::optional<uint64_t> cpu_when_silent;  // CPU time once it had not answered for a while
     uint64_t no_labels_before_ns = 0;         // it had no label stack yet at this time
     uint64_t last_self_sample_ns = 0;         // time of its last snapshot collected
+    uint64_t drained = 0;                     // snapshots collected from its timer, in all
+    uint64_t last_sp = 0;                     // its SP in its last snapshot (0: none yet)
+    uint32_t arm_refusals = 0;                // consecutive times it could not get a timer
+    uint64_t arm_after_tick = 0;              // no new attempt before this tick
+    uint64_t first_seen_ns = 0;               // when the sampler first listed it
     // How busy it is: time running or waiting for a CPU ("runnable"), since a probe.
     uint64_t probe_ns = 0;
     std::optional<uint64_t> probe_runnable_ns;
@@ -143,9 +147,11 @@ class Sampler {
   // Time the thread spent running or waiting for a CPU; its CPU time where the OS does not say.
   // `cpu`: its CPU time if just read.
   std::optional<uint64_t> runnable_ns(uint64_t tid, std::optional<uint64_t> cpu);
-  // Moves a thread that kept (or waited for) a CPU since the last probe to self-sampling.
-  void consider_self_sampling(uint64_t tid, ThreadState& state, uint64_t now, uint64_t sp,
-                              std::optional<uint64_t> cpu);
+  // Gives a thread found on a CPU a timer of its own (self-sampling), if it may have one.
+  void start_self_sampling(uint64_t tid, ThreadState& state, uint64_t now);
+  // A repeat of the thread's last sample at `at`.
+  void write_repeat(uint64_t tid, ThreadState& state, uint64_t at,
+                    std::optional<uint64_t> cpu_delta);
   // Writes a self-sampled thread's queued snapshots; returns it to per-tick copies when it
   // sleeps, or when it does not answer.
   void collect_self_samples(uint64_t tid, ThreadState& state, uint64_t now);
@@ -223,6 +229,9 @@ class Sampler {
   std::atomic<uint64_t> samples_written_{0};
   std::atomic<uint64_t> samples_dropped_{0};
   std::atomic<uint64_t> threads_timed_out_{0};
+  // Ticks that found a thread on a CPU that could not be sampled without disturbing it (it
+  // blocks the signal, runs under seccomp, the program took the signal, no timer was free).
+  std::atomic<uint64_t> samples_given_up_{0};
   std::atomic<uint64_t> ticks_late_{0};
 
   std::mutex tick_mutex_;

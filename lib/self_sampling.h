@@ -1,8 +1,8 @@
-// Self-sampling: instead of the sampler stopping a busy thread every tick (a round trip through
-// the scheduler each time), the OS interrupts the thread on its own every interval (Linux: a
-// per-thread timer) and the thread's handler queues a snapshot of itself (SelfSampleQueue). The
-// sampler only collects the queued snapshots, in batches. Offered by a StackCopier that can do
-// it (StackCopier::self_sampling()); threads that mostly sleep stay with StackCopier::copy().
+// Self-sampling: instead of the sampler stopping a running thread, the OS interrupts the thread
+// on its own (Linux: a timer on the thread's CPU-time clock, which only expires while it runs)
+// and the thread's handler queues a snapshot of itself (SelfSampleQueue). The sampler only
+// collects the queued snapshots, in batches. Offered by a StackCopier that can do it
+// (StackCopier::self_sampling()); threads that sleep are taken by StackCopier::copy().
 //
 // Called from the sampler thread only.
 #ifndef INPROF_LIB_SELF_SAMPLING_H_
@@ -19,12 +19,25 @@ class SelfSampling {
  public:
   virtual ~SelfSampling() = default;
 
-  // Starts interrupting `tid` every interval. `sp` is where its stack was last seen (it bounds
-  // the copies), `labels` its label stack (may be null). Returns a handle, or -1 when the OS
-  // refuses or every queue is taken: the thread is then copied as before.
+  // Starts interrupting `tid` every interval. `sp` is where its stack was last seen (0: unknown;
+  // it bounds the copies), `labels` its label stack (may be null). Returns a handle, or -1 when
+  // the thread may not be interrupted (it blocks the signal, runs under seccomp), the OS refuses,
+  // or every queue is taken.
   virtual int start(uint64_t tid, uint64_t sp, const LabelStack* labels) = 0;
   // Stops the interruptions. Snapshots still queued are discarded.
   virtual void stop(int handle) = 0;
+  // Stops at once a thread that does not answer (it blocks the signal now): whatever
+  // interruption is still pending for it is withdrawn, so that it can never be accepted by the
+  // program (sigwait, signalfd).
+  virtual void abandon(int handle) { stop(handle); }
+  // Whether the thread may still be interrupted (checked now and then: it may have started to
+  // block the signal, or entered seccomp, since start()).
+  virtual bool still_allowed(int /*handle*/) { return true; }
+  // The thread's stack moved (its SP left the mapping given to start()): `sp` is where it is now.
+  virtual void set_stack(int /*handle*/, uint64_t /*sp*/) {}
+  // False once the program took the signal over (installed its own handler): no interruption
+  // may be sent any more, and the sampler stops using self-sampling.
+  virtual bool usable() { return true; }
   // The label stack may appear after start() (the thread pushed its first label).
   virtual void set_labels(int handle, const LabelStack* labels) = 0;
 

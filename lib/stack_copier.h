@@ -21,6 +21,8 @@ enum class CopyResult {
   kOk,
   kThreadGone,  // the thread exited
   kTimedOut,    // the thread did not answer in time (signals blocked, not scheduled)
+  kRunning,     // the thread is on a CPU and may only be stopped by its own self-sampling
+                // (Linux: copy() takes only threads asleep in the kernel)
   kFailed,      // the OS refused
 };
 
@@ -42,7 +44,8 @@ class StackCopier {
 
   virtual ~StackCopier() = default;
   // Fills `out` (whose buffer and capacity the caller set) from thread `tid`. Returns once the
-  // thread runs again. Called from the sampler thread only.
+  // thread runs again. Called from the sampler thread only. Where interrupting a running thread
+  // could change what the program sees (Linux), only a thread that is not running is copied.
   virtual CopyResult copy(uint64_t tid, StackSnapshot& out) = 0;
   // Threads that interrupt themselves (self_sampling.h), where the OS allows it; null otherwise.
   virtual SelfSampling* self_sampling() { return nullptr; }

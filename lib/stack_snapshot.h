@@ -25,6 +25,10 @@ struct StackSnapshot {
   size_t stack_size = 0;         // bytes copied
   bool stack_found = false;      // false: the stack could not be located; registers only
   bool stack_truncated = false;  // the stack continues above the copy
+  bool stack_region_known = true;  // false: SP was outside the mapping the copier was told of
+  // Only SP and PC are known (a thread asleep in the kernel, copied without stopping it): the
+  // frame pointer and, where there is one, the link register are not.
+  bool registers_partial = false;
 
   uint8_t* buffer = nullptr;  // owned by the sampler; `capacity` bytes
   size_t capacity = 0;

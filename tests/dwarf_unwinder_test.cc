@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "frame_pointer_unwinder.h"
+#include "signal_snapshot.h"
 #include "module_lister.h"
 #include "process_info.h"
 #include "stack_copier.h"
@@ -57,10 +58,6 @@ struct Walk {
 class DwarfUnwinderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Status status;
-    // Generous: on an overloaded machine a thread may wait long for a CPU to take its signal.
-    copier_ = StackCopier::create({0, std::chrono::seconds(2)}, &status);
-    ASSERT_TRUE(copier_) << status.message();
     stack_.resize(256 << 10);
     snapshot_.buffer = stack_.data();
     snapshot_.capacity = stack_.size();
@@ -87,7 +84,7 @@ class DwarfUnwinderTest : public ::testing::Test {
 
   Walk sample(Unwinder& unwinder) {
     Walk w;
-    EXPECT_EQ(copier_->copy(tid_, snapshot_), CopyResult::kOk);
+    EXPECT_TRUE(signal_snapshot_.take(tid_, snapshot_));
     w.frames.resize(512);
     w.out = unwinder.unwind(snapshot_, w.frames);
     w.frames.resize(w.out.count);
@@ -95,7 +92,7 @@ class DwarfUnwinderTest : public ::testing::Test {
   }
   Walk sample() { return sample(*dwarf_); }
 
-  std::unique_ptr<StackCopier> copier_;
+  inprof::testing::SignalSnapshot signal_snapshot_;
   std::vector<uint8_t> stack_;
   StackSnapshot snapshot_;
   std::vector<ModuleInfo> modules_;

@@ -163,6 +163,11 @@ class ElfCfiProvider final : public CfiProvider {
       struct stat st;
       if (m.fd < 0 || fstat(m.fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
       m.elf = elf_begin(m.fd, ELF_C_READ_MMAP, nullptr);
+      // The whole file is mapped now: no descriptor is kept per module (a program with many
+      // libraries keeps all of its descriptors).
+      if (m.elf) elf_cntl(m.elf, ELF_C_FDDONE);
+      ::close(m.fd);
+      m.fd = -1;
     }
     if (m.elf == nullptr) return;
     if (!m.info.build_id.empty()) {

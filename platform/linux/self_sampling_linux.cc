@@ -10,6 +10,7 @@
 
 #include "process_info.h"
 #include "self_sample_queue.h"
+#include "thread_proc_linux.h"
 #include "thread_stack_copy_linux.h"
 #if defined(__x86_64__)
 #include "ucontext_registers_x86_64.h"
@@ -28,7 +29,12 @@ struct Mailbox {
   std::atomic<uint32_t> generation{0};
   std::atomic<uint32_t> handlers_inside{0};  // the mailbox is reused only when 0
   std::atomic<uint64_t> tid{0};
-  StackRegion stack;  // the thread's stack mapping; written before the generation is published
+  // The thread's stack mapping, under a sequence lock: the sampler may move it while the thread
+  // samples itself (odd sequence: being written).
+  std::atomic<uint32_t> stack_sequence{0};
+  std::atomic<uint64_t> stack_begin{0};
+  std::atomic<uint64_t> stack_end{0};
+  std::atomic<bool> stack_is_main{false};
   size_t max_copy = 0;
   std::atomic<const LabelStack*> labels{nullptr};
   std::atomic<uint64_t> answered{0};
@@ -37,6 +43,27 @@ struct Mailbox {
   std::atomic<uint32_t> disarmed{0};          // by the handler
   timer_t timer{};
   SelfSampleQueue queue;
+
+  void publish_stack(const std::optional<StackRegion>& region) {
+    const uint32_t sequence = stack_sequence.load(std::memory_order_relaxed);
+    stack_sequence.store(sequence + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    stack_begin.store(region ? region->begin : 0, std::memory_order_relaxed);
+    stack_end.store(region ? region->end : 0, std::memory_order_relaxed);
+    stack_is_main.store(region && region->main_stack, std::memory_order_relaxed);
+    stack_sequence.store(sequence + 2, std::memory_order_release);
+  }
+
+  // SUSPENDED: the mapping as last published, if it was not being written and holds `sp`.
+  bool read_stack(uint64_t sp, StackRegion* out) const {
+    const uint32_t before = stack_sequence.load(std::memory_order_acquire);
+    out->begin = stack_begin.load(std::memory_order_relaxed);
+    out->end = stack_end.load(std::memory_order_relaxed);
+    out->main_stack = stack_is_main.load(std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    const uint32_t after = stack_sequence.load(std::memory_order_relaxed);
+    return before == after && (before & 1) == 0 && sp >= out->begin && sp < out->end;
+  }
 };
 
 // Static storage: the handler reaches the mailboxes through this table and counts itself in
@@ -50,13 +77,21 @@ uint64_t thread_cpu_ns() {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
+// The kernel's clock id for "CPU time of thread tid" (CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD_MASK),
+// as glibc's pthread_getcpuclockid builds it; any thread of the process may use it.
+clockid_t thread_cpu_clock(uint64_t tid) {
+  return static_cast<clockid_t>((~static_cast<clockid_t>(tid) << 3) | 6);
+}
+
 // SUSPENDED: queues one snapshot of the calling thread.
 void fill(Mailbox& box, const siginfo_t* info, const ucontext_t* context, int pid) {
   uint64_t regs[kRegisterCount];
   capture_registers(context, regs);
   const uint64_t sp = regs[kRegSp];
-  const StackRegion* region = sp >= box.stack.begin && sp < box.stack.end ? &box.stack : nullptr;
-  const size_t bytes = region ? std::min(stack_bytes_above(*region, sp), box.max_copy) : 0;
+  StackRegion region;
+  const bool known = box.read_stack(sp, &region);
+  const size_t bytes =
+      known ? std::min(stack_bytes_above(region, sp), box.max_copy) : box.max_copy;
   StackSnapshot* out = box.queue.reserve(bytes);
   if (out == nullptr) {
     box.missed.fetch_add(1, std::memory_order_relaxed);
@@ -66,7 +101,9 @@ void fill(Mailbox& box, const siginfo_t* info, const ucontext_t* context, int pi
   out->thread_cpu_ns = thread_cpu_ns();
   out->expirations_merged = info->si_overrun > 0 ? static_cast<uint64_t>(info->si_overrun) : 0;
   for (int i = 0; i < kRegisterCount; ++i) out->regs[i] = regs[i];
-  copy_own_stack(out, region, pid);
+  copy_own_stack(out, known ? &region : nullptr, pid);
+  out->stack_region_known = known;
+  out->registers_partial = false;
   const uint64_t tid = box.tid.load(std::memory_order_relaxed);
   out->label_source = box.labels.load(std::memory_order_relaxed);
   out->label_owner = tid;
@@ -97,8 +134,8 @@ void on_self_sample_signal(const siginfo_t* info, const ucontext_t* context, int
       index < kMaxSelfSampledThreads ? g_mailboxes[index].load(std::memory_order_seq_cst) : nullptr;
   if (box != nullptr) {
     box->handlers_inside.fetch_add(1, std::memory_order_seq_cst);
-    if ((generation & 1) && box->generation.load(std::memory_order_seq_cst) == generation &&
-        box->tid.load(std::memory_order_relaxed) == static_cast<uint64_t>(syscall(SYS_gettid))) {
+    // The timer signals its own thread only (SIGEV_THREAD_ID names the task, not a reusable id).
+    if ((generation & 1) && box->generation.load(std::memory_order_seq_cst) == generation) {
       box->answered.fetch_add(1, std::memory_order_relaxed);
       if (box->disarm_requested.load(std::memory_order_acquire)) {
         const itimerspec zero = {};
@@ -113,12 +150,9 @@ void on_self_sample_signal(const siginfo_t* info, const ucontext_t* context, int
   g_handlers_inside.fetch_sub(1, std::memory_order_release);
 }
 
-LinuxSelfSampling::LinuxSelfSampling(int signal, uint64_t interval_ns, size_t stack_copy_size,
-                                     const std::vector<StackRegion>& regions)
-    : signal_(signal),
-      interval_ns_(interval_ns),
-      stack_copy_size_(stack_copy_size),
-      regions_(regions) {}
+LinuxSelfSampling::LinuxSelfSampling(SamplingSignalOwner owner, uint64_t interval_ns,
+                                     size_t stack_copy_size)
+    : owner_(std::move(owner)), interval_ns_(interval_ns), stack_copy_size_(stack_copy_size) {}
 
 LinuxSelfSampling::~LinuxSelfSampling() {
   stop_all();
@@ -140,7 +174,8 @@ void LinuxSelfSampling::stop_all() {
   for (size_t i = 0; i < kMaxSelfSampledThreads; ++i) {
     if (slots_[i] == Slot::kActive) stop(static_cast<int>(i));
   }
-  // Each thread disarms at its next expiration: a few intervals, unless it waits for a CPU.
+  // Each thread disarms at its next expiration, which only comes if it runs: a thread that
+  // sleeps has nothing pending, and its timer is deleted after the wait.
   const uint64_t deadline = monotonic_ns() + kStopAllWaitNs;
   for (;;) {
     reap(monotonic_ns() >= deadline);
@@ -153,6 +188,14 @@ void LinuxSelfSampling::stop_all() {
   }
 }
 
+void LinuxSelfSampling::release(size_t index) {
+  Mailbox& box = *g_mailboxes[index].load(std::memory_order_relaxed);
+  timer_delete(box.timer);
+  box.generation.store(box.generation.load(std::memory_order_relaxed) + 1,
+                       std::memory_order_seq_cst);  // even: a late signal does nothing
+  slots_[index] = Slot::kFree;
+}
+
 void LinuxSelfSampling::reap(bool force) {
   const uint64_t now = monotonic_ns();
   for (size_t i = 0; i < kMaxSelfSampledThreads; ++i) {
@@ -161,17 +204,23 @@ void LinuxSelfSampling::reap(bool force) {
     if (!force && !box.disarmed.load(std::memory_order_acquire) && now < stop_deadline_ns_[i]) {
       continue;
     }
-    timer_delete(box.timer);
-    box.generation.store(box.generation.load(std::memory_order_relaxed) + 1,
-                         std::memory_order_seq_cst);  // even: a late signal does nothing
-    slots_[i] = Slot::kFree;
+    release(i);
   }
+}
+
+bool LinuxSelfSampling::usable() {
+  if (usable_ && !owner_.handler_installed()) usable_ = false;
+  return usable_;
 }
 
 int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels) {
   reap(false);
-  const StackRegion* region = find_stack_region(regions_.data(), regions_.size(), sp);
-  if (region == nullptr) return -1;
+  if (!usable()) return -1;
+  // Never a signal to a thread that could accept it (sigwait, signalfd) or that a handler's
+  // system calls could get killed in.
+  const std::optional<ThreadSignalState> signal_state =
+      read_thread_signal_state(tid, owner_.signal);
+  if (!signal_state || signal_state->blocks_signal || signal_state->seccomp) return -1;
   // A free mailbox no handler is still leaving, else a new one in an empty slot.
   int index = -1;
   for (size_t i = 0; i < kMaxSelfSampledThreads && index < 0; ++i) {
@@ -191,7 +240,7 @@ int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels
   Mailbox& box = *g_mailboxes[index].load(std::memory_order_relaxed);
   box.queue.reset();
   box.tid.store(tid, std::memory_order_relaxed);
-  box.stack = *region;
+  box.publish_stack(sp != 0 ? owner_.locate_stack(tid, sp) : std::nullopt);
   box.max_copy = stack_copy_size_;
   box.labels.store(labels, std::memory_order_relaxed);
   box.answered.store(0, std::memory_order_relaxed);
@@ -203,11 +252,11 @@ int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels
 
   sigevent event = {};
   event.sigev_notify = SIGEV_THREAD_ID;
-  event.sigev_signo = signal_;
+  event.sigev_signo = owner_.signal;
   event._sigev_un._tid = static_cast<pid_t>(tid);
   event.sigev_value.sival_ptr =
       reinterpret_cast<void*>(static_cast<uintptr_t>(encode_value(index, generation)));
-  if (timer_create(CLOCK_MONOTONIC, &event, &box.timer) != 0) {
+  if (timer_create(thread_cpu_clock(tid), &event, &box.timer) != 0) {
     box.generation.store(generation + 1, std::memory_order_seq_cst);
     return -1;
   }
@@ -225,11 +274,37 @@ int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels
 
 void LinuxSelfSampling::stop(int handle) {
   if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return;
+  if (!usable()) {  // our handler is gone: it cannot disarm anything
+    release(static_cast<size_t>(handle));
+    return;
+  }
   Mailbox& box = *g_mailboxes[handle].load(std::memory_order_relaxed);
   box.disarm_requested.store(1, std::memory_order_release);
   slots_[handle] = Slot::kStopping;
   stop_deadline_ns_[handle] = monotonic_ns() + kStopWaitNs;
   reap(false);
+}
+
+void LinuxSelfSampling::abandon(int handle) {
+  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return;
+  release(static_cast<size_t>(handle));
+  // The expiration it did not answer is still pending in it (newer kernels drop a deleted
+  // timer's signal by themselves; older ones deliver it, or hand it to sigwait).
+  if (usable()) owner_.withdraw_pending();
+}
+
+bool LinuxSelfSampling::still_allowed(int handle) {
+  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return false;
+  const uint64_t tid = g_mailboxes[handle].load(std::memory_order_relaxed)->tid.load(
+      std::memory_order_relaxed);
+  const std::optional<ThreadSignalState> state = read_thread_signal_state(tid, owner_.signal);
+  return state && !state->blocks_signal && !state->seccomp;
+}
+
+void LinuxSelfSampling::set_stack(int handle, uint64_t sp) {
+  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return;
+  Mailbox& box = *g_mailboxes[handle].load(std::memory_order_relaxed);
+  box.publish_stack(owner_.locate_stack(box.tid.load(std::memory_order_relaxed), sp));
 }
 
 void LinuxSelfSampling::set_labels(int handle, const LabelStack* labels) {
@@ -257,8 +332,10 @@ SelfSampling::Counts LinuxSelfSampling::counts(int handle) const {
 
 void self_sampling_release_after_fork() {
   // The child's copies of the parent's mailboxes stay allocated (bounded); a new session in the
-  // child starts from an empty table.
+  // child starts from an empty table. The child has one thread, which is not in a handler: a
+  // count inherited from a parent thread that was would make the next teardown wait for nothing.
   for (auto& box : g_mailboxes) box.store(nullptr, std::memory_order_relaxed);
+  g_handlers_inside.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace inprof::internal

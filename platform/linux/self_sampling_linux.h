@@ -1,13 +1,25 @@
-// SelfSampling on Linux: a per-thread POSIX timer (CLOCK_MONOTONIC, SIGEV_THREAD_ID) sends the
-// sampling signal straight to its thread every interval; the handler, on that thread, copies its
-// registers and the top of its stack into the thread's SelfSampleQueue. No thread of ours wakes
-// up for it, so the rate holds even when the sampler thread waits for a CPU.
+// SelfSampling on Linux: a per-thread POSIX timer on the thread's own CPU-time clock
+// (SIGEV_THREAD_ID) sends the sampling signal to its thread after each interval of CPU it used;
+// the handler, on that thread, copies its registers and the top of its stack into the thread's
+// SelfSampleQueue.
+//
+// Why the CPU-time clock: such a timer only expires while its thread runs, and the kernel
+// (5.10+ on x86-64, where CPU timers run as task work) delivers the signal on the thread's way
+// back to user mode. So the signal never finds the thread asleep in a system call: no sleep is
+// cut short, no EINTR, and a sleeping thread costs nothing. The kernel checks CPU timers at its
+// scheduler tick (4 ms at HZ=250): at finer intervals, the expirations of one tick are merged
+// (si_overrun) and one stack stands for all of them.
+//
+// A thread that blocks the signal or runs under seccomp is never given a timer (start() reads its
+// /proc status first); one that starts blocking it later stops answering, and abandon() deletes
+// its timer and withdraws the pending signal.
 //
 // The queues ("mailboxes") are found by the handler through a fixed table indexed by the timer's
 // si_value (index and generation), so a late signal of a stopped timer finds a newer generation
 // and does nothing. Memory per self-sampled thread: kSelfSampleEntries snapshots (~1.7 KB each)
 // plus an arena of 2 x the stack copy size (128 KiB with the default 64 KiB), allocated when a
-// mailbox is first used and reused after; at most kMaxSelfSampledThreads mailboxes.
+// mailbox is first used and reused after; at most kMaxSelfSampledThreads mailboxes (and timers:
+// each holds one slot of RLIMIT_SIGPENDING).
 #ifndef INPROF_PLATFORM_LINUX_SELF_SAMPLING_LINUX_H_
 #define INPROF_PLATFORM_LINUX_SELF_SAMPLING_LINUX_H_
 
@@ -16,7 +28,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
+#include <functional>
+#include <optional>
 
 #include "self_sampling.h"
 #include "stack_regions_linux.h"
@@ -26,11 +39,20 @@ namespace inprof::internal {
 inline constexpr size_t kMaxSelfSampledThreads = 64;
 inline constexpr size_t kSelfSampleEntries = 32;
 
+// What self-sampling needs from the copier that owns the signal.
+struct SamplingSignalOwner {
+  int signal = 0;
+  // The mapping that holds `sp` in thread `tid`'s view, re-reading the mappings if needed.
+  std::function<std::optional<StackRegion>(uint64_t tid, uint64_t sp)> locate_stack;
+  // Whether the signal's disposition is still our handler.
+  std::function<bool()> handler_installed;
+  // Discards every instance of the signal still pending in any thread.
+  std::function<void()> withdraw_pending;
+};
+
 class LinuxSelfSampling final : public SelfSampling {
  public:
-  // `regions` (the copier's table of mappings) tells start() where a thread's stack lies.
-  LinuxSelfSampling(int signal, uint64_t interval_ns, size_t stack_copy_size,
-                    const std::vector<StackRegion>& regions);
+  LinuxSelfSampling(SamplingSignalOwner owner, uint64_t interval_ns, size_t stack_copy_size);
   // Stops every timer and waits (bounded) for handlers still running before freeing the queues.
   // The caller has already made the signal ignored, so no new handler starts.
   ~LinuxSelfSampling() override;
@@ -39,22 +61,27 @@ class LinuxSelfSampling final : public SelfSampling {
 
   int start(uint64_t tid, uint64_t sp, const LabelStack* labels) override;
   // Asks the thread's handler to disarm its timer at its next run; the timer is deleted once it
-  // has (or after a while). Deleting a timer whose signal is pending makes Linux drop the signal
-  // without running the handler, and a sleeping call it woke would return EINTR that nothing
-  // can tell from the program's own: a disarm from the handler leaves no signal pending.
+  // has (or after a while). Deleting a timer whose signal is pending leaves that signal pending
+  // on older kernels: a disarm from the handler leaves nothing pending.
   void stop(int handle) override;
+  void abandon(int handle) override;
+  void set_stack(int handle, uint64_t sp) override;
+  bool still_allowed(int handle) override;
+  bool usable() override;
   void set_labels(int handle, const LabelStack* labels) override;
   const StackSnapshot* front(int handle) override;
   void pop(int handle) override;
   Counts counts(int handle) const override;
 
  private:
-  const int signal_;
-  const uint64_t interval_ns_;
-  const size_t stack_copy_size_;
-  const std::vector<StackRegion>& regions_;
   // Deletes the timers of stopping mailboxes that disarmed (or waited long enough); `force`: all.
   void reap(bool force);
+  void release(size_t index);
+
+  const SamplingSignalOwner owner_;
+  const uint64_t interval_ns_;
+  const size_t stack_copy_size_;
+  bool usable_ = true;
 
   enum class Slot : uint8_t { kFree, kActive, kStopping };
   Slot slots_[kMaxSelfSampledThreads] = {};
@@ -64,7 +91,8 @@ class LinuxSelfSampling final : public SelfSampling {
 // SUSPENDED: the handler's work for a signal sent by a self-sampling timer (si_code SI_TIMER).
 void on_self_sample_signal(const siginfo_t* info, const ucontext_t* context, int pid);
 
-// In a forked child: the parent's mailboxes are not ours to reuse (the child has no timers).
+// In a forked child: the parent's mailboxes are not ours to reuse (the child has no timers), and
+// no handler of the child is inside one.
 void self_sampling_release_after_fork();
 
 }  // namespace inprof::internal

@@ -1,108 +1,91 @@
-// StackCopier for Linux: one signal, one round trip.
+// StackCopier for Linux, built so that a profiled program cannot tell it is sampled:
 //
-// The sampler publishes a request (sequence number, output snapshot, the table of stack
-// mappings) and sends the signal to one thread with rt_tgsigqueueinfo, the sequence number in
-// si_value. The handler, running on that thread, claims the request with one CAS (so a late or
-// foreign signal can never write into a snapshot), copies registers and the top of its stack,
-// marks the request done and wakes the sampler if it sleeps. The thread then simply returns:
-// it is stopped for the length of a memcpy. The sampler unwinds the copy afterwards.
+// - A thread on a CPU is only ever interrupted by its own timer on its CPU-time clock
+//   (self_sampling_linux.h), delivered as it returns to user mode: never inside a system call.
+// - A thread that is not on a CPU gets no signal at all. If it sleeps in a system call, its user
+//   registers are frozen where it entered the kernel: /proc/self/task/TID/syscall gives its SP
+//   and PC, process_vm_readv copies its stack, and the copy is kept only if the thread did not
+//   run meanwhile (same system call, same SP and PC, same CPU time before and after). Other
+//   registers are unknown: the unwinder goes as far as the stack itself tells.
 //
-// The same handler serves self-sampling (self_sampling_linux.h): a signal from a thread's own
-// timer (si_code SI_TIMER) queues a snapshot in that thread's mailbox instead.
+// So copy() never sends anything: it returns kRunning for a thread on a CPU (the sampler gives
+// it a timer) and a snapshot for a sleeping one. The signal's handler serves the timers only.
 #include <errno.h>
-#include <linux/futex.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <string>
 #include <unordered_map>
 
-#include "interrupted_calls_linux.h"
 #include "process_info.h"
 #include "self_sampling_linux.h"
 #include "stack_copier.h"
 #include "stack_regions_linux.h"
+#include "thread_proc_linux.h"
 #include "thread_stack_copy_linux.h"
-#if defined(__x86_64__)
-#include "ucontext_registers_x86_64.h"
-#elif defined(__aarch64__)
-#include "ucontext_registers_aarch64.h"
-#endif
 
 namespace inprof::internal {
 namespace {
 
-enum Phase : uint32_t { kIdle = 0, kRequested = 1, kCopying = 2, kDone = 3 };
-constexpr uint32_t kSequenceMask = 0x3fffffff;
-constexpr uint64_t kResendNs = 1000000;
 // SIGURG by default: its default action is to ignore. A sampling signal can still be pending
 // when a thread calls execve (pending signals survive it) or after the handler is gone; with
 // SIGPROF the new program, which has no handler, is killed. SIGURG is also used by hardly any
 // program (socket out-of-band data), while SIGPROF belongs to setitimer profilers.
 constexpr int kDefaultSampleSignal = SIGURG;
 
-// Shared with the handler. Static storage, never freed: a signal that arrives after the
-// profiler stopped finds valid memory and an idle state, and does nothing.
-struct HandlerShared {
-  std::atomic<uint32_t> state{kIdle};  // (sequence << 2) | phase; also the futex word
-  std::atomic<uint32_t> sampler_waiting{0};
-  std::atomic<int> pid{0};
-  // Written by the sampler before it publishes kRequested; read by the handler after its CAS.
-  StackSnapshot* out = nullptr;
-  const StackRegion* regions = nullptr;
-  size_t region_count = 0;
-};
-
-HandlerShared g_shared;
+std::atomic<int> g_pid{0};
 std::atomic<bool> g_copier_exists{false};
 // The disposition to restore, kept here too so that a forked child can restore it.
 int g_signal = 0;
 struct sigaction g_previous_action;
 
-long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
-  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op | FUTEX_PRIVATE_FLAG, value,
-                 timeout, nullptr, 0);
-}
-
 // SUSPENDED: the signal handler. Async-signal-safe throughout.
 void on_sample_signal(int, siginfo_t* info, void* context) {
-  // Any run of this handler may have cut a sleeping call short: let the wrappers in
-  // restarted_calls_linux.cc resume it.
-  ++t_sample_interruptions;
-  const int pid = g_shared.pid.load(std::memory_order_relaxed);
-  if (info->si_code == SI_TIMER && pid != 0) {
-    const int saved_errno = errno;
-    on_self_sample_signal(info, static_cast<const ucontext_t*>(context), pid);
-    errno = saved_errno;
-    return;
-  }
-  if (info->si_code != SI_QUEUE || info->si_pid != g_shared.pid.load(std::memory_order_relaxed)) {
-    return;  // not ours: someone else's signal (ignored while we own it)
-  }
-  const auto sequence =
-      static_cast<uint32_t>(reinterpret_cast<uintptr_t>(info->si_value.sival_ptr));
-  uint32_t expected = (sequence << 2) | kRequested;
-  if (!g_shared.state.compare_exchange_strong(expected, (sequence << 2) | kCopying,
-                                              std::memory_order_acquire,
-                                              std::memory_order_relaxed)) {
-    return;  // a late signal for a request that timed out, or already served
-  }
+  const int pid = g_pid.load(std::memory_order_relaxed);
+  if (info->si_code != SI_TIMER || pid == 0) return;  // not ours (ignored while we own it)
   const int saved_errno = errno;
-  StackSnapshot* out = g_shared.out;
-  out->time_ns = monotonic_ns();
-  capture_registers(static_cast<const ucontext_t*>(context), out->regs);
-  copy_own_stack(out, find_stack_region(g_shared.regions, g_shared.region_count, out->sp()), pid);
-  out->label_count = copy_labels(out->label_source, out->label_owner, out->labels, kMaxLabelDepth);
-  g_shared.state.store((sequence << 2) | kDone, std::memory_order_seq_cst);
-  if (g_shared.sampler_waiting.load(std::memory_order_seq_cst)) {
-    futex(&g_shared.state, FUTEX_WAKE, 1, nullptr);
-  }
+  on_self_sample_signal(info, static_cast<const ucontext_t*>(context), pid);
   errno = saved_errno;
+}
+
+bool handler_is_ours(int sig) {
+  struct sigaction current = {};
+  if (sigaction(sig, nullptr, &current) != 0) return false;
+  return (current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_sample_signal;
+}
+
+struct sigaction our_action() {
+  struct sigaction action = {};
+  action.sa_sigaction = on_sample_signal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+  sigemptyset(&action.sa_mask);
+  return action;
+}
+
+// Ignoring a signal discards every instance pending in any thread; then our handler comes back.
+// Only while the disposition is ours: a handler the program installed is never touched.
+void withdraw_pending_signals(int sig) {
+  if (!handler_is_ours(sig)) return;
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(sig, &ignore, nullptr);
+  const struct sigaction ours = our_action();
+  sigaction(sig, &ours, nullptr);
+}
+
+// Gives the signal back: the program's disposition from before start, unless the program has
+// installed its own since (then that one stays). Pending instances of ours are discarded first.
+void give_back(int sig, const struct sigaction& previous) {
+  if (!handler_is_ours(sig)) return;
+  struct sigaction ignore = {};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(sig, &ignore, nullptr);
+  sigaction(sig, &previous, nullptr);
 }
 
 std::string signal_name(int sig) {
@@ -110,114 +93,83 @@ std::string signal_name(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
+uint64_t thread_cpu_ns(uint64_t tid) {
+  timespec ts;
+  const auto clock = static_cast<clockid_t>((~static_cast<clockid_t>(tid) << 3) | 6);
+  if (clock_gettime(clock, &ts) != 0) return UINT64_MAX;
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
 class SignalStackCopier final : public StackCopier {
  public:
   SignalStackCopier(int sig, const Config& config, const struct sigaction& previous)
-      : signal_(sig),
-        timeout_ns_(static_cast<uint64_t>(config.timeout.count())),
-        previous_(previous),
-        self_sampling_(
-            std::make_unique<LinuxSelfSampling>(sig, static_cast<uint64_t>(config.interval.count()),
-                                                config.stack_copy_size, regions_)) {
+      : signal_(sig), previous_(previous) {
     read_stack_regions(&regions_);
+    SamplingSignalOwner owner;
+    owner.signal = sig;
+    owner.locate_stack = [this](uint64_t tid, uint64_t sp) { return locate(tid, sp); };
+    owner.handler_installed = [sig] { return handler_is_ours(sig); };
+    owner.withdraw_pending = [sig] { withdraw_pending_signals(sig); };
+    self_sampling_ = std::make_unique<LinuxSelfSampling>(
+        std::move(owner), static_cast<uint64_t>(config.interval.count()), config.stack_copy_size);
   }
 
   ~SignalStackCopier() override {
     self_sampling_->stop_all();
     // Ignoring discards any of our signals still pending in threads that block it; then the
     // program's own disposition comes back.
-    struct sigaction ignore = {};
-    ignore.sa_handler = SIG_IGN;
-    sigaction(signal_, &ignore, nullptr);
-    self_sampling_.reset();  // waits for handlers still running
-    sigaction(signal_, &previous_, nullptr);
-    g_shared.pid.store(0);
+    if (handler_is_ours(signal_)) {
+      struct sigaction ignore = {};
+      ignore.sa_handler = SIG_IGN;
+      sigaction(signal_, &ignore, nullptr);
+      self_sampling_.reset();  // waits for handlers still running
+      sigaction(signal_, &previous_, nullptr);
+    } else {
+      self_sampling_.reset();
+    }
+    g_pid.store(0);
     g_copier_exists.store(false);
   }
 
   SelfSampling* self_sampling() override { return self_sampling_.get(); }
 
   CopyResult copy(uint64_t tid, StackSnapshot& out) override {
-    CopyResult result = copy_once(tid, out);
-    if (result == CopyResult::kOk && !out.stack_found && refresh_regions(tid)) {
-      // SP was in no known mapping: a new thread's stack, or the main stack grew. Once more.
-      result = copy_once(tid, out);
+    const uint64_t cpu_before = thread_cpu_ns(tid);
+    if (cpu_before == UINT64_MAX) return CopyResult::kThreadGone;
+    const std::optional<ThreadSyscallState> before = read_thread_syscall_state(tid);
+    if (!before) return CopyResult::kThreadGone;
+    // On a CPU, or preempted in user mode: only its own timer may stop it.
+    if (!before->in_syscall) return CopyResult::kRunning;
+    out.time_ns = monotonic_ns();
+    out.thread_cpu_ns = cpu_before;
+    out.expirations_merged = 0;
+    std::memset(out.regs, 0, sizeof(out.regs));
+    out.regs[kRegSp] = before->sp;
+    out.regs[kRegPc] = before->pc;
+    const std::optional<StackRegion> region = locate(tid, before->sp);
+    copy_other_stack(&out, region ? &*region : nullptr, pid_);
+    out.stack_region_known = region.has_value();
+    out.registers_partial = true;
+    out.label_count = copy_labels(out.label_source, out.label_owner, out.labels, kMaxLabelDepth);
+    // Consistent only if it never left the kernel meanwhile.
+    const std::optional<ThreadSyscallState> after = read_thread_syscall_state(tid);
+    if (!after || !(*after == *before) || thread_cpu_ns(tid) != cpu_before) {
+      return CopyResult::kRunning;
     }
-    return result;
+    return CopyResult::kOk;
   }
 
  private:
-  CopyResult copy_once(uint64_t tid, StackSnapshot& out) {
-    sequence_ = (sequence_ + 1) & kSequenceMask;
-    if (sequence_ == 0) sequence_ = 1;
-    const uint32_t base = sequence_ << 2;
-    g_shared.out = &out;
-    g_shared.regions = regions_.data();
-    g_shared.region_count = regions_.size();
-    g_shared.state.store(base | kRequested, std::memory_order_release);
-    if (!send(tid)) {
-      const int err = errno;
-      g_shared.state.store(base | kIdle, std::memory_order_relaxed);
-      return err == ESRCH ? CopyResult::kThreadGone : CopyResult::kFailed;
+  // The mapping holding `sp`; the table is read again (at most every 100 ms per thread) when
+  // none does: a new thread's stack, or a grown main stack.
+  std::optional<StackRegion> locate(uint64_t tid, uint64_t sp) {
+    const StackRegion* region = find_stack_region(regions_.data(), regions_.size(), sp);
+    if (region == nullptr && refresh_regions(tid)) {
+      region = find_stack_region(regions_.data(), regions_.size(), sp);
     }
-    return wait_for(base, tid) ? CopyResult::kOk : CopyResult::kTimedOut;
+    return region ? std::optional<StackRegion>(*region) : std::nullopt;
   }
 
-  bool send(uint64_t tid) {
-    siginfo_t info = {};
-    info.si_signo = signal_;
-    info.si_code = SI_QUEUE;
-    info.si_pid = pid_;
-    info.si_uid = uid_;
-    info.si_value.sival_ptr = reinterpret_cast<void*>(static_cast<uintptr_t>(sequence_));
-    return syscall(SYS_rt_tgsigqueueinfo, pid_, static_cast<pid_t>(tid), signal_, &info) == 0;
-  }
-
-  // Spins briefly (a round trip takes microseconds, and a spinning waiter spares the handler a
-  // futex wake), then sleeps on the futex until done or timed out. Sends the signal again every
-  // millisecond: a classic (non-real-time) signal that is already pending, such as one from the
-  // thread's self-sampling timer just stopped, swallows ours without a word.
-  bool wait_for(uint32_t base, uint64_t tid) {
-    const uint64_t start = monotonic_ns();
-    uint64_t resend_at = start + kResendNs;
-    const uint64_t deadline = start + timeout_ns_;
-    const uint64_t spin_until = start + std::min<uint64_t>(50000, timeout_ns_);
-    for (;;) {
-      uint32_t s = g_shared.state.load(std::memory_order_acquire);
-      if (s == (base | kDone)) break;
-      const uint64_t now = monotonic_ns();
-      if (now < spin_until) {
-        cpu_relax();
-        continue;
-      }
-      if (now >= deadline && s == (base | kRequested)) {
-        uint32_t expected = base | kRequested;
-        if (g_shared.state.compare_exchange_strong(expected, base | kIdle)) return false;
-        continue;  // the handler claimed it meanwhile: it finishes in microseconds
-      }
-      // Sleep until woken; a handler mid-copy gets no deadline (it cannot block).
-      timespec wait = {0, static_cast<long>(kResendNs)};
-      if (s == (base | kRequested)) {
-        if (now >= resend_at) {
-          send(tid);  // a duplicate of a classic signal still pending is merged with it
-          resend_at = now + kResendNs;
-        }
-        uint64_t left = std::min(deadline, resend_at) - now;
-        wait = {static_cast<time_t>(left / 1000000000u), static_cast<long>(left % 1000000000u)};
-      }
-      g_shared.sampler_waiting.store(1, std::memory_order_seq_cst);
-      if (g_shared.state.load(std::memory_order_seq_cst) == s) {
-        futex(&g_shared.state, FUTEX_WAIT, s, &wait);
-      }
-      g_shared.sampler_waiting.store(0, std::memory_order_relaxed);
-    }
-    g_shared.state.store(base | kIdle, std::memory_order_relaxed);
-    return true;
-  }
-
-  // Re-reads the mapping table because `tid`'s SP was in none of it: a new thread, or a grown
-  // main stack. At most once per 100 ms per thread, so a thread whose SP is in no readable
-  // mapping at all does not make every tick read /proc.
   bool refresh_regions(uint64_t tid) {
     const uint64_t now = monotonic_ns();
     auto [it, inserted] = last_refresh_ns_.try_emplace(tid, now);
@@ -230,12 +182,9 @@ class SignalStackCopier final : public StackCopier {
   }
 
   const int signal_;
-  const uint64_t timeout_ns_;
   const struct sigaction previous_;
   const int pid_ = getpid();
-  const uid_t uid_ = getuid();  // one system call less per sample
-  uint32_t sequence_ = 0;
-  std::vector<StackRegion> regions_;  // before self_sampling_, which keeps a reference
+  std::vector<StackRegion> regions_;
   std::unique_ptr<LinuxSelfSampling> self_sampling_;
   std::unordered_map<uint64_t, uint64_t> last_refresh_ns_;  // by thread id
 };
@@ -277,12 +226,8 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
             "choose a free signal with Options::sample_signal");
     return nullptr;
   }
-  g_shared.pid.store(getpid());
-  g_shared.state.store(kIdle);
-  struct sigaction action = {};
-  action.sa_sigaction = on_sample_signal;
-  action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-  sigemptyset(&action.sa_mask);
+  g_pid.store(getpid());
+  const struct sigaction action = our_action();
   if (sigaction(sig, &action, nullptr) != 0) {
     g_copier_exists.store(false);
     *status = Status::error(
@@ -298,11 +243,8 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
 
 void StackCopier::release_after_fork() {
   if (!g_copier_exists.load()) return;
-  struct sigaction ignore = {};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(g_signal, &ignore, nullptr);
-  sigaction(g_signal, &g_previous_action, nullptr);
-  g_shared.pid.store(0);
+  give_back(g_signal, g_previous_action);
+  g_pid.store(0);
   self_sampling_release_after_fork();
   g_copier_exists.store(false);
 }

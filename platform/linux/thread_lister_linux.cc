@@ -1,4 +1,5 @@
-// Threads from /proc/self/task, CPU time from the per-thread CPU clock.
+// Threads from /proc/self/task (one descriptor, whatever the number of threads), CPU time from
+// the per-thread CPU clock.
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,9 +9,9 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <unordered_map>
 
 #include "thread_lister.h"
+#include "thread_proc_linux.h"
 
 namespace inprof::internal {
 namespace {
@@ -34,9 +35,6 @@ class LinuxThreadLister final : public ThreadLister {
   LinuxThreadLister() : task_fd_(::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
   ~LinuxThreadLister() override {
     if (task_fd_ >= 0) ::close(task_fd_);
-    for (auto& [tid, fd] : schedstat_fds_) {
-      if (fd >= 0) ::close(fd);
-    }
   }
 
   bool list(std::vector<uint64_t>& tids) override {
@@ -86,54 +84,18 @@ class LinuxThreadLister final : public ThreadLister {
     return std::string(comm, length);
   }
 
-  // /proc/<tid>/schedstat: "run time, wait time, times scheduled in". The file stays open per
-  // thread: a pread is a fraction of the cost of open/read/close every tick.
-  std::optional<uint64_t> run_count(uint64_t tid) override {
-    uint64_t fields[3];
-    if (!read_schedstat(tid, fields)) return std::nullopt;
-    return fields[2];
-  }
+  // Nothing to count without keeping a descriptor per thread (see thread_proc_linux.h).
+  std::optional<uint64_t> run_count(uint64_t) override { return std::nullopt; }
 
   // Updated when the thread is switched in, so it lags by up to a scheduler tick.
   std::optional<uint64_t> cpu_wait_ns(uint64_t tid) override {
-    uint64_t fields[3];
-    if (!read_schedstat(tid, fields)) return std::nullopt;
-    return fields[1];
+    return read_thread_cpu_wait_ns(tid);
   }
 
-  void forget(uint64_t tid) override {
-    auto it = schedstat_fds_.find(tid);
-    if (it == schedstat_fds_.end()) return;
-    if (it->second >= 0) ::close(it->second);
-    schedstat_fds_.erase(it);
-  }
+  void forget(uint64_t) override {}
 
  private:
-  bool read_schedstat(uint64_t tid, uint64_t (&fields)[3]) {
-    auto [it, inserted] = schedstat_fds_.try_emplace(tid, -1);
-    if (inserted) {
-      char path[64];
-      std::snprintf(path, sizeof(path), "/proc/self/task/%llu/schedstat",
-                    static_cast<unsigned long long>(tid));
-      it->second = ::open(path, O_RDONLY | O_CLOEXEC);
-    }
-    if (it->second < 0) return false;
-    char buf[128];
-    ssize_t n = pread(it->second, buf, sizeof(buf) - 1, 0);
-    if (n <= 0) return false;
-    buf[n] = '\0';
-    char* p = buf;
-    for (uint64_t& field : fields) {
-      char* end;
-      field = std::strtoull(p, &end, 10);
-      if (end == p) return false;
-      p = end;
-    }
-    return true;
-  }
-
   int task_fd_;
-  std::unordered_map<uint64_t, int> schedstat_fds_;
 };
 
 }  // namespace

@@ -1,14 +1,19 @@
 #include "thread_stack_copy_linux.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 
 namespace inprof::internal {
 namespace {
+
+// Set once the kernel refused process_vm_readv (ENOSYS, EPERM): no point asking every sample.
+std::atomic<bool> g_vm_read_refused{false};
 
 // Where the copy may end, and whether that end is known to be mapped all the way: the region is
 // the main stack, or it ends at this thread's own descriptor (glibc puts it at the top of a
@@ -36,6 +41,47 @@ copy_words(uint8_t* dst, const uint8_t* src, size_t n) {
   for (size_t i = words * 8; i < n; ++i) dst[i] = src[i];
 }
 
+// The kernel copies [address, address + n) and stops at the first unmapped page. Bytes copied,
+// or -1 if the call itself is refused.
+long kernel_copy(int pid, uint8_t* dst, uint64_t address, size_t n) {
+  if (g_vm_read_refused.load(std::memory_order_relaxed)) return -1;
+  iovec local{dst, n};
+  iovec remote{reinterpret_cast<void*>(address), n};
+  const long got = syscall(SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0);
+  if (got >= 0) return got;
+  if (errno == ENOSYS || errno == EPERM) {
+    g_vm_read_refused.store(true, std::memory_order_relaxed);
+    return -1;
+  }
+  return 0;  // EFAULT: not even SP's page is mapped
+}
+
+// The bytes to copy from SP, and whether plain loads over them cannot fault.
+struct Span {
+  size_t bytes;
+  bool proven;
+  bool truncated;  // the stack goes on above
+};
+
+Span span_above(const StackSnapshot& out, const StackRegion* region, bool own_thread) {
+  const uint64_t sp = out.sp();
+  if (region == nullptr || sp < region->begin || sp >= region->end) {
+    return {out.capacity, false, true};
+  }
+  const StackTop top =
+      own_thread ? stack_top(*region, sp) : StackTop{region->end, region->main_stack};
+  const uint64_t available = top.address - sp;
+  return {static_cast<size_t>(std::min<uint64_t>(available, out.capacity)), top.proven,
+          available > out.capacity};
+}
+
+void reset(StackSnapshot* out) {
+  out->stack_start = out->sp();
+  out->stack_size = 0;
+  out->stack_found = false;
+  out->stack_truncated = false;
+}
+
 }  // namespace
 
 size_t stack_bytes_above(const StackRegion& region, uint64_t sp) {
@@ -44,29 +90,30 @@ size_t stack_bytes_above(const StackRegion& region, uint64_t sp) {
 }
 
 void copy_own_stack(StackSnapshot* out, const StackRegion* region, int pid) {
-  const uint64_t sp = out->sp();
-  out->stack_start = sp;
-  out->stack_size = 0;
-  out->stack_found = false;
-  out->stack_truncated = false;
-  if (region == nullptr || sp < region->begin || sp >= region->end) return;
-
-  const StackTop top = stack_top(*region, sp);
-  const uint64_t available = top.address - sp;
-  const size_t n = static_cast<size_t>(std::min<uint64_t>(available, out->capacity));
-  out->stack_truncated = available > out->capacity;
-  if (top.proven) {
-    copy_words(out->buffer, reinterpret_cast<const uint8_t*>(sp), n);
-    out->stack_size = n;
-  } else {
-    // The kernel copies for us and stops at the first unmapped page instead of faulting.
-    iovec local{out->buffer, n};
-    iovec remote{reinterpret_cast<void*>(sp), n};
-    long got = syscall(SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0);
-    out->stack_size = got > 0 ? static_cast<size_t>(got) : 0;
-    if (out->stack_size < n) out->stack_truncated = true;
+  reset(out);
+  const Span span = span_above(*out, region, /*own_thread=*/true);
+  if (span.bytes == 0) return;
+  const long got = kernel_copy(pid, out->buffer, out->sp(), span.bytes);
+  if (got >= 0) {
+    out->stack_size = static_cast<size_t>(got);
+    out->stack_truncated = span.truncated || out->stack_size < span.bytes;
+  } else if (span.proven) {
+    copy_words(out->buffer, reinterpret_cast<const uint8_t*>(out->sp()), span.bytes);
+    out->stack_size = span.bytes;
+    out->stack_truncated = span.truncated;
   }
   out->stack_found = out->stack_size > 0;
+}
+
+void copy_other_stack(StackSnapshot* out, const StackRegion* region, int pid) {
+  reset(out);
+  const Span span = span_above(*out, region, /*own_thread=*/false);
+  if (span.bytes == 0) return;
+  const long got = kernel_copy(pid, out->buffer, out->sp(), span.bytes);
+  if (got <= 0) return;
+  out->stack_size = static_cast<size_t>(got);
+  out->stack_truncated = span.truncated || out->stack_size < span.bytes;
+  out->stack_found = true;
 }
 
 }  // namespace inprof::internal

@@ -1,0 +1,102 @@
+#include "thread_proc_linux.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace inprof::internal {
+namespace {
+
+// Reads /proc/self/task/TID/NAME into `buf` (NUL-terminated); the length, or -1.
+ssize_t read_task_file(uint64_t tid, const char* name, char* buf, size_t size) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%llu/%s", static_cast<unsigned long long>(tid),
+                name);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t total = 0;
+  while (total < static_cast<ssize_t>(size) - 1) {
+    const ssize_t n = ::read(fd, buf + total, size - 1 - static_cast<size_t>(total));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    total += n;
+  }
+  ::close(fd);
+  buf[total] = '\0';
+  return total;
+}
+
+// The value of "Key:\t..." in a status file, or null.
+const char* field(const char* text, const char* key) {
+  const size_t length = std::strlen(key);
+  for (const char* line = text; line && *line;) {
+    if (std::strncmp(line, key, length) == 0 && line[length] == ':') {
+      const char* value = line + length + 1;
+      while (*value == ' ' || *value == '\t') ++value;
+      return value;
+    }
+    line = std::strchr(line, '\n');
+    if (line) ++line;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<ThreadSignalState> read_thread_signal_state(uint64_t tid, int signal) {
+  char text[4096];
+  if (read_task_file(tid, "status", text, sizeof(text)) <= 0) return std::nullopt;
+  const char* blocked = field(text, "SigBlk");
+  if (blocked == nullptr || signal < 1 || signal > 64) return std::nullopt;
+  ThreadSignalState state;
+  // Hexadecimal, signal 1 in the lowest bit.
+  const uint64_t mask = std::strtoull(blocked, nullptr, 16);
+  state.blocks_signal = (mask >> (signal - 1)) & 1;
+  if (const char* seccomp = field(text, "Seccomp")) state.seccomp = *seccomp != '0';
+  return state;
+}
+
+std::optional<ThreadSyscallState> read_thread_syscall_state(uint64_t tid) {
+  char text[256];
+  if (read_task_file(tid, "syscall", text, sizeof(text)) <= 0) return std::nullopt;
+  ThreadSyscallState state;
+  if (std::strncmp(text, "running", 7) == 0) {
+    state.running = true;
+    return state;
+  }
+  // "NR ARG1 ... ARG6 SP PC" in a system call, "-1 SP PC" outside one (preempted in user mode).
+  char* p = text;
+  char* end;
+  state.number = std::strtoll(p, &end, 10);
+  if (end == p) return std::nullopt;
+  uint64_t words[8];
+  int count = 0;
+  for (p = end; count < 8; p = end) {
+    words[count] = std::strtoull(p, &end, 16);
+    if (end == p) break;
+    ++count;
+  }
+  if (count < 2) return std::nullopt;
+  state.in_syscall = state.number >= 0;
+  state.sp = words[count - 2];
+  state.pc = words[count - 1];
+  return state;
+}
+
+std::optional<uint64_t> read_thread_cpu_wait_ns(uint64_t tid) {
+  char text[128];
+  if (read_task_file(tid, "schedstat", text, sizeof(text)) <= 0) return std::nullopt;
+  char* end;
+  std::strtoull(text, &end, 10);  // run time
+  if (end == text) return std::nullopt;
+  const char* wait = end;
+  const uint64_t value = std::strtoull(wait, &end, 10);
+  if (end == wait) return std::nullopt;
+  return value;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,35 @@
+// What /proc says about one thread of this process, read without keeping anything open (no
+// descriptor per thread: a program with thousands of threads keeps all of its descriptors).
+// Called from the sampler thread only; each call opens, reads and closes one small file.
+#ifndef INPROF_PLATFORM_LINUX_THREAD_PROC_LINUX_H_
+#define INPROF_PLATFORM_LINUX_THREAD_PROC_LINUX_H_
+
+#include <cstdint>
+#include <optional>
+
+namespace inprof::internal {
+
+// From /proc/self/task/TID/status.
+struct ThreadSignalState {
+  bool blocks_signal = false;  // `signal` is in the thread's blocked mask (SigBlk)
+  bool seccomp = false;        // the thread runs under seccomp (strict or filter): a handler's
+                               // system calls might kill it
+};
+std::optional<ThreadSignalState> read_thread_signal_state(uint64_t tid, int signal);
+
+// From /proc/self/task/TID/syscall: where a thread that is not on a CPU stopped.
+struct ThreadSyscallState {
+  bool running = false;      // on a CPU now: nothing else is known
+  bool in_syscall = false;   // blocked (or preempted) inside system call `number`
+  int64_t number = -1;
+  uint64_t sp = 0, pc = 0;   // its user-mode stack pointer and program counter
+  bool operator==(const ThreadSyscallState&) const = default;
+};
+std::optional<ThreadSyscallState> read_thread_syscall_state(uint64_t tid);
+
+// From /proc/self/task/TID/schedstat: nanoseconds it waited for a CPU while runnable.
+std::optional<uint64_t> read_thread_cpu_wait_ns(uint64_t tid);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_PLATFORM_LINUX_THREAD_PROC_LINUX_H_
