@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "process_info.h"
+#include "signal_disposition_linux.h"
 #include "signal_trigger.h"
 
 namespace inprof::internal {
@@ -58,7 +59,7 @@ class LinuxSignalTrigger final : public SignalTrigger {
   }
 
   ~LinuxSignalTrigger() override {
-    sigaction(g_armed_signal, &g_previous, nullptr);
+    restore_if_still_ours(g_armed_signal, on_trigger_signal, g_previous);
     g_armed_signal = 0;
     const char byte = 1;
     (void)!write(stop_pipe_[1], &byte, 1);
@@ -111,7 +112,7 @@ std::unique_ptr<SignalTrigger> SignalTrigger::create(int signal, const char* thr
 
 void SignalTrigger::disarm_after_fork() {
   if (g_armed_signal == 0) return;
-  sigaction(g_armed_signal, &g_previous, nullptr);
+  restore_if_still_ours(g_armed_signal, on_trigger_signal, g_previous);
   g_armed_signal = 0;
   close_pipe(g_signal_pipe);
 }
