@@ -41,6 +41,7 @@ struct CrashState {
   std::atomic<CrashWriter*> writer{nullptr};
   Sampler* sampler = nullptr;
   int fd = -1;
+  long owner = 0;  // the process that installed it: a forked child not yet disarmed is not
   struct sigaction previous[NSIG] = {};
   std::atomic<bool> written{false};
   // The thread writing the crash (0: none yet); `done` once it has finished.
@@ -238,7 +239,9 @@ void on_crash(int signal, siginfo_t* info, void* context) {
   CrashWriter* writer = g_crash.writer.load(std::memory_order_acquire);
   const long tid = syscall(SYS_gettid);
   long unclaimed = 0;
-  if (writer && g_crash.claimed_by.compare_exchange_strong(unclaimed, tid)) {
+  if (writer && syscall(SYS_getpid) != g_crash.owner) {
+    // A forked child, before its fork handler disarmed us: the parent's file is not its own.
+  } else if (writer && g_crash.claimed_by.compare_exchange_strong(unclaimed, tid)) {
     const auto* uc = static_cast<const ucontext_t*>(context);
     CrashReport report;
     report.tid = static_cast<uint64_t>(tid);
@@ -321,6 +324,7 @@ std::unique_ptr<CrashHandler> CrashHandler::install(const std::string& path, Cra
     std::memset(&g_scratch, 0, sizeof g_scratch);
   }
   g_crash.fd = fd;
+  g_crash.owner = syscall(SYS_getpid);
   g_crash.sampler = sampler;
   g_crash.written.store(false);
   g_crash.claimed_by.store(0);

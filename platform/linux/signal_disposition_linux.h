@@ -21,6 +21,13 @@ bool handler_installed(int signal, InfoHandler handler);
 bool restore_if_still_ours(int signal, PlainHandler handler, const struct sigaction& previous);
 bool restore_if_still_ours(int signal, InfoHandler handler, const struct sigaction& previous);
 
+// For a handler of ours that runs in a forked child before the child's fork handler has given
+// the signal back (a signal sent right after fork() can arrive there): the signal is not ours in
+// that process. Puts `previous` back (as above) and sends the signal again to the calling thread;
+// it arrives as the handler returns, to the program's own disposition (SIGTERM kills).
+// Async-signal-safe.
+void pass_on_in_child(int signal, PlainHandler handler, const struct sigaction& previous);
+
 }  // namespace inprof::internal
 
 #endif  // INPROF_PLATFORM_LINUX_SIGNAL_DISPOSITION_LINUX_H_

@@ -26,15 +26,20 @@ std::atomic<uint64_t> g_generation{0};
 std::atomic<bool> g_armed{false};
 int g_signal = 0;  // 0: armed without a signal, or not armed
 struct sigaction g_previous = {};
+long g_owner = 0;  // the process that armed it: a forked child is not
 
 void wake_thread() {
   g_wakeups.fetch_add(1);
   syscall(SYS_futex, &g_wakeups, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
 }
 
-void on_dump_signal(int) {
+void on_dump_signal(int signal) {
   const int saved = errno;
-  wake_thread();
+  if (syscall(SYS_getpid) == g_owner) {
+    wake_thread();
+  } else {
+    pass_on_in_child(signal, on_dump_signal, g_previous);
+  }
   errno = saved;
 }
 
@@ -59,6 +64,7 @@ Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signa
     }
     g_previous = previous;
     g_signal = signal;
+    g_owner = syscall(SYS_getpid);
     struct sigaction action = {};
     action.sa_handler = on_dump_signal;
     action.sa_flags = SA_RESTART;
