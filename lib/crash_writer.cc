@@ -8,6 +8,7 @@ namespace inprof::internal {
 namespace {
 
 constexpr size_t kOutSize = 64u << 10;
+constexpr size_t kRecordSize = 8192;  // the crash sample, marker and capture records
 constexpr size_t kFrameHeaderMax = 1 + 10;  // type, varint size
 
 }  // namespace
@@ -19,11 +20,13 @@ CrashWriter::CrashWriter(const RingBuffer& ring, const MetadataQueue& metadata,
       crash_marker_type_(crash_marker_type),
       start_ns_(start_ns),
       scratch_size_((ring.max_payload() + 7) & ~size_t(7)),
-      out_(new uint8_t[kOutSize]) {
+      out_(new uint8_t[kOutSize]),
+      record_(new uint8_t[kRecordSize]) {
   scratch_.reset(new uint8_t[scratch_size_]);
   // Touch the buffers now: a crash handler should not be the first to fault their pages in.
   std::memset(scratch_.get(), 0, scratch_size_);
   std::memset(out_.get(), 0, kOutSize);
+  std::memset(record_.get(), 0, kRecordSize);
 }
 
 bool CrashWriter::flush(const CrashSink& sink) {
@@ -85,9 +88,11 @@ bool CrashWriter::write(const CrashReport& report, const CrashSink& sink) {
       until);
 
   // The crashing thread's last moment: a sample where it crashed, and the crash marker.
-  uint8_t buffer[8192];
+  // Not on the stack: the handler may run on a small alternate stack.
+  uint8_t* const buffer = record_.get();
+  constexpr size_t kBufferSize = kRecordSize;
   {
-    ByteWriter w(std::span<uint8_t>(buffer, sizeof buffer));
+    ByteWriter w(std::span<uint8_t>(buffer, kBufferSize));
     LeafCandidate candidates[kMaxLeafCandidates];
     size_t candidate_count = 0;
     for (size_t slot = 0; slot < report.leaf_candidates.size() && slot < 8; ++slot) {
@@ -102,7 +107,7 @@ bool CrashWriter::write(const CrashReport& report, const CrashSink& sink) {
     if (!w.overflowed() && !report.frames.empty()) append(RecordType::kSample, w.view(), sink);
   }
   {
-    ByteWriter w(std::span<uint8_t>(buffer, sizeof buffer));
+    ByteWriter w(std::span<uint8_t>(buffer, kBufferSize));
     char address[19] = "0x";
     for (int i = 0; i < 16; ++i) {
       address[2 + i] = "0123456789abcdef"[(report.address >> (60 - 4 * i)) & 0xf];
@@ -117,7 +122,7 @@ bool CrashWriter::write(const CrashReport& report, const CrashSink& sink) {
     if (!w.overflowed()) append(RecordType::kMarker, w.view(), sink);
   }
   {
-    ByteWriter w(std::span<uint8_t>(buffer, sizeof buffer));
+    ByteWriter w(std::span<uint8_t>(buffer, kBufferSize));
     encode(w, CaptureRecord{any ? first_ns : crash_ns, crash_ns, CaptureReason::kCrash,
                             ring_.overwritten()});
     append(RecordType::kCapture, w.view(), sink);

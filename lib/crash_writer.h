@@ -60,6 +60,7 @@ class CrashWriter {
   std::unique_ptr<uint8_t[]> scratch_;  // one ring record
   size_t scratch_size_;
   std::unique_ptr<uint8_t[]> out_;  // framed records on their way to the sink
+  std::unique_ptr<uint8_t[]> record_;  // one record of the crash being encoded
   size_t out_size_ = 0;
   bool failed_ = false;
 };

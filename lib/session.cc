@@ -14,6 +14,7 @@
 #include "marker_recorder.h"
 #include "os_unwinder.h"
 #include "process_info.h"
+#include "stop_trigger.h"
 
 namespace inprof::internal {
 namespace {
@@ -249,6 +250,8 @@ Status Session::stop() {
   g_recording.store(false);
   MarkerRecorder::instance().detach();
   Declarations::instance().detach();
+  // The dump signal is the program's again from here on (this may be that trigger's own stop).
+  disarm_stop_trigger();
   // Waits for a capture the signal started; from here on no crash is written either.
   capture_trigger_.reset();
   crash_handler_.reset();
@@ -376,6 +379,7 @@ void Session::abandon_in_child() {
   g_recording.store(false);
   CrashHandler::disarm_after_fork();
   SignalTrigger::disarm_after_fork();
+  disarm_stop_trigger_after_fork();
   MarkerRecorder::instance().abandon();
   Declarations::instance().detach();
   StackCopier::release_after_fork();

@@ -13,13 +13,15 @@ namespace inprof::internal {
 
 class SignalTrigger {
  public:
-  // Fails if the program already handles `signal`.
+  // Fails if the program already handles `signal`. A handler the program installs for it later
+  // wins: the signal is the program's from then on and the trigger no longer fires.
   static std::unique_ptr<SignalTrigger> create(int signal, const char* thread_name,
                                                std::function<void()> action, Status* status);
-  // Restores the signal's previous disposition and ends the thread (after a running action).
+  // Restores the signal's previous disposition, unless the program replaced our handler (then its
+  // own stays), and ends the thread (after a running action).
   virtual ~SignalTrigger() = default;
 
-  // In a forked child: give the signal back without touching the parent's thread.
+  // In a forked child: give the signal back (as above) without touching the parent's thread.
   static void disarm_after_fork();
 };
 

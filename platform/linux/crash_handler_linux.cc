@@ -3,7 +3,13 @@
 // process_vm_readv, which fails on an unmapped address instead of faulting), has the CrashWriter
 // write the ring to the file opened at install time, then restores the program's previous action
 // and lets the signal take its course: a fault re-executes the faulting instruction on return, a
-// signal that was sent (abort, kill) is sent again.
+// signal that was sent (abort, kill) is sent again. Either way the kernel delivers it to the
+// program's action with that action's own flags and mask, or kills the process by that signal.
+//
+// The handler runs on whatever alternate stack the program gave the thread, possibly 8 KiB of
+// which the kernel's signal frame takes up to ~3.5 KiB (AVX-512): its large buffers are static
+// (one crash is handled at a time) and every signal is blocked while it runs, so that none
+// stacks a second frame on top.
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -17,6 +23,7 @@
 #include <cstring>
 
 #include "crash_handler.h"
+#include "signal_disposition_linux.h"
 #if defined(__x86_64__)
 #include "ucontext_registers_x86_64.h"
 #elif defined(__aarch64__)
@@ -28,16 +35,30 @@ namespace {
 
 constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 constexpr int kMaxCrashFrames = 256;
+constexpr int kMaxStackPieces = 300;
 
 struct CrashState {
   std::atomic<CrashWriter*> writer{nullptr};
   Sampler* sampler = nullptr;
   int fd = -1;
+  long owner = 0;  // the process that installed it: a forked child not yet disarmed is not
   struct sigaction previous[NSIG] = {};
   std::atomic<bool> written{false};
-  std::atomic<bool> claimed{false};
+  // The thread writing the crash (0: none yet); `done` once it has finished.
+  std::atomic<long> claimed_by{0};
+  std::atomic<bool> done{false};
 };
 CrashState g_crash;
+
+// Used only by the thread that claimed the crash; touched at install so that no page of it is
+// first faulted in by the handler.
+struct CrashScratch {
+  uint64_t frames[kMaxCrashFrames];
+  uint64_t candidates[8];
+  iovec local[kMaxStackPieces];
+  iovec remote[kMaxStackPieces];
+};
+CrashScratch g_scratch;
 
 const char* signal_name(int signal) {
   switch (signal) {
@@ -94,13 +115,13 @@ Registers registers_of(const uint64_t* regs) {
 // time through process_vm_readv so that the copy stops at the first unmapped page.
 void copy_stack(StackSnapshot& snapshot) {
   constexpr uint64_t kPage = 4096;
-  constexpr int kMaxPieces = 300;
   const uint64_t sp = snapshot.sp();
-  iovec local[kMaxPieces], remote[kMaxPieces];
+  iovec* local = g_scratch.local;
+  iovec* remote = g_scratch.remote;
   int pieces = 0;
   uint64_t at = sp;
   const uint64_t end = sp + snapshot.capacity;
-  while (at < end && pieces < kMaxPieces) {
+  while (at < end && pieces < kMaxStackPieces) {
     const uint64_t next = std::min(end, (at / kPage + 1) * kPage);
     local[pieces] = {snapshot.buffer + (at - sp), static_cast<size_t>(next - at)};
     remote[pieces] = {reinterpret_cast<void*>(at), static_cast<size_t>(next - at)};
@@ -168,42 +189,87 @@ uint64_t monotonic_now() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+void sleep_ms(long ms) {
+  // The raw system call, as in sample_through_sampler.
+  timespec duration{ms / 1000, (ms % 1000) * 1000000};
+  syscall(SYS_nanosleep, &duration, nullptr);
+}
+
+// Sent (abort(), kill, raise) rather than raised by a faulting instruction: it has to be sent
+// again. With its original siginfo where the kernel allows that (it does from the main thread).
+void send_again(int signal, siginfo_t* info) {
+  const long tid = syscall(SYS_gettid);
+  if (info && syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, signal, info) == 0) return;
+  syscall(SYS_tgkill, getpid(), tid, signal);
+}
+
+void on_crash(int signal, siginfo_t* info, void* context);
+
+// What happens to the signal once the crash is written (or not ours to write).
+void hand_back(int signal, siginfo_t* info, void* context) {
+  const bool sent = !info || info->si_code <= 0;
+  const struct sigaction& previous = g_crash.previous[signal];
+  if (restore_if_still_ours(signal, on_crash, previous)) {
+    // A sent signal arrives once this handler returns (it is blocked until then); a fault
+    // happens again when the faulting instruction re-executes.
+    if (sent) send_again(signal, info);
+    return;
+  }
+  // The program installed its own handler over ours, and it called us, passing the signal on to
+  // the action it had found: do what that action (the one ours replaced) would have done.
+  if (previous.sa_flags & SA_SIGINFO) {
+    previous.sa_sigaction(signal, info, context);
+  } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+    previous.sa_handler(signal);
+  } else if (previous.sa_handler == SIG_DFL) {
+    // The default action of every crash signal ends the process: let it, by this signal.
+    struct sigaction default_action = {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    sigaction(signal, &default_action, nullptr);
+    if (sent) send_again(signal, info);
+  }
+}
+
 void on_crash(int signal, siginfo_t* info, void* context) {
   const int saved_errno = errno;
-  // The first crash writes; a second one (another thread, or a fault inside the writing) only
-  // chains, so the handler can never loop.
+  // The first crash writes; one on another thread waits for that writing to finish before its
+  // signal takes its course (it would end the process mid-file). A fault inside the writing is
+  // not caught again (every signal is blocked here): the kernel ends the process by it.
   CrashWriter* writer = g_crash.writer.load(std::memory_order_acquire);
-  if (writer && !g_crash.claimed.exchange(true)) {
+  const long tid = syscall(SYS_gettid);
+  long unclaimed = 0;
+  if (writer && syscall(SYS_getpid) != g_crash.owner) {
+    // A forked child, before its fork handler disarmed us: the parent's file is not its own.
+  } else if (writer && g_crash.claimed_by.compare_exchange_strong(unclaimed, tid)) {
     const auto* uc = static_cast<const ucontext_t*>(context);
     CrashReport report;
-    report.tid = static_cast<uint64_t>(syscall(SYS_gettid));
+    report.tid = static_cast<uint64_t>(tid);
     report.time_ns = monotonic_now();
-    uint64_t frames[kMaxCrashFrames];
-    uint64_t candidates[8];
     size_t count = 0;
     if (!sample_through_sampler(g_crash.sampler, uc, report.tid, report.time_ns)) {
       uint64_t regs[kRegisterCount];
       capture_registers(uc, regs);
-      count = walk(registers_of(regs), frames, candidates);
+      count = walk(registers_of(regs), g_scratch.frames, g_scratch.candidates);
     }
     report.signal_name = signal_name(signal);
     report.code = info ? info->si_code : 0;
     report.address = info ? reinterpret_cast<uint64_t>(info->si_addr) : 0;
-    report.frames = std::span<const uint64_t>(frames, count);
-    report.leaf_candidates = std::span<const uint64_t>(candidates, count ? 8 : 0);
+    report.frames = std::span<const uint64_t>(g_scratch.frames, count);
+    report.leaf_candidates = std::span<const uint64_t>(g_scratch.candidates, count ? 8 : 0);
     int fd = g_crash.fd;
     if (writer->write(report, CrashSink{&fd, raw_write})) {
       (void)fsync(fd);
       g_crash.written.store(true);
     }
+    g_crash.done.store(true);
+  } else if (writer && unclaimed != tid) {
+    // Bounded: a writer stuck for good must not keep this crash from ending the process.
+    for (int waited_ms = 0; waited_ms < 10000 && !g_crash.done.load(); waited_ms += 10) {
+      sleep_ms(10);
+    }
   }
-  // Hand the signal back to whoever had it before us.
-  sigaction(signal, &g_crash.previous[signal], nullptr);
-  if (!info || info->si_code <= 0) {
-    // Sent (abort(), kill, raise): send it again; it arrives once this handler returns.
-    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), signal);
-  }
-  // A fault (si_code > 0) happens again when the faulting instruction re-executes.
+  hand_back(signal, info, context);
   errno = saved_errno;
 }
 
@@ -212,13 +278,9 @@ class LinuxCrashHandler final : public CrashHandler {
   explicit LinuxCrashHandler(std::string path) : path_(std::move(path)) {}
   ~LinuxCrashHandler() override {
     g_crash.writer.store(nullptr, std::memory_order_release);
+    // Only our own handler is taken out: one installed over it stays.
     for (int signal : kCrashSignals) {
-      struct sigaction current = {};
-      sigaction(signal, nullptr, &current);
-      // Only our own handler is taken out: one installed over it stays.
-      if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_crash) {
-        sigaction(signal, &g_crash.previous[signal], nullptr);
-      }
+      restore_if_still_ours(signal, on_crash, g_crash.previous[signal]);
     }
     ::close(g_crash.fd);
     g_crash.fd = -1;
@@ -259,18 +321,23 @@ std::unique_ptr<CrashHandler> CrashHandler::install(const std::string& path, Cra
     (void)fsync(fd);
     struct sigaction current = {};
     (void)sigaction(SIGSEGV, nullptr, &current);
+    std::memset(&g_scratch, 0, sizeof g_scratch);
   }
   g_crash.fd = fd;
+  g_crash.owner = syscall(SYS_getpid);
   g_crash.sampler = sampler;
   g_crash.written.store(false);
-  g_crash.claimed.store(false);
+  g_crash.claimed_by.store(0);
+  g_crash.done.store(false);
   g_crash.writer.store(writer, std::memory_order_release);
   for (int signal : kCrashSignals) {
     struct sigaction action = {};
     action.sa_sigaction = on_crash;
     // SA_ONSTACK: a stack overflow is caught on threads that have an alternate stack.
     action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-    sigemptyset(&action.sa_mask);
+    // No other handler (the sampling signal's) may run on top of this one: the alternate stack
+    // it may be on is small. They arrive when it returns.
+    sigfillset(&action.sa_mask);
     sigaction(signal, &action, &g_crash.previous[signal]);
   }
   *status = {};
@@ -280,7 +347,9 @@ std::unique_ptr<CrashHandler> CrashHandler::install(const std::string& path, Cra
 void CrashHandler::disarm_after_fork() {
   if (g_crash.fd < 0) return;
   g_crash.writer.store(nullptr);
-  for (int signal : kCrashSignals) sigaction(signal, &g_crash.previous[signal], nullptr);
+  for (int signal : kCrashSignals) {
+    restore_if_still_ours(signal, on_crash, g_crash.previous[signal]);
+  }
   ::close(g_crash.fd);
   g_crash.fd = -1;
 }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "process_info.h"
+#include "signal_disposition_linux.h"
 #include "signal_trigger.h"
 
 namespace inprof::internal {
@@ -19,11 +21,16 @@ namespace {
 int g_signal_pipe[2] = {-1, -1};
 int g_armed_signal = 0;
 struct sigaction g_previous = {};
+long g_owner = 0;  // the process that armed it: a forked child is not
 
-void on_trigger_signal(int) {
+void on_trigger_signal(int signal) {
   const int saved = errno;
-  const char byte = 1;
-  (void)!write(g_signal_pipe[1], &byte, 1);
+  if (syscall(SYS_getpid) == g_owner) {
+    const char byte = 1;
+    (void)!write(g_signal_pipe[1], &byte, 1);
+  } else {
+    pass_on_in_child(signal, on_trigger_signal, g_previous);
+  }
   errno = saved;
 }
 
@@ -58,7 +65,7 @@ class LinuxSignalTrigger final : public SignalTrigger {
   }
 
   ~LinuxSignalTrigger() override {
-    sigaction(g_armed_signal, &g_previous, nullptr);
+    restore_if_still_ours(g_armed_signal, on_trigger_signal, g_previous);
     g_armed_signal = 0;
     const char byte = 1;
     (void)!write(stop_pipe_[1], &byte, 1);
@@ -100,6 +107,7 @@ std::unique_ptr<SignalTrigger> SignalTrigger::create(int signal, const char* thr
   }
   g_previous = previous;
   g_armed_signal = signal;
+  g_owner = syscall(SYS_getpid);
   struct sigaction handler = {};
   handler.sa_handler = on_trigger_signal;
   handler.sa_flags = SA_RESTART;
@@ -111,7 +119,7 @@ std::unique_ptr<SignalTrigger> SignalTrigger::create(int signal, const char* thr
 
 void SignalTrigger::disarm_after_fork() {
   if (g_armed_signal == 0) return;
-  sigaction(g_armed_signal, &g_previous, nullptr);
+  restore_if_still_ours(g_armed_signal, on_trigger_signal, g_previous);
   g_armed_signal = 0;
   close_pipe(g_signal_pipe);
 }

@@ -1,71 +1,111 @@
-// The stop trigger on Linux: the signal handler writes one byte to a pipe (async-signal-safe);
-// a thread polls the pipe with the remaining time as its timeout, then stops the profiler.
+// The stop trigger on Linux: the signal handler bumps a counter and wakes the thread waiting on
+// it with futex(2) (both async-signal-safe); the thread waits with the remaining time as its
+// timeout, then stops the profiler. No descriptor: none to leak into the program or its
+// children, none to close under a handler still running on another thread.
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
+#include <linux/futex.h>
 #include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
-#include <cstring>
-#include <string>
+#include <atomic>
+#include <climits>
 #include <thread>
 
 #include "process_info.h"
+#include "signal_disposition_linux.h"
 #include "stop_trigger.h"
 
 namespace inprof::internal {
 namespace {
 
-int g_pipe[2] = {-1, -1};
+std::atomic<uint32_t> g_wakeups{0};
+// Bumped by every arm and disarm: a thread whose trigger was disarmed leaves without stopping.
+std::atomic<uint64_t> g_generation{0};
+std::atomic<bool> g_armed{false};
+int g_signal = 0;  // 0: armed without a signal, or not armed
+struct sigaction g_previous = {};
+long g_owner = 0;  // the process that armed it: a forked child is not
 
-void on_dump_signal(int) {
+void wake_thread() {
+  g_wakeups.fetch_add(1);
+  syscall(SYS_futex, &g_wakeups, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+void on_dump_signal(int signal) {
   const int saved = errno;
-  const char byte = 1;
-  (void)!write(g_pipe[1], &byte, 1);
+  if (syscall(SYS_getpid) == g_owner) {
+    wake_thread();
+  } else {
+    pass_on_in_child(signal, on_dump_signal, g_previous);
+  }
   errno = saved;
+}
+
+void give_signal_back() {
+  if (g_signal != 0) restore_if_still_ours(g_signal, on_dump_signal, g_previous);
+  g_signal = 0;
 }
 
 }  // namespace
 
 Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signal) {
-  if (g_pipe[0] >= 0) {
+  if (g_armed.load()) {
     return Status::error(Status::Code::kAlreadyRunning, "a stop trigger is already armed");
-  }
-  if (pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-    return Status::error(Status::Code::kPlatformError,
-                         std::string("cannot create the stop trigger: ") + std::strerror(errno));
   }
   if (signal != 0) {
     struct sigaction previous = {};
     sigaction(signal, nullptr, &previous);
-    if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+    if ((previous.sa_flags & SA_SIGINFO) ||
+        (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN)) {
       return Status::error(Status::Code::kSignalInUse,
                            "the dump signal is already handled by the program; not armed");
     }
+    g_previous = previous;
+    g_signal = signal;
+    g_owner = syscall(SYS_getpid);
     struct sigaction action = {};
     action.sa_handler = on_dump_signal;
     action.sa_flags = SA_RESTART;
     sigemptyset(&action.sa_mask);
     sigaction(signal, &action, nullptr);
   }
+  g_armed.store(true);
+  const uint64_t generation = ++g_generation;
   const uint64_t deadline = after ? monotonic_ns() + static_cast<uint64_t>(after->count()) : 0;
-  std::thread([deadline] {
+  const uint32_t seen = g_wakeups.load();
+  std::thread([deadline, generation, seen] {
     setup_profiler_thread("inprof-stopper");
     for (;;) {
-      int timeout_ms = -1;
+      if (g_generation.load() != generation) return;  // the session ended otherwise
+      if (g_wakeups.load() != seen) break;             // the dump signal
+      timespec timeout{};
       if (deadline != 0) {
         const uint64_t now = monotonic_ns();
         if (now >= deadline) break;
-        timeout_ms = static_cast<int>((deadline - now + 999999) / 1000000);
+        timeout.tv_sec = static_cast<time_t>((deadline - now) / 1000000000u);
+        timeout.tv_nsec = static_cast<long>((deadline - now) % 1000000000u);
       }
-      pollfd fd{g_pipe[0], POLLIN, 0};
-      const int n = poll(&fd, 1, timeout_ms);
-      if (n > 0) break;  // the dump signal
-      if (n < 0 && errno != EINTR) return;
+      syscall(SYS_futex, &g_wakeups, FUTEX_WAIT_PRIVATE, seen, deadline ? &timeout : nullptr,
+              nullptr, 0);
     }
-    if (Profiler::is_running()) (void)Profiler::stop();
+    if (g_generation.load() == generation) (void)Profiler::stop();
   }).detach();
   return {};
+}
+
+void disarm_stop_trigger() {
+  if (!g_armed.exchange(false)) return;
+  give_signal_back();
+  ++g_generation;
+  wake_thread();
+}
+
+void disarm_stop_trigger_after_fork() {
+  if (!g_armed.exchange(false)) return;
+  give_signal_back();
+  ++g_generation;
 }
 
 }  // namespace inprof::internal

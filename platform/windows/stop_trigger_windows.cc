@@ -1,4 +1,5 @@
 // The stop trigger on Windows: after a delay only. There is no signal to ask for a dump with.
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -7,6 +8,12 @@
 #include "stop_trigger.h"
 
 namespace inprof::internal {
+namespace {
+
+// Cleared when the session it was armed for ends: the thread then leaves a later session alone.
+std::atomic<bool> g_armed{false};
+
+}  // namespace
 
 Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signal) {
   if (signal != 0) {
@@ -14,17 +21,21 @@ Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signa
                          "a dump signal does not exist on Windows; use a duration");
   }
   if (!after) return {};
-  static bool armed = false;  // called once, from the start-up path
-  if (armed) return Status::error(Status::Code::kAlreadyRunning, "a stop trigger is already armed");
-  armed = true;
+  if (g_armed.exchange(true)) {
+    return Status::error(Status::Code::kAlreadyRunning, "a stop trigger is already armed");
+  }
   std::thread([deadline = monotonic_ns() + static_cast<uint64_t>(after->count())] {
     setup_profiler_thread("inprof-stopper");
     for (uint64_t now = monotonic_ns(); now < deadline; now = monotonic_ns()) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(deadline - now));
     }
-    if (Profiler::is_running()) (void)Profiler::stop();
+    if (g_armed.load()) (void)Profiler::stop();
   }).detach();
   return {};
 }
+
+void disarm_stop_trigger() { g_armed.store(false); }
+
+void disarm_stop_trigger_after_fork() {}
 
 }  // namespace inprof::internal
