@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 
+#include "large_alloc.h"
 #include "metadata_queue.h"
 #include "ring_buffer.h"
 
@@ -57,9 +58,9 @@ class CrashWriter {
   const MetadataQueue& metadata_;
   const uint32_t crash_marker_type_;
   const uint64_t start_ns_;
-  std::unique_ptr<uint8_t[]> scratch_;  // one ring record
+  LargeArray<uint8_t> scratch_;  // one ring record
   size_t scratch_size_;
-  std::unique_ptr<uint8_t[]> out_;  // framed records on their way to the sink
+  LargeArray<uint8_t> out_;  // framed records on their way to the sink
   size_t out_size_ = 0;
   bool failed_ = false;
 };
