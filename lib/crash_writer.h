@@ -12,6 +12,7 @@
 #include <memory>
 #include <span>
 
+#include "large_alloc.h"
 #include "metadata_queue.h"
 #include "ring_buffer.h"
 
@@ -57,10 +58,14 @@ class CrashWriter {
   const MetadataQueue& metadata_;
   const uint32_t crash_marker_type_;
   const uint64_t start_ns_;
-  std::unique_ptr<uint8_t[]> scratch_;  // one ring record
+  LargeArray<uint8_t> scratch_;  // one ring record
   size_t scratch_size_;
+<<<<<<< HEAD
   std::unique_ptr<uint8_t[]> out_;  // framed records on their way to the sink
   std::unique_ptr<uint8_t[]> record_;  // one record of the crash being encoded
+=======
+  LargeArray<uint8_t> out_;  // framed records on their way to the sink
+>>>>>>> memprobe
   size_t out_size_ = 0;
   bool failed_ = false;
 };

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "dump/dump_records.h"
+#include "large_alloc.h"
 
 namespace inprof::internal {
 
@@ -69,8 +70,11 @@ class MetadataQueue {
     std::vector<uint8_t> payload;
   };
   struct Image {
-    explicit Image(size_t capacity) : bytes(new uint8_t[capacity]), capacity(capacity) {}
-    std::unique_ptr<uint8_t[]> bytes;
+    // 64 KiB or more: from large_alloc, so that dropping an outgrown image leaves malloc's
+    // thresholds alone (large_alloc.h).
+    explicit Image(size_t capacity)
+        : bytes(make_large_array<uint8_t>(capacity)), capacity(capacity) {}
+    LargeArray<uint8_t> bytes;
     size_t capacity;
     std::atomic<size_t> size{0};
   };

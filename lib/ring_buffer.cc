@@ -10,7 +10,7 @@ RingBuffer::RingBuffer(size_t capacity, WhenFull when_full)
     : capacity_(std::bit_ceil(std::max<size_t>(capacity, 4096))),
       mask_(capacity_ - 1),
       when_full_(when_full),
-      words_(static_cast<uint64_t*>(std::calloc(capacity_ / 8, sizeof(uint64_t)))) {}
+      words_(static_cast<uint64_t*>(large_alloc(capacity_))) {}
 
 bool RingBuffer::write(uint8_t type, std::span<const uint8_t> payload) {
   if (payload.size() > max_payload()) {

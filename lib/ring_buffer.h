@@ -24,6 +24,8 @@
 #include <span>
 #include <vector>
 
+#include "large_alloc.h"
+
 namespace inprof::internal {
 
 class RingBuffer {
@@ -112,17 +114,18 @@ class RingBuffer {
   size_t mask_;
   WhenFull when_full_;
   // 8-byte aligned storage, accessed a word at a time through atomic_ref where producers and
-  // readers may meet. calloc: a large block comes zeroed from the kernel page by page, instead of
-  // being cleared up front by start().
+  // readers may meet. large_alloc: a large block comes zeroed from the kernel page by page,
+  // instead of being cleared up front by start(), and freeing it leaves malloc's thresholds as the
+  // program set them (large_alloc.h).
   struct FreeDeleter {
-    void operator()(uint64_t* p) const { std::free(p); }
+    void operator()(uint64_t* p) const { large_free(p); }
   };
   std::unique_ptr<uint64_t[], FreeDeleter> words_;
   alignas(64) std::atomic<uint64_t> head_{0};  // next byte to reserve
   alignas(64) std::atomic<uint64_t> tail_{0};  // oldest byte still held
   alignas(64) std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> overwritten_{0};
-  std::vector<uint8_t> scratch_;  // consumer only: a payload that wraps around the end
+  ByteBuffer scratch_;  // consumer only: a payload that wraps around the end (large_alloc.h)
 };
 
 template <typename Fn>

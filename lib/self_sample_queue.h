@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "large_alloc.h"
 #include "stack_snapshot.h"
 
 namespace inprof::internal {
@@ -24,7 +25,7 @@ class SelfSampleQueue {
       : entries_(new StackSnapshot[entries]),
         entry_ends_(new uint64_t[entries]),
         entry_count_(entries),
-        arena_(new uint8_t[arena_bytes]),
+        arena_(make_large_array<uint8_t>(arena_bytes)),  // see large_alloc.h
         arena_size_(arena_bytes) {}
   SelfSampleQueue(const SelfSampleQueue&) = delete;
   SelfSampleQueue& operator=(const SelfSampleQueue&) = delete;
@@ -91,7 +92,7 @@ class SelfSampleQueue {
   std::unique_ptr<StackSnapshot[]> entries_;
   std::unique_ptr<uint64_t[]> entry_ends_;  // arena position just past each entry's bytes
   const size_t entry_count_;
-  std::unique_ptr<uint8_t[]> arena_;
+  LargeArray<uint8_t> arena_;
   const size_t arena_size_;
   std::atomic<uint64_t> head_{0};  // entries published (producer)
   std::atomic<uint64_t> tail_{0};  // entries consumed (consumer)

@@ -11,6 +11,7 @@
 #include "dwarf_unwinder.h"
 #include "frame_pointer_unwinder.h"
 #include "inprof/markers.h"
+#include "large_alloc.h"
 #include "marker_recorder.h"
 #include "os_unwinder.h"
 #include "process_info.h"
@@ -448,7 +449,8 @@ Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason re
   }
   // The ring is read while samples and markers keep arriving; records older than the window are
   // left out, and so are repeats whose first sample the ring has already overwritten.
-  std::vector<uint8_t> scratch((ring_->max_payload() + 7) & ~size_t(7));
+  // A quarter of the ring (MiBs): from large_alloc, to leave malloc's thresholds alone.
+  ByteBuffer scratch((ring_->max_payload() + 7) & ~size_t(7));
   std::unordered_set<uint64_t> sampled_threads;
   uint64_t first = now;
   bool trimmed = false;

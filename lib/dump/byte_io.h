@@ -108,7 +108,8 @@ __attribute__((always_inline)) inline void put_varint(uint8_t*& p, uint64_t v) {
 }
 
 // Appends a LEB128 varint to a vector (ByteWriter writes from the vector's start).
-inline void append_varint(std::vector<uint8_t>& out, uint64_t v) {
+template <class Allocator>
+inline void append_varint(std::vector<uint8_t, Allocator>& out, uint64_t v) {
   while (v >= 0x80) {
     out.push_back(static_cast<uint8_t>(v) | 0x80);
     v >>= 7;

@@ -400,10 +400,4 @@ std::optional<uint64_t> record_time(RecordType type, std::span<const uint8_t> pa
   }
 }
 
-void append_record(std::vector<uint8_t>& chunk, RecordType type, std::span<const uint8_t> payload) {
-  chunk.push_back(static_cast<uint8_t>(type));
-  append_varint(chunk, payload.size());
-  chunk.insert(chunk.end(), payload.begin(), payload.end());
-}
-
 }  // namespace inprof::internal

@@ -325,7 +325,13 @@ bool decode(ByteReader& r, CaptureRecord& out);
 std::optional<uint64_t> record_time(RecordType type, std::span<const uint8_t> payload);
 
 // Appends a framed record (type, varint payload size, payload) to a chunk.
-void append_record(std::vector<uint8_t>& chunk, RecordType type, std::span<const uint8_t> payload);
+template <class Allocator>
+void append_record(std::vector<uint8_t, Allocator>& chunk, RecordType type,
+                   std::span<const uint8_t> payload) {
+  chunk.push_back(static_cast<uint8_t>(type));
+  append_varint(chunk, payload.size());
+  chunk.insert(chunk.end(), payload.begin(), payload.end());
+}
 
 }  // namespace inprof::internal
 

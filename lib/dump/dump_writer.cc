@@ -5,7 +5,12 @@
 #if defined(INPROF_NO_ZSTD)
 #include "dump/stored_frames.h"
 #else
+// ZSTD_createCCtx_advanced and ZSTD_customMem: in zstd's "static linking only" section, but in
+// every release since 1.0 and exported by the shared library.
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
+
+#include "large_alloc.h"
 #endif
 
 #include <cstring>
@@ -20,13 +25,18 @@ struct DumpWriter::Compressor {
 // One context for the writer's life: ZSTD_compress builds (and allocates) a fresh one per call.
 // Frames carry a checksum: a damaged chunk is then skipped whole rather than read as garbage,
 // which matters more now that one damaged stack record would spoil every sample referring to it.
+// Its memory comes from large_alloc: the workspace (hundreds of KiB at 1 kHz) is reallocated when
+// a chunk needs larger tables, and freed, had malloc mapped it, it would raise glibc's mmap and
+// trim thresholds for the whole program (large_alloc.h).
 struct DumpWriter::Compressor {
   explicit Compressor(int level) {
     if (!context) return;
     ZSTD_CCtx_setParameter(context.get(), ZSTD_c_compressionLevel, level);
     ZSTD_CCtx_setParameter(context.get(), ZSTD_c_checksumFlag, 1);
   }
-  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context{ZSTD_createCCtx(), ZSTD_freeCCtx};
+  std::unique_ptr<ZSTD_CCtx, size_t (*)(ZSTD_CCtx*)> context{
+      ZSTD_createCCtx_advanced(ZSTD_customMem{large_alloc_callback, large_free_callback, nullptr}),
+      ZSTD_freeCCtx};
 };
 #endif
 

@@ -58,8 +58,14 @@ class DumpWriter {
   int level_;
   std::unique_ptr<Compressor> compressor_;
   std::unique_ptr<SampleCompactor> compactor_;  // null: samples are written whole (version 1)
-  std::vector<uint8_t> chunk_;
+  // Up to ~1 MiB each: from large_alloc (large_alloc.h), so that neither their growth nor their
+  // release moves malloc's thresholds under the program.
+  ByteBuffer chunk_;
+#if defined(INPROF_NO_ZSTD)
   std::vector<uint8_t> compressed_;
+#else
+  ByteBuffer compressed_;
+#endif
   std::vector<uint8_t> scratch_;
   Status first_error_;
   bool closed_ = false;

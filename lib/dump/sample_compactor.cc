@@ -3,7 +3,7 @@
 namespace inprof::internal {
 
 SampleCompactor::Result SampleCompactor::add(RecordType type, std::span<const uint8_t> payload,
-                                             std::vector<uint8_t>& chunk) {
+                                             ByteBuffer& chunk) {
   SampleHead head;
   std::span<const uint8_t> stack;
   if (!split_sample(payload, head, stack)) return Result::kMalformed;
@@ -64,7 +64,7 @@ size_t SampleCompactor::pending_bytes() const {
   return n;
 }
 
-void SampleCompactor::end_batch(std::vector<uint8_t>& chunk) {
+void SampleCompactor::end_batch(ByteBuffer& chunk) {
   if (batch_count_ == 0) return;
   // Framed by hand: the payload (count, each column's size, the columns) is copied only once.
   uint8_t head[10 * (1 + kColumns)];

@@ -16,6 +16,7 @@
 
 #include "dump/dump_records.h"
 #include "dump/stack_table.h"
+#include "large_alloc.h"
 
 namespace inprof::internal {
 
@@ -27,11 +28,11 @@ class SampleCompactor {
     kMalformed,  // not a sample payload: nothing was taken (the caller keeps it whole)
   };
   // `type` is kSample or kSampleRepeat; `payload` as encode_sample / encode wrote it.
-  Result add(RecordType type, std::span<const uint8_t> payload, std::vector<uint8_t>& chunk);
+  Result add(RecordType type, std::span<const uint8_t> payload, ByteBuffer& chunk);
   // Bytes held for the batch, not yet in the chunk.
   size_t pending_bytes() const;
   // Appends the batch (if any) to the chunk and starts an empty one.
-  void end_batch(std::vector<uint8_t>& chunk);
+  void end_batch(ByteBuffer& chunk);
   // Called when the chunk was written out: the next one starts with empty tables.
   void start_chunk();
   // The thread ended: its CPU-time remainder is forgotten (bounds the per-thread state).
@@ -51,7 +52,7 @@ class SampleCompactor {
   std::unordered_map<uint64_t, ThreadState> threads_;
   uint64_t chunk_ = 1;
   uint64_t threads_in_chunk_ = 0;
-  std::vector<uint8_t> columns_[kColumns];
+  ByteBuffer columns_[kColumns];
   uint64_t batch_count_ = 0;
   uint64_t batch_time_us_ = 0;  // the time of the batch's previous entry
 };

@@ -11,6 +11,8 @@
 #include <span>
 #include <vector>
 
+#include "large_alloc.h"
+
 namespace inprof::internal {
 
 class StackTable {
@@ -34,9 +36,10 @@ class StackTable {
   };
   void grow_slots();
 
-  std::vector<uint8_t> bytes_;   // every stack's encoding, back to back
-  std::vector<Entry> entries_;   // by id
-  std::vector<uint32_t> slots_;  // open addressing, power-of-two size: entry index + 1, 0 empty
+  // Large for a long profile: from large_alloc (large_alloc.h).
+  ByteBuffer bytes_;             // every stack's encoding, back to back
+  LargeVector<Entry> entries_;   // by id
+  LargeVector<uint32_t> slots_;  // open addressing, power-of-two size: entry index + 1, 0 empty
   size_t frames_ = 0;
 };
 

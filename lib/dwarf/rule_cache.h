@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "dwarf/unwind_rule.h"
+#include "large_alloc.h"
 
 namespace inprof::internal {
 
@@ -15,7 +16,8 @@ class RuleCache {
  public:
   static constexpr size_t kSlots = 1 << 13;
 
-  RuleCache() : slots_(new Slot[kSlots]) {}
+  // 320 KiB: from large_alloc, so that freeing it leaves malloc's thresholds alone.
+  RuleCache() : slots_(make_large_array<Slot>(kSlots)) {}
 
   // The cached rule for `pc` under `generation`, or null.
   const UnwindRule* find(uint64_t pc, uint32_t generation) const {
@@ -40,7 +42,7 @@ class RuleCache {
   static size_t index(uint64_t pc) {
     return static_cast<size_t>((pc * 0x9E3779B97F4A7C15ull) >> (64 - 13));
   }
-  std::unique_ptr<Slot[]> slots_;
+  LargeArray<Slot> slots_;
 };
 
 }  // namespace inprof::internal

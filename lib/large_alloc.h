@@ -1,0 +1,89 @@
+// Large blocks the profiler keeps for a while (buffers, caches, zstd's workspace) come straight
+// from the kernel, never from malloc. glibc serves a block of at least its mmap threshold (128 KiB
+// at start) with a mapping of its own and, when such a block is freed, raises the threshold for
+// the whole process to the block's size (up to 32 MiB; the trim threshold follows at twice it).
+// One such free by a profiler thread changes how the program's own later blocks are served and
+// how often its heap is trimmed: a python benchmark profiled at 1 kHz had a quarter of its page
+// faults (item 17 of "Invisible to the program it profiles"; tests/transparency/malloc_threshold).
+// Small blocks still come from malloc: they never raise the threshold.
+#ifndef INPROF_LIB_LARGE_ALLOC_H_
+#define INPROF_LIB_LARGE_ALLOC_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <vector>
+
+namespace inprof::internal {
+
+// Blocks of this size or more are mapped by large_alloc itself (below glibc's lowest dynamic
+// threshold, with a margin for malloc's own header).
+inline constexpr size_t kLargeAllocBytes = 64 << 10;
+
+// Zero-filled, aligned to 16 bytes; null when out of memory. Free with large_free only.
+void* large_alloc(size_t bytes);
+void large_free(void* block);
+
+struct LargeFree {
+  void operator()(void* block) const { large_free(block); }
+};
+
+// An array of `count` value-initialised T (for a trivially destructible T: no destructor runs).
+template <class T>
+struct LargeArrayDelete {
+  void operator()(T* p) const { large_free(p); }
+};
+template <class T>
+using LargeArray = std::unique_ptr<T[], LargeArrayDelete<T>>;
+
+template <class T>
+LargeArray<T> make_large_array(size_t count) {
+  static_assert(std::is_trivially_destructible_v<T>, "large_free runs no destructor");
+  void* block = large_alloc(count * sizeof(T));
+  if (block == nullptr) throw std::bad_alloc();
+  T* first = static_cast<T*>(block);
+  for (size_t i = 0; i < count; ++i) ::new (static_cast<void*>(first + i)) T();
+  return LargeArray<T>(first);
+}
+
+// For std::vector buffers that may grow past kLargeAllocBytes (the dump writer's chunk, its stack
+// table): small capacities from operator new, large ones from large_alloc (not zero-filled:
+// the vector constructs its elements).
+template <class T>
+struct LargeAllocator {
+  using value_type = T;
+  LargeAllocator() = default;
+  template <class U>
+  LargeAllocator(const LargeAllocator<U>&) {}
+  T* allocate(size_t n) {
+    if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
+    if (n * sizeof(T) < kLargeAllocBytes) return static_cast<T*>(::operator new(n * sizeof(T)));
+    void* block = large_alloc(n * sizeof(T));
+    if (block == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(block);
+  }
+  void deallocate(T* p, size_t n) {
+    if (n * sizeof(T) < kLargeAllocBytes) {
+      ::operator delete(p);
+    } else {
+      large_free(p);
+    }
+  }
+  template <class U>
+  bool operator==(const LargeAllocator<U>&) const {
+    return true;
+  }
+};
+template <class T>
+using LargeVector = std::vector<T, LargeAllocator<T>>;
+using ByteBuffer = LargeVector<uint8_t>;
+
+// For libraries that take allocation callbacks (zstd's ZSTD_customMem).
+void* large_alloc_callback(void* opaque, size_t bytes);
+void large_free_callback(void* opaque, void* block);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_LARGE_ALLOC_H_
