@@ -20,14 +20,9 @@ CrashWriter::CrashWriter(const RingBuffer& ring, const MetadataQueue& metadata,
       crash_marker_type_(crash_marker_type),
       start_ns_(start_ns),
       scratch_size_((ring.max_payload() + 7) & ~size_t(7)),
-<<<<<<< HEAD
-      out_(new uint8_t[kOutSize]),
-      record_(new uint8_t[kRecordSize]) {
-  scratch_.reset(new uint8_t[scratch_size_]);
-=======
-      out_(make_large_array<uint8_t>(kOutSize)) {
+      out_(make_large_array<uint8_t>(kOutSize)),
+      record_(make_large_array<uint8_t>(kRecordSize)) {
   scratch_ = make_large_array<uint8_t>(scratch_size_);  // a quarter of the ring: large_alloc.h
->>>>>>> memprobe
   // Touch the buffers now: a crash handler should not be the first to fault their pages in.
   std::memset(scratch_.get(), 0, scratch_size_);
   std::memset(out_.get(), 0, kOutSize);

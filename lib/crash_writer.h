@@ -60,12 +60,8 @@ class CrashWriter {
   const uint64_t start_ns_;
   LargeArray<uint8_t> scratch_;  // one ring record
   size_t scratch_size_;
-<<<<<<< HEAD
-  std::unique_ptr<uint8_t[]> out_;  // framed records on their way to the sink
-  std::unique_ptr<uint8_t[]> record_;  // one record of the crash being encoded
-=======
-  LargeArray<uint8_t> out_;  // framed records on their way to the sink
->>>>>>> memprobe
+  LargeArray<uint8_t> out_;     // framed records on their way to the sink
+  LargeArray<uint8_t> record_;  // one record of the crash being encoded
   size_t out_size_ = 0;
   bool failed_ = false;
 };
