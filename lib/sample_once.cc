@@ -20,6 +20,7 @@ void copy_snapshot(const StackSnapshot& from, StackSnapshot& to) {
   to.stack_truncated = from.stack_truncated || from.stack_size > to.capacity;
   to.stack_region_known = from.stack_region_known;
   to.registers_partial = from.registers_partial;
+  to.runnable = from.runnable;
   if (to.stack_size) std::memcpy(to.buffer, from.buffer, to.stack_size);
   to.label_count = std::min<size_t>(from.label_count, kMaxLabelDepth);
   std::copy(from.labels, from.labels + to.label_count, to.labels);

@@ -149,8 +149,8 @@ void Sampler::request_stop() {
 }
 
 SamplerStats Sampler::stats() const {
-  return {samples_written_.load(), samples_dropped_.load(),
-          threads_timed_out_.load() + samples_given_up_.load(), ticks_late_.load()};
+  return {samples_written_.load(), samples_dropped_.load(), threads_timed_out_.load(),
+          ticks_late_.load(), samples_given_up_.load()};
 }
 
 void Sampler::tick() {
@@ -348,6 +348,12 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   if (auto after = thread_lister_->cpu_time_ns(tid)) cpu = after;
   state.last_cpu_ns = cpu;
   write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
+  // Caught outside a system call, in the middle of its code: it gets a timer of its own like a
+  // thread found on a CPU.
+  if (snapshot_.runnable && self_sampling_ && state.arm_after_tick <= tick_count_ &&
+      now - state.first_seen_ns >= kNewThreadGraceNs) {
+    start_self_sampling(tid, state, now);
+  }
 }
 
 void Sampler::write_repeat(uint64_t tid, ThreadState& state, uint64_t at,
@@ -446,19 +452,22 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
     if (!snapshot->stack_region_known) moved_sp = snapshot->sp();
     state.last_sp = snapshot->sp();
     ++state.drained;
-    // Expirations merged while the thread waited for a CPU: it did not run, so this stack was its
-    // stack at each of them. The sample goes at the first, repeats at the others.
+    // Expirations merged into this one: the kernel checks CPU timers at its scheduler tick, so at
+    // intervals below the tick one stack stands for several intervals of the thread's CPU. The
+    // sample goes at the first, repeats at the others, the CPU time shared between them.
     const uint64_t merged = std::min(snapshot->expirations_merged, kMaxMergedExpirations);
     const uint64_t first_ns =
         std::max(snapshot->time_ns - std::min(snapshot->time_ns, merged * config_.interval_ns),
                  state.last_self_sample_ns);
     state.last_self_sample_ns = snapshot->time_ns;
-    write_sample(tid, state, *snapshot, cpu_delta, first_ns);
+    std::optional<uint64_t> share;
+    if (cpu_delta) share = *cpu_delta / (merged + 1);
+    write_sample(tid, state, *snapshot,
+                 cpu_delta ? std::optional<uint64_t>(*cpu_delta - merged * *share) : cpu_delta,
+                 first_ns);
     for (uint64_t i = 1; i <= merged && state.has_stack; ++i) {
-      ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
       const uint64_t at = std::min(first_ns + i * config_.interval_ns, snapshot->time_ns);
-      encode(w, SampleRepeatRecord{tid, relative(at), uint64_t{0}});
-      commit_record(RecordType::kSampleRepeat, w, state);
+      write_repeat(tid, state, at, share);
     }
     self_sampling_->pop(state.self_handle);
   }
@@ -483,10 +492,16 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
     state.last_answer_ns = now;
     state.cpu_when_silent.reset();
   } else if (now - state.last_answer_ns >= config_.answer_timeout_ns) {
-    // Its timer only expires while it runs: running for two intervals without an answer means
-    // it blocks the signal now. Its pending signal is withdrawn before it could accept it.
+    // It ran for two intervals without an answer. The kernel checks its timer only at ticks that
+    // find it on a CPU, so a thread that runs in short bursts may simply not have been caught;
+    // one that blocks the signal now must lose its timer (and the signal pending in it). Its
+    // status says which.
     if (!state.cpu_when_silent) {
       state.cpu_when_silent = cpu;
+    } else if (*cpu - *state.cpu_when_silent >= 2 * config_.interval_ns &&
+               self_sampling_->still_allowed(state.self_handle)) {
+      state.last_answer_ns = now;
+      state.cpu_when_silent.reset();
     } else if (*cpu - *state.cpu_when_silent >= 2 * config_.interval_ns) {
       self_sampling_->abandon(state.self_handle);
       state.self_handle = -1;
@@ -522,9 +537,12 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
   const uint64_t window = std::max(4 * period_ns(), kSelfSamplingWindowNs);
   if (now - state.probe_ns < window) return;
   const std::optional<uint64_t> runnable = runnable_ns(tid, cpu);
+  // The scheduler's wait time lags (it is counted when the thread gets a CPU): a thread that
+  // waited for one the whole window must not lose its timer, so the OS is asked as well.
   const bool sleeping = runnable && state.probe_runnable_ns &&
                         *runnable >= *state.probe_runnable_ns &&
-                        4 * (*runnable - *state.probe_runnable_ns) < now - state.probe_ns;
+                        4 * (*runnable - *state.probe_runnable_ns) < now - state.probe_ns &&
+                        thread_lister_->asleep(tid).value_or(true);
   state.probe_ns = now;
   state.probe_runnable_ns = runnable;
   if (sleeping) {

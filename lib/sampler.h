@@ -51,6 +51,7 @@ struct SamplerStats {
   uint64_t samples_dropped = 0;
   uint64_t threads_timed_out = 0;
   uint64_t ticks_late = 0;
+  uint64_t samples_given_up = 0;
 };
 
 class Sampler {

@@ -29,6 +29,7 @@ struct StackSnapshot {
   // Only SP and PC are known (a thread asleep in the kernel, copied without stopping it): the
   // frame pointer and, where there is one, the link register are not.
   bool registers_partial = false;
+  bool runnable = false;  // copied while stopped outside a system call (it was running code)
 
   uint8_t* buffer = nullptr;  // owned by the sampler; `capacity` bytes
   size_t capacity = 0;

@@ -28,6 +28,9 @@ class ThreadLister {
   // Time the thread has spent ready to run but waiting for a CPU, if the OS says: tells a busy
   // thread on a crowded machine from a sleeping one, where CPU time alone cannot.
   virtual std::optional<uint64_t> cpu_wait_ns(uint64_t) { return std::nullopt; }
+  // Whether the thread is asleep (blocked), rather than running or waiting for a CPU, if the OS
+  // says.
+  virtual std::optional<bool> asleep(uint64_t) { return std::nullopt; }
   // The thread is gone: release anything kept for it.
   virtual void forget(uint64_t tid) = 0;
 };

@@ -1,5 +1,5 @@
 // For unwinder tests only: a snapshot of a running thread taken at once, by sending it a signal
-// (SIGUSR2) whose handler copies its registers and stack the way the library's handler does.
+// (SIGRTMIN + 6, not used by the targets) whose handler copies its registers and stack the way the library's handler does.
 // The library itself never signals a thread like this (it could cut a sleeping call short);
 // tests of the unwinder need thousands of stacks at arbitrary instructions, faster than the
 // library's CPU-time timers (which follow the kernel's tick) can give them.
@@ -30,11 +30,11 @@ class SignalSnapshot {
     struct sigaction action = {};
     action.sa_sigaction = &SignalSnapshot::handler;
     action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigaction(SIGUSR2, &action, &previous_);
+    sigaction(SIGRTMIN + 6, &action, &previous_);
   }
-  ~SignalSnapshot() { sigaction(SIGUSR2, &previous_, nullptr); }
+  ~SignalSnapshot() { sigaction(SIGRTMIN + 6, &previous_, nullptr); }
 
-  // Fills `out` from thread `tid` (which must not block SIGUSR2). False after `limit` unanswered.
+  // Fills `out` from thread `tid` (which must not block the signal). False after `limit` unanswered.
   bool take(uint64_t tid, internal::StackSnapshot& out,
             std::chrono::seconds limit = std::chrono::seconds(10)) {
     internal::read_stack_regions(&regions_);
@@ -42,7 +42,7 @@ class SignalSnapshot {
     regions_data_ = regions_.data();
     region_count_ = regions_.size();
     done_.store(false);
-    syscall(SYS_tgkill, getpid(), static_cast<pid_t>(tid), SIGUSR2);
+    syscall(SYS_tgkill, getpid(), static_cast<pid_t>(tid), SIGRTMIN + 6);
     const auto deadline = std::chrono::steady_clock::now() + limit;
     while (!done_.load()) {
       if (std::chrono::steady_clock::now() > deadline) return false;

@@ -194,6 +194,7 @@ void encode(ByteWriter& w, const StatsRecord& r) {
   w.varint(r.threads_timed_out);
   w.varint(r.ticks_late);
   w.varint(r.markers_dropped);
+  w.varint(r.samples_given_up);
 }
 
 bool decode(ByteReader& r, StatsRecord& out) {
@@ -202,7 +203,10 @@ bool decode(ByteReader& r, StatsRecord& out) {
     return false;
   }
   out.markers_dropped = 0;
-  return r.remaining() == 0 || r.varint(out.markers_dropped);
+  out.samples_given_up = 0;
+  if (r.remaining() == 0) return true;  // older dumps end here
+  if (!r.varint(out.markers_dropped)) return false;
+  return r.remaining() == 0 || r.varint(out.samples_given_up);
 }
 
 void encode(ByteWriter& w, const EndRecord& r) { w.varint(r.time_ns); }

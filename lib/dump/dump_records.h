@@ -170,6 +170,9 @@ struct StatsRecord {               // cumulative; the last one in a dump counts
   uint64_t threads_timed_out = 0;  // sampling attempts skipped: the thread did not answer
   uint64_t ticks_late = 0;         // ticks the sampler could not keep (overrun)
   uint64_t markers_dropped = 0;    // lost because the buffer was full
+  // Ticks that found a thread on a CPU that could not be sampled without disturbing it (it
+  // blocks the sampling signal, runs under seccomp, the program took the signal, no timer free).
+  uint64_t samples_given_up = 0;
 };
 
 struct EndRecord {

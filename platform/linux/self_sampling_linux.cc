@@ -104,6 +104,7 @@ void fill(Mailbox& box, const siginfo_t* info, const ucontext_t* context, int pi
   copy_own_stack(out, known ? &region : nullptr, pid);
   out->stack_region_known = known;
   out->registers_partial = false;
+  out->runnable = false;
   const uint64_t tid = box.tid.load(std::memory_order_relaxed);
   out->label_source = box.labels.load(std::memory_order_relaxed);
   out->label_owner = tid;

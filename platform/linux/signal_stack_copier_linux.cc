@@ -138,8 +138,10 @@ class SignalStackCopier final : public StackCopier {
     if (cpu_before == UINT64_MAX) return CopyResult::kThreadGone;
     const std::optional<ThreadSyscallState> before = read_thread_syscall_state(tid);
     if (!before) return CopyResult::kThreadGone;
-    // On a CPU, or preempted in user mode: only its own timer may stop it.
-    if (!before->in_syscall) return CopyResult::kRunning;
+    // On a CPU or waiting for one (/proc says "running" for both): only its own timer may stop
+    // it. Asleep in a system call, or stopped outside one (a page fault, a stop signal): its
+    // registers are frozen in the kernel until it runs again.
+    if (before->running || before->sp == 0) return CopyResult::kRunning;
     out.time_ns = monotonic_ns();
     out.thread_cpu_ns = cpu_before;
     out.expirations_merged = 0;
@@ -150,6 +152,7 @@ class SignalStackCopier final : public StackCopier {
     copy_other_stack(&out, region ? &*region : nullptr, pid_);
     out.stack_region_known = region.has_value();
     out.registers_partial = true;
+    out.runnable = !before->in_syscall;
     out.label_count = copy_labels(out.label_source, out.label_owner, out.labels, kMaxLabelDepth);
     // Consistent only if it never left the kernel meanwhile.
     const std::optional<ThreadSyscallState> after = read_thread_syscall_state(tid);

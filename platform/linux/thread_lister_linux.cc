@@ -92,6 +92,12 @@ class LinuxThreadLister final : public ThreadLister {
     return read_thread_cpu_wait_ns(tid);
   }
 
+  std::optional<bool> asleep(uint64_t tid) override {
+    const std::optional<char> state = read_thread_state(tid);
+    if (!state) return std::nullopt;
+    return *state != 'R';
+  }
+
   void forget(uint64_t) override {}
 
  private:

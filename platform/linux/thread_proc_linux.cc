@@ -87,6 +87,15 @@ std::optional<ThreadSyscallState> read_thread_syscall_state(uint64_t tid) {
   return state;
 }
 
+std::optional<char> read_thread_state(uint64_t tid) {
+  char text[512];
+  if (read_task_file(tid, "stat", text, sizeof(text)) <= 0) return std::nullopt;
+  // "TID (COMM) STATE ...": the name may hold spaces and parentheses, so after the last ')'.
+  const char* close = std::strrchr(text, ')');
+  if (close == nullptr || close[1] != ' ' || close[2] == '\0') return std::nullopt;
+  return close[2];
+}
+
 std::optional<uint64_t> read_thread_cpu_wait_ns(uint64_t tid) {
   char text[128];
   if (read_task_file(tid, "schedstat", text, sizeof(text)) <= 0) return std::nullopt;

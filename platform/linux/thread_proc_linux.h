@@ -27,6 +27,9 @@ struct ThreadSyscallState {
 };
 std::optional<ThreadSyscallState> read_thread_syscall_state(uint64_t tid);
 
+// From /proc/self/task/TID/stat: its scheduler state, 'R' (running or runnable), 'S', 'D'...
+std::optional<char> read_thread_state(uint64_t tid);
+
 // From /proc/self/task/TID/schedstat: nanoseconds it waited for a CPU while runnable.
 std::optional<uint64_t> read_thread_cpu_wait_ns(uint64_t tid);
 

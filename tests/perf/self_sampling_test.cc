@@ -179,7 +179,9 @@ TEST(SelfSampling, ABusyThreadSamplesItselfAndASleepingOneDoesNot) {
     const uint64_t before = h.samples[busy_tid];
     EXPECT_TRUE(h.tick_until([&] { return h.samples[busy_tid] >= before + 300; }));
     EXPECT_EQ(h.sampler->self_sampled_threads(), 1u) << "only the busy thread";
-    EXPECT_GT(h.with_frames[busy_tid], 300u);
+    // Its timer runs on its CPU clock, which the kernel checks at its tick: at intervals below
+    // the tick, one stack stands for several (the others are repeats that carry its CPU).
+    EXPECT_GT(h.with_frames[busy_tid], 10u);
     EXPECT_GT(h.repeats[idle_tid], 0u) << "the sleeping thread is recorded as repeats";
     EXPECT_EQ(h.sampler->stats().threads_timed_out, 0u);
     EXPECT_EQ(h.sampler->stats().samples_dropped, 0u);
@@ -226,8 +228,9 @@ TEST(SelfSampling, AThreadThatGoesToSleepReturnsToPerTickCopies) {
   worker.join();
 }
 
-// A busy thread that blocks the signal never answers its timer: counted as timed out, moved back
-// to per-tick copies (which time out and back off), and the sampler keeps going.
+// A busy thread that starts blocking the signal loses its timer (its status is read again every
+// window, and a timer that goes unanswered while it runs is abandoned): its ticks are counted as
+// given up from then on, and the sampler keeps going.
 TEST(SelfSampling, AThreadThatBlocksTheSignalIsCountedAsTimedOut) {
   if (testing::emulator()) GTEST_SKIP() << "qemu-user: per-thread timers are not emulated alike";
   std::atomic<bool> block{false}, blocked{false}, stop{false};
@@ -248,7 +251,10 @@ TEST(SelfSampling, AThreadThatBlocksTheSignalIsCountedAsTimedOut) {
     EXPECT_TRUE(h.tick_until([&] { return h.sampler->self_sampled_threads() == 1; }));
     block = true;
     while (!blocked) std::this_thread::yield();
-    EXPECT_TRUE(h.tick_until([&] { return h.sampler->stats().threads_timed_out > 0; }));
+    EXPECT_TRUE(h.tick_until([&] {
+      const SamplerStats s = h.sampler->stats();
+      return h.sampler->self_sampled_threads() == 0 && s.samples_given_up > 0;
+    }));
     EXPECT_EQ(h.sampler->self_sampled_threads(), 0u);
     const uint64_t ticks = 50;
     for (uint64_t i = 0; i < ticks; ++i) h.sampler->tick();  // never hangs on it

@@ -160,8 +160,9 @@ TEST_F(SymbolicateTest, BuildIdMismatchLeavesTheModuleUnsymbolicated) {
   EXPECT_NE(err_.find("build-id mismatch"), std::string::npos) << err_;
 }
 
-// Repeats share one stack among themselves; it differs from the sample's only in the leaf
-// frame's category, Idle (the thread did not run).
+// Repeats without CPU time share one stack among themselves; it differs from the sample's only in
+// the leaf frame's category, Idle (the thread did not run). A repeat that carries CPU time (an
+// expiration of the thread's CPU timer merged at the kernel's tick) ran: the sample's own stack.
 TEST_F(SymbolicateTest, RepeatSamplesShareAnIdleStackAndCarryCpuDeltas) {
   uint64_t leaf = reinterpret_cast<uintptr_t>(&symtest::leaf_function);
   uint64_t caller_ra = symtest::caller_function();
@@ -170,13 +171,15 @@ TEST_F(SymbolicateTest, RepeatSamplesShareAnIdleStackAndCarryCpuDeltas) {
     d.process(symtest::test_process());
     d.module(symtest::self_module());
     d.sample(1, 1'000'000, {leaf, caller_ra}, 0, 900'000);
-    d.repeat(1, 2'000'000, 950'000);
+    d.repeat(1, 2'000'000, 0);
     d.repeat(1, 3'500'000);
+    d.repeat(1, 4'000'000, 950'000);
     d.close();
   }
   convert();
   const auto& samples = doc_["threads"][0]["samples"];
-  ASSERT_EQ(samples["length"].GetUint(), 3u);
+  ASSERT_EQ(samples["length"].GetUint(), 4u);
+  EXPECT_EQ(symtest::sample_stack_index(doc_, 0, 0), symtest::sample_stack_index(doc_, 0, 3));
   EXPECT_NE(symtest::sample_stack_index(doc_, 0, 0), symtest::sample_stack_index(doc_, 0, 1));
   EXPECT_EQ(symtest::sample_stack_index(doc_, 0, 1), symtest::sample_stack_index(doc_, 0, 2));
   std::vector<FrameView> ran = stack(0), idle = stack(1);
@@ -191,8 +194,9 @@ TEST_F(SymbolicateTest, RepeatSamplesShareAnIdleStackAndCarryCpuDeltas) {
   EXPECT_DOUBLE_EQ(samples["timeDeltas"][1].GetDouble(), 1.0);
   EXPECT_DOUBLE_EQ(samples["timeDeltas"][2].GetDouble(), 1.5);
   EXPECT_EQ(samples["threadCPUDelta"][0].GetUint(), 900'000u);
-  EXPECT_EQ(samples["threadCPUDelta"][1].GetUint(), 950'000u);
+  EXPECT_EQ(samples["threadCPUDelta"][1].GetUint(), 0u);
   EXPECT_TRUE(samples["threadCPUDelta"][2].IsNull());
+  EXPECT_EQ(samples["threadCPUDelta"][3].GetUint(), 950'000u);
   EXPECT_STREQ(doc_["meta"]["sampleUnits"]["threadCPUDelta"].GetString(), "ns");
 }
 

@@ -1,14 +1,21 @@
 // Threads in blocking system calls while they are sampled. The program must not be able to tell:
 // no call may fail with EINTR and no timed wait may end early. (Linux never restarts poll,
-// nanosleep, clock_nanosleep or a timed futex wait after a signal handler ran, SA_RESTART or
-// not, so any sampling signal that reaches a thread sleeping in one of them shows up here.)
+// nanosleep, clock_nanosleep, a timed futex wait, a socket wait under SO_RCVTIMEO, semtimedop,
+// epoll_pwait2 or sigsuspend after a signal handler ran, SA_RESTART or not, so any sampling
+// signal that reaches a thread sleeping in one of them shows up here; raw syscall(2) included:
+// nothing is wrapped.)
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <poll.h>
 #include <semaphore.h>
 #include <sys/epoll.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/select.h>
+#include <sys/sem.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,14 +67,15 @@ long futex_wait(std::atomic<uint32_t>* word, uint32_t value, const timespec* tim
 
 TORTURE_SCENARIO(blocking_syscalls) {
   CallStats pipe_read("read(pipe)"), poll_stats("poll"),
-      futex_timed("futex(FUTEX_WAIT, 2ms)",
-                  "a timed FUTEX_WAIT made with syscall(2) bypasses the library's wrappers: "
-                  "Linux fails it with EINTR after any signal handler (README, limits)"),
+      futex_timed("futex(FUTEX_WAIT, 2ms)"),
       futex_untimed("futex(FUTEX_WAIT, no timeout)"), cv_stats("condition_variable::wait_for"),
       nano("nanosleep"), clock_nano("clock_nanosleep"), sleep_for("this_thread::sleep_for"),
-      sem_stats("sem_timedwait"), epoll_stats("epoll_wait"), select_stats("select");
-  CallStats* all[] = {&pipe_read,  &poll_stats, &futex_timed, &futex_untimed, &cv_stats,    &nano,
-                      &clock_nano, &sleep_for,  &sem_stats,   &epoll_stats,   &select_stats};
+      sem_stats("sem_timedwait"), epoll_stats("epoll_wait"), select_stats("select"),
+      recv_stats("recv(SO_RCVTIMEO 2ms)"), semop_stats("semtimedop"),
+      pwait2_stats("epoll_pwait2"), suspend_stats("sigsuspend (own SIGUSR1)");
+  CallStats* all[] = {&pipe_read,   &poll_stats,  &futex_timed,  &futex_untimed, &cv_stats,
+                      &nano,        &clock_nano,  &sleep_for,    &sem_stats,     &epoll_stats,
+                      &select_stats, &recv_stats, &semop_stats, &pwait2_stats,  &suspend_stats};
 
   int data_pipe[2], idle_pipe[2];
   TT_CHECK(pipe2(data_pipe, O_CLOEXEC) == 0 && pipe2(idle_pipe, O_CLOEXEC) == 0, "pipe");
@@ -287,6 +295,120 @@ TORTURE_SCENARIO(blocking_syscalls) {
       busy_a_little(t0);
     }
   });
+  // A datagram socket nobody writes to: every receive times out (EAGAIN) after the full time.
+  threads.emplace_back([&] {
+    const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    timeval tv{0, static_cast<long>(kWaitNs / 1000)};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    while (!deadline.passed()) {
+      char buf[8];
+      const uint64_t t0 = torture::now_ns();
+      const ssize_t r = recv(fd, buf, sizeof(buf), 0);
+      const int err = errno;
+      const uint64_t t1 = torture::now_ns();
+      recv_stats.calls.fetch_add(1);
+      if (r < 0 && err == EINTR)
+        recv_stats.eintr.fetch_add(1);
+      else if (r >= 0 || (err != EAGAIN && err != EWOULDBLOCK))
+        recv_stats.other_errors.fetch_add(1);
+      else
+        recv_stats.timed(kWaitNs - 1000000, t1 - t0);  // SO_RCVTIMEO rounds to jiffies
+      busy_a_little(t0);
+    }
+    close(fd);
+  });
+  // A System V semaphore nobody posts.
+  threads.emplace_back([&] {
+    const int id = semget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+    TT_CHECK(id >= 0, "semget: %s", strerror(errno));
+    while (!deadline.passed()) {
+      sembuf op{0, -1, 0};
+      const uint64_t t0 = torture::now_ns();
+      const int r = semtimedop(id, &op, 1, &kWaitTs);
+      const int err = errno;
+      const uint64_t t1 = torture::now_ns();
+      semop_stats.calls.fetch_add(1);
+      if (r == 0)
+        semop_stats.other_errors.fetch_add(1);
+      else if (err == EINTR)
+        semop_stats.eintr.fetch_add(1);
+      else if (err != EAGAIN)
+        semop_stats.other_errors.fetch_add(1);
+      else
+        semop_stats.timed(kWaitNs, t1 - t0);
+      busy_a_little(t0);
+    }
+    semctl(id, 0, IPC_RMID);
+  });
+  threads.emplace_back([&] {
+    const int ep = epoll_create1(EPOLL_CLOEXEC);
+    while (!deadline.passed()) {
+      epoll_event out;
+      const uint64_t t0 = torture::now_ns();
+      const long r = syscall(SYS_epoll_pwait2, ep, &out, 1, &kWaitTs, nullptr, 0);
+      const int err = errno;
+      const uint64_t t1 = torture::now_ns();
+      pwait2_stats.calls.fetch_add(1);
+      if (r < 0)
+        (err == EINTR ? pwait2_stats.eintr : pwait2_stats.other_errors).fetch_add(1);
+      else if (r > 0)
+        pwait2_stats.other_errors.fetch_add(1);
+      else
+        pwait2_stats.timed(kWaitNs, t1 - t0);
+      busy_a_little(t0);
+    }
+    close(ep);
+  });
+  // sigsuspend until the program's own SIGUSR1, sent by a partner after 2 ms: it must return
+  // once per signal of the program's, with the handler run once, never earlier.
+  {
+    static std::atomic<int> handled{0};
+    struct sigaction sa = {};
+    sa.sa_handler = [](int) { handled.fetch_add(1); };
+    sigaction(SIGUSR1, &sa, nullptr);
+    std::atomic<pthread_t> suspender{};
+    std::atomic<bool> ready{false};
+    threads.emplace_back([&] {
+      sigset_t block, none;
+      sigemptyset(&block);
+      sigaddset(&block, SIGUSR1);
+      pthread_sigmask(SIG_BLOCK, &block, nullptr);
+      sigemptyset(&none);
+      suspender = pthread_self();
+      ready = true;
+      while (!deadline.passed()) {
+        const int before = handled.load();
+        const uint64_t t0 = torture::now_ns();
+        const int r = sigsuspend(&none);
+        const int err = errno;
+        const uint64_t t1 = torture::now_ns();
+        suspend_stats.calls.fetch_add(1);
+        // No timing: the signal may already be pending when it suspends. Any return but for one
+        // of the program's signals (the profiler's, say) leaves `handled` as it was.
+        (void)t1;
+        if (r != -1 || err != EINTR || handled.load() != before + 1)
+          suspend_stats.other_errors.fetch_add(1);
+        busy_a_little(t0);
+      }
+      ready = false;
+    });
+    threads.emplace_back([&] {
+      while (!ready.load()) std::this_thread::yield();
+      // Each signal 2 ms after the previous one was handled (never before the thread slept).
+      int sent = 0;
+      while (ready.load()) {
+        std::this_thread::sleep_for(std::chrono::nanoseconds(kWaitNs));
+        if (handled.load() == sent) {
+          ++sent;
+          pthread_kill(suspender.load(), SIGUSR1);
+        }
+      }
+    });
+  }
   for (auto& t : threads) t.join();
   torture::stop();
   close(data_pipe[0]);

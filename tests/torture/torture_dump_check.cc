@@ -9,7 +9,8 @@
 //   --expect-unload TEXT   a module whose path contains TEXT was unloaded at least once
 //   --expect-samples-in TEXT  at least one sample's leaf lies in a module whose path contains TEXT
 //   --expect-flag BIT      at least one sample carries this flag (FORMAT.md, "Sample flags")
-//   --min-timeouts N       the sampler skipped threads that did not answer at least N times
+//   --min-given-up N       samples the sampler gave up (threads that block the signal, or did not
+//                          answer) at least N times
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -96,7 +97,7 @@ int main(int argc, char** argv) {
   }
   const std::string path = argv[1];
   bool want_complete = false, want_partial = false;
-  uint64_t min_samples = 1, min_markers = 0, min_timeouts = 0;
+  uint64_t min_samples = 1, min_markers = 0, min_given_up = 0;
   std::vector<std::string> unload_texts;
   std::vector<unsigned> flags;
   Tally tally;
@@ -117,8 +118,8 @@ int main(int argc, char** argv) {
       min_samples = std::strtoull(value().c_str(), nullptr, 10);
     else if (a == "--min-markers")
       min_markers = std::strtoull(value().c_str(), nullptr, 10);
-    else if (a == "--min-timeouts")
-      min_timeouts = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--min-given-up")
+      min_given_up = std::strtoull(value().c_str(), nullptr, 10);
     else if (a == "--expect-unload")
       unload_texts.push_back(value());
     else if (a == "--expect-samples-in")
@@ -156,9 +157,10 @@ int main(int argc, char** argv) {
     problems.push_back("only " + std::to_string(tally.markers) + " markers, want " +
                        std::to_string(min_markers));
   }
-  if (tally.stats.threads_timed_out < min_timeouts) {
-    problems.push_back("only " + std::to_string(tally.stats.threads_timed_out) +
-                       " unanswered requests, want " + std::to_string(min_timeouts));
+  const uint64_t given_up = tally.stats.threads_timed_out + tally.stats.samples_given_up;
+  if (given_up < min_given_up) {
+    problems.push_back("only " + std::to_string(given_up) + " samples given up, want " +
+                       std::to_string(min_given_up));
   }
   if (tally.unannounced) {
     problems.push_back(std::to_string(tally.unannounced) +
@@ -178,12 +180,13 @@ int main(int argc, char** argv) {
 
   std::printf(
       "samples %llu (stacks %llu, repeats %llu), threads %zu, markers %llu, modules "
-      "loaded %llu unloaded %llu, timed out %llu, dropped %llu, late ticks %llu, "
+      "loaded %llu unloaded %llu, timed out %llu, given up %llu, dropped %llu, late ticks %llu, "
       "truncated %llu, depth-limited %llu, no-stack %llu, incomplete %llu, %s",
       (unsigned long long)(tally.samples + tally.repeats), (unsigned long long)tally.samples,
       (unsigned long long)tally.repeats, tally.threads.size(), (unsigned long long)tally.markers,
       (unsigned long long)tally.loads, (unsigned long long)tally.unloads,
       (unsigned long long)tally.stats.threads_timed_out,
+      (unsigned long long)tally.stats.samples_given_up,
       (unsigned long long)tally.stats.samples_dropped, (unsigned long long)tally.stats.ticks_late,
       (unsigned long long)tally.flag_counts[0], (unsigned long long)tally.flag_counts[1],
       (unsigned long long)tally.flag_counts[2], (unsigned long long)tally.flag_counts[4],

@@ -132,7 +132,10 @@ void ProfileModel::on_sample_repeat(const internal::SampleRepeatRecord& r) {
   } else {
     ++orphan_repeats_;
   }
-  thread(r.tid).samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id, true});
+  // A repeat that carries CPU time stands for intervals the thread ran through (its CPU timer's
+  // expirations merged at the kernel's tick): not idle.
+  const bool idle = !r.cpu_delta_ns || *r.cpu_delta_ns == 0;
+  thread(r.tid).samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id, idle});
   saw_time(r.time_ns);
   any_cpu_delta_ |= r.cpu_delta_ns.has_value();
   ++sample_count_;

@@ -44,7 +44,7 @@ struct RawSample {
   uint64_t time_ns = 0;
   std::optional<uint64_t> cpu_delta_ns;
   RawStackId stack = kNoStack;
-  bool idle = false;  // a repeat: the thread did not run since its previous sample
+  bool idle = false;  // a repeat without CPU time: the thread did not run since its last sample
 };
 
 // A thread's samples in file order, packed as varints (a few bytes each instead of 40).

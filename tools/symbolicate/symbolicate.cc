@@ -134,6 +134,8 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
     diag.info("dump statistics: " + std::to_string(s->samples_recorded) + " samples recorded, " +
               std::to_string(s->samples_dropped) + " dropped (buffer full), " +
               std::to_string(s->threads_timed_out) + " sampling attempts timed out, " +
+              std::to_string(s->samples_given_up) +
+              " given up (running threads that could not be interrupted unnoticed), " +
               std::to_string(s->ticks_late) + " ticks late");
   }
 
