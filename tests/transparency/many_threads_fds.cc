@@ -20,11 +20,11 @@ namespace {
 // instant (reading /proc), which is not one kept per thread.
 int open_until_full(int* highest) {
   std::vector<int> fds;
-  for (int refusals = 0; refusals < 200;) {
+  for (int refusals = 0; refusals < 400;) {
     const int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       ++refusals;
-      std::this_thread::sleep_for(std::chrono::microseconds(500 + refusals * 37 % 1000));
+      std::this_thread::sleep_for(std::chrono::microseconds(1000 + refusals * 37 % 4000));
       continue;
     }
     fds.push_back(fd);
