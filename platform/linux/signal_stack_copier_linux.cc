@@ -153,6 +153,9 @@ class SignalStackCopier final : public StackCopier {
     out.stack_region_known = region.has_value();
     out.registers_partial = true;
     out.runnable = !before->in_syscall;
+    // Nothing copied (the kernel refuses process_vm_readv: seccomp, an emulator): no sample rather
+    // than a lone PC.
+    if (!out.stack_found) return CopyResult::kFailed;
     out.label_count = copy_labels(out.label_source, out.label_owner, out.labels, kMaxLabelDepth);
     // Consistent only if it never left the kernel meanwhile.
     const std::optional<ThreadSyscallState> after = read_thread_syscall_state(tid);

@@ -184,7 +184,12 @@ if (threads.length > 0) {
   const busy = findNamed(threads, 'busy');
   if (busy) expectChain(busy, ['busy_outer', 'busy_middle', 'busy_inner']);
   const sleeper = findNamed(threads, 'sleeper');
-  if (sleeper) expectChain(sleeper, ['sleeper_outer', 'sleeper_wait']);
+  if (sleeper && process.env.INPROF_E2E_EMULATED) {
+    console.log('skip: sleeper chain under qemu-user: a sleeping thread is read through ' +
+                '/proc/self/task/TID/syscall and process_vm_readv, which the emulator does not offer');
+  } else if (sleeper) {
+    expectChain(sleeper, ['sleeper_outer', 'sleeper_wait']);
+  }
   checkMainThread(threads);
 }
 

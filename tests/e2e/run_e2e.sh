@@ -101,4 +101,6 @@ if [[ -z $json ]]; then
 fi
 
 # --- check --------------------------------------------------------------------------------------
+# Under qemu-user a sleeping thread's stack cannot be read without stopping it (README, limits).
+[[ -n $emulator ]] && export INPROF_E2E_EMULATED=1
 exec node "$checker" --profile "$json" --profile-check "$profile_check" --cli "$cli"
