@@ -3,6 +3,7 @@
 // they are reported, never asserted.
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -133,6 +134,59 @@ TEST(ManyThreads, SixtyFourThreadsEightBusyAtOneKilohertzDropNothing) {
       EXPECT_GE(double(n), 0.5 * cpu_ms[busy->second]) << "busy thread " << tid;
     }
   }
+}
+
+// Item 11 of "Invisible to the program it profiles": threads that block the sampling signal cost
+// the others nothing. Sixteen busy threads block it; the one busy thread that does not is still
+// sampled per interval of its own CPU, and the blocked ones are counted as given up, never
+// waited for.
+TEST(ManyThreads, ThreadsThatBlockTheSignalCostTheOthersNothing) {
+  constexpr int kBlocking = 16;
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("inprof-blocking-" + std::to_string(getpid()) + ".inprof"))
+                               .string();
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> blocking;
+  for (int i = 0; i < kBlocking; ++i) {
+    blocking.emplace_back([&] {
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, SIGURG);  // the default sampling signal
+      pthread_sigmask(SIG_BLOCK, &set, nullptr);
+      while (!stop.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  std::thread free_thread([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  pid_t free_tid = 0;
+  pthread_getunique_np_tid(free_thread.native_handle(), &free_tid);
+  Options o;
+  o.output_path = path;
+  o.interval = std::chrono::milliseconds(1);
+  const auto cpu_before = testing::thread_cpu_time(free_thread.native_handle());
+  ASSERT_TRUE(Profiler::start(o));
+  testing::wait_for_cpu(free_thread.native_handle(), std::chrono::milliseconds(60));
+  ASSERT_TRUE(Profiler::stop());
+  const double cpu_ms = std::chrono::duration<double, std::milli>(
+                            testing::thread_cpu_time(free_thread.native_handle()) - cpu_before)
+                            .count();
+  stop = true;
+  for (auto& t : blocking) t.join();
+  free_thread.join();
+
+  Counted c;
+  const auto result = internal::read_dump_file(path, c);
+  std::filesystem::remove(path);
+  ASSERT_TRUE(result.ok) << result.error;
+  std::printf("free thread: %llu records for %.1f ms of CPU; given up %llu\n",
+              static_cast<unsigned long long>(c.per_thread[static_cast<uint64_t>(free_tid)]),
+              cpu_ms, static_cast<unsigned long long>(c.stats.samples_given_up));
+  EXPECT_GE(double(c.per_thread[static_cast<uint64_t>(free_tid)]), 0.5 * cpu_ms);
+  EXPECT_GT(c.stats.samples_given_up, 0u);
+  EXPECT_EQ(c.stats.threads_timed_out, 0u);
 }
 
 }  // namespace
