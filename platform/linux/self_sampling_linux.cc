@@ -259,6 +259,9 @@ void self_sampling_release_after_fork() {
   // The child's copies of the parent's mailboxes stay allocated (bounded); a new session in the
   // child starts from an empty table.
   for (auto& box : g_mailboxes) box.store(nullptr, std::memory_order_relaxed);
+  // Handlers that were running on other threads at fork() never leave in the child, which has
+  // only the forking thread: a count left here would hold its next teardown for a second.
+  g_handlers_inside.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace inprof::internal
