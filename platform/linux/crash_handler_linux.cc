@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "crash_handler.h"
+#include "output_open_linux.h"
 #if defined(__x86_64__)
 #include "ucontext_registers_x86_64.h"
 #elif defined(__aarch64__)
@@ -237,12 +238,11 @@ std::unique_ptr<CrashHandler> CrashHandler::install(const std::string& path, Cra
     *status = Status::error(Status::Code::kAlreadyRunning, "crash capture is already armed");
     return nullptr;
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // As for the dump: never a FIFO or a device.
+  std::string error;
+  const int fd = open_output_file(path, "crash file ", &error);
   if (fd < 0) {
-    *status = Status::error(
-        Status::Code::kOutputError,
-        errno == ELOOP ? "refusing to write crash file '" + path + "': it is a symbolic link"
-                       : "cannot create crash file '" + path + "': " + std::strerror(errno));
+    *status = Status::error(Status::Code::kOutputError, error);
     return nullptr;
   }
   // Bind now every libc function the handler calls, so that none is resolved lazily (through the

@@ -1,0 +1,57 @@
+// Opening a file the profiler writes (dump, capture, crash file) on Linux: the open never blocks,
+// never follows a link and accepts regular files only.
+#ifndef INPROF_PLATFORM_LINUX_OUTPUT_OPEN_LINUX_H_
+#define INPROF_PLATFORM_LINUX_OUTPUT_OPEN_LINUX_H_
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+namespace inprof::internal {
+
+// Returns a descriptor (mode 0600, truncated, close-on-exec, blocking writes), or -1 with `*error`
+// set. `what` names the file in messages ("" for the dump, "crash file ").
+inline int open_output_file(const std::string& path, const std::string& what, std::string* error) {
+  // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of waiting for one. No
+  // O_TRUNC: nothing but a regular file is truncated.
+  const int fd = ::open(path.c_str(),
+                        O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ELOOP) {
+      *error = "refusing to write " + what + "'" + path + "': it is a symbolic link";
+    } else if (err == ENXIO) {
+      *error = "refusing to write " + what + "'" + path + "': not a regular file";
+    } else {
+      *error = "cannot create " + what + "'" + path + "': " + std::strerror(err);
+    }
+    return -1;
+  }
+  auto fail = [&](const std::string& message) {
+    ::close(fd);
+    *error = message;
+    return -1;
+  };
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    return fail("refusing to write " + what + "'" + path + "': not a regular file");
+  }
+  if (ftruncate(fd, 0) != 0) {
+    return fail("cannot truncate " + what + "'" + path + "': " + std::strerror(errno));
+  }
+  // An existing file keeps its mode when truncated: make it private as promised.
+  if (fchmod(fd, 0600) != 0) {
+    return fail("cannot make " + what + "'" + path + "' private: " + std::strerror(errno));
+  }
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_PLATFORM_LINUX_OUTPUT_OPEN_LINUX_H_
