@@ -115,10 +115,11 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
                           status);
   if (!copier) return nullptr;
 
-  const std::string path = options.output_path.empty()
-                               ? "inprof-" + std::to_string(process_id()) + ".inprof"
-                               : options.output_path;
-  auto file = OutputFile::create(path, status);
+  std::string path;
+  auto file = OutputFile::create_unshared(options.output_path.empty()
+                                              ? "inprof-" + std::to_string(process_id()) + ".inprof"
+                                              : options.output_path,
+                                          status, &path);
   if (!file) return nullptr;
 
   const uint64_t start_ns = monotonic_ns();
@@ -421,7 +422,8 @@ Status Session::capture(const std::string& path, CaptureReason reason) {
                          "streaming session writes everything to its dump already");
   }
   Status status;
-  auto file = OutputFile::create(path, &status);
+  std::string actual_path;
+  auto file = OutputFile::create_unshared(path, &status, &actual_path);
   if (!file) return status;
   return write_capture(std::move(file), reason);
 }

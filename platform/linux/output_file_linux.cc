@@ -1,4 +1,5 @@
-// OutputFile on POSIX: opened by open_output_file (no link, regular files only, mode 0600).
+// OutputFile on POSIX: opened by open_output_file (no link, regular files only, mode 0600, locked
+// against other processes for the file's life).
 #include <errno.h>
 #include <unistd.h>
 
@@ -47,9 +48,12 @@ class PosixOutputFile final : public OutputFile {
 
 }  // namespace
 
-std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, Status* status) {
+std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, Status* status,
+                                               bool* held_elsewhere) {
   std::string error;
-  const int fd = open_output_file(path, "", &error);
+  bool held = false;
+  const int fd = open_output_file(path, "", &error, &held);
+  if (held_elsewhere) *held_elsewhere = held;
   if (fd < 0) {
     *status = Status::error(Status::Code::kOutputError, error);
     return nullptr;

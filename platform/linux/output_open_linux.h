@@ -1,10 +1,12 @@
 // Opening a file the profiler writes (dump, capture, crash file) on Linux: the open never blocks,
-// never follows a link and accepts regular files only.
+// never follows a link, accepts regular files only, and never takes a file another live process
+// is writing (an exclusive lock held for the descriptor's life says so).
 #ifndef INPROF_PLATFORM_LINUX_OUTPUT_OPEN_LINUX_H_
 #define INPROF_PLATFORM_LINUX_OUTPUT_OPEN_LINUX_H_
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,10 +16,13 @@
 namespace inprof::internal {
 
 // Returns a descriptor (mode 0600, truncated, close-on-exec, blocking writes), or -1 with `*error`
-// set. `what` names the file in messages ("" for the dump, "crash file ").
-inline int open_output_file(const std::string& path, const std::string& what, std::string* error) {
+// set; `*held_elsewhere` then says whether another process holds the file. `what` names the file
+// in messages ("" for the dump, "crash file ").
+inline int open_output_file(const std::string& path, const std::string& what, std::string* error,
+                            bool* held_elsewhere) {
+  *held_elsewhere = false;
   // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of waiting for one. No
-  // O_TRUNC: nothing but a regular file is truncated.
+  // O_TRUNC: the file is truncated only once the lock says nobody else is writing it.
   const int fd = ::open(path.c_str(),
                         O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0600);
   if (fd < 0) {
@@ -39,6 +44,20 @@ inline int open_output_file(const std::string& path, const std::string& what, st
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return fail("refusing to write " + what + "'" + path + "': not a regular file");
+  }
+  // An open-file-description lock: released when the last descriptor of this open goes (a
+  // forked child's copy included), never by an unrelated close() elsewhere in the process.
+  struct flock lock = {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  if (fcntl(fd, F_OFD_SETLK, &lock) != 0) {
+    int err = errno;
+    if (err == EINVAL && flock(fd, LOCK_EX | LOCK_NB) != 0) err = errno;  // before Linux 3.15
+    if (err == EAGAIN || err == EACCES || err == EWOULDBLOCK) {
+      *held_elsewhere = true;
+      return fail(what + "'" + path + "' is being written by another process");
+    }
+    // Anything else (a file system without locks): written unlocked, as before locks existed.
   }
   if (ftruncate(fd, 0) != 0) {
     return fail("cannot truncate " + what + "'" + path + "': " + std::strerror(errno));
