@@ -4,7 +4,8 @@
 #      is refused at start with a clear message, and the program runs unprofiled, unchanged.
 #  16. Processes given one output path (sh -c 'a; b', timeout, a path reused after a process
 #      ended) never share a file: a path another live process is writing makes this one write
-#      PATH-PID (before the extension) and say so once; every dump is whole.
+#      PATH-PID (before the extension) and say so once; every dump is whole. symbolicate exits 3
+#      (output written, records lost) on a damaged dump, 0 on a whole one.
 #   output_paths.sh --plain PROG --linked PROG --preload LIB --symbolicate SYM --work-dir DIR
 set -uo pipefail
 while (($#)); do
@@ -108,5 +109,23 @@ dumps=(ring*.inprof)
 [[ ${#dumps[@]} == 2 ]] || fail "ring: ${#dumps[@]} dumps (${dumps[*]}), expected 2"
 for d in "${dumps[@]}"; do whole "$d"; done
 
+# symbolicate's exit status: 0 on a whole dump, 3 when records were lost (the profile is still
+# written), with one line saying so.
+run long env INPROF_STARTUP=1 INPROF_INTERVAL=100us INPROF_OUTPUT="$work/long.inprof" "$linked" 1200
+size=$(stat -c %s long.inprof)
+for where in first middle; do
+  cp long.inprof "damaged-$where.inprof"
+  offset=$((size / 2)); [[ $where == first ]] && offset=24
+  head -c 64 /dev/zero | tr '\0' '\377' |
+    dd of="damaged-$where.inprof" bs=1 seek=$offset conv=notrunc status=none
+  "$symbolicate" "damaged-$where.inprof" -o "damaged-$where.json" 2>"damaged-$where.symerr"
+  status=$?
+  [[ $status == 3 ]] || fail "symbolicate on a dump damaged at its $where chunk: exit $status"
+  [[ $(grep -c "error: records were lost" "damaged-$where.symerr") == 1 ]] ||
+    fail "symbolicate on a dump damaged at its $where chunk: $(cat "damaged-$where.symerr")"
+  [[ -s damaged-$where.json ]] || fail "symbolicate wrote no profile for the damaged dump"
+done
+grep -q "no process record" damaged-first.symerr || fail "damaged first chunk: process record not missed"
+
 if ((failed)); then echo "FAIL: output paths"; exit 1; fi
-echo "PASS: FIFOs refused without blocking, one path never shared"
+echo "PASS: FIFOs refused without blocking, one path never shared, symbolicate's status says what was lost"
