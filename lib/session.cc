@@ -1,5 +1,6 @@
 #include "session.h"
 
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -390,6 +391,9 @@ Status Session::copy_jit_map(DumpWriter& dump) {
   // perf's convention, followed by node --perf-basic-prof, python -X perf and other JITs.
   constexpr size_t kMaxMap = 256u << 20;
   const std::string path = "/tmp/perf-" + std::to_string(process_id()) + ".map";
+  // /tmp is anyone's: a FIFO planted there would hold the last drain, so stop() and exit().
+  std::error_code not_there;
+  if (!std::filesystem::is_regular_file(path, not_there)) return Status();
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status();
   std::string piece, line;

@@ -33,9 +33,11 @@ run() {
 }
 # whole DUMP: symbolicate reads it without losing anything.
 whole() {
-  local dump=$1
-  if ! "$symbolicate" --summary --quiet-modules "$dump" >/dev/null 2>"$dump.symerr"; then
-    fail "$dump: symbolicate exit $?"; sed 's/^/   /' "$dump.symerr" | head -5
+  local dump=$1 status
+  "$symbolicate" --summary --quiet-modules "$dump" >/dev/null 2>"$dump.symerr"
+  status=$?
+  if ((status != 0)); then
+    fail "$dump: symbolicate exit $status"; sed 's/^/   /' "$dump.symerr" | head -5
   elif grep -q "warning" "$dump.symerr"; then
     fail "$dump: symbolicate warned"; grep warning "$dump.symerr" | sed 's/^/   /' | head -5
   fi
@@ -43,9 +45,11 @@ whole() {
 # undamaged DUMP: like whole, except that it may end early: dash leaves with _exit(), which
 # runs no atexit handler, so the shell's own dump has no end record (nothing the library sees).
 undamaged() {
-  local dump=$1
-  if ! "$symbolicate" --summary --quiet-modules "$dump" >/dev/null 2>"$dump.symerr"; then
-    fail "$dump: symbolicate exit $?"; sed 's/^/   /' "$dump.symerr" | head -5
+  local dump=$1 status
+  "$symbolicate" --summary --quiet-modules "$dump" >/dev/null 2>"$dump.symerr"
+  status=$?
+  if ((status != 0)); then
+    fail "$dump: symbolicate exit $status"; sed 's/^/   /' "$dump.symerr" | head -5
   elif grep "warning" "$dump.symerr" | grep -v -q "no end record"; then
     fail "$dump: damaged"; grep warning "$dump.symerr" | sed 's/^/   /' | head -5
   fi

@@ -7,9 +7,11 @@
 //   stop_race duration      INPROF_DURATION's stopper stops, main returns meanwhile
 //   stop_race signal        INPROF_SIGNAL_DUMP (SIGUSR2) stops, main returns meanwhile
 //   stop_race fork DUMP     a forked child profiles itself (into DUMP), then thread-stop
+//   stop_race jit-fifo      a FIFO at /tmp/perf-PID.map (anyone can make one): exit still ends
 // The first four expect a session started by INPROF_STARTUP=1.
 #include <inprof/profiler.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,6 +81,13 @@ int main(int argc, char** argv) {
     }).detach();
     (void)inprof::Profiler::stop();
     for (;;) pause();  // the other thread's exit() ends the process
+  }
+  if (mode == "jit-fifo") {
+    const std::string path = "/tmp/perf-" + std::to_string(getpid()) + ".map";
+    if (mkfifo(path.c_str(), 0600) != 0) return 95;
+    std::fprintf(stderr, "jit map %s\n", path.c_str());
+    std::printf("jit map lines: %d\n", kJitLines);  // what the script expects of every mode
+    return 0;
   }
   if (mode == "duration" || mode == "signal") {
     write_jit_map();

@@ -10,8 +10,10 @@ failed=0
 
 check_dump() {  # check_dump LABEL DUMP JIT_MAP_EXPECTED
   local label=$1 dump=$2 jit=$3
-  if ! "$symbolicate" --summary --quiet-modules "$dump" >"$work/$label.summary" 2>"$work/$label.symerr"; then
-    echo "FAIL $label: symbolicate exit $?"; sed 's/^/   /' "$work/$label.symerr" | head; failed=1; return
+  "$symbolicate" --summary --quiet-modules "$dump" >"$work/$label.summary" 2>"$work/$label.symerr"
+  local status=$?
+  if ((status != 0)); then
+    echo "FAIL $label: symbolicate exit $status"; sed 's/^/   /' "$work/$label.symerr" | head; failed=1; return
   fi
   if grep -q "no end record\|cut short" "$work/$label.symerr"; then
     echo "FAIL $label: the dump is not complete"; sed 's/^/   /' "$work/$label.symerr" | head; failed=1
@@ -24,7 +26,7 @@ check_dump() {  # check_dump LABEL DUMP JIT_MAP_EXPECTED
 run_mode() {  # run_mode ROUND MODE ENV...
   local round=$1 mode=$2; shift 2
   local label="$mode-$round" dump="$work/$mode-$round.inprof"
-  (cd "$work" && env "$@" INPROF_OUTPUT="$dump" "$prog" "$mode" "$dump.child") \
+  (cd "$work" && timeout 60 env "$@" INPROF_OUTPUT="$dump" "$prog" "$mode" "$dump.child") \
     >"$work/$label.out" 2>"$work/$label.err" </dev/null
   local status=$?
   # The JIT maps this run left (the program names them on stderr).
@@ -52,6 +54,7 @@ for ((round = 1; round <= rounds; round++)); do
   run_mode $round duration INPROF_STARTUP=1 INPROF_INTERVAL=1ms INPROF_DURATION=1s
   run_mode $round signal INPROF_STARTUP=1 INPROF_INTERVAL=100us INPROF_SIGNAL_DUMP=SIGUSR2
   run_mode $round fork INPROF_STARTUP=1 INPROF_INTERVAL=1ms
+  run_mode $round jit-fifo INPROF_STARTUP=1 INPROF_INTERVAL=1ms
 done
 if ((failed)); then echo "FAIL: a stop racing the end of the process left an incomplete dump"; exit 1; fi
-echo "PASS: $rounds rounds of 5 stop paths racing exit, every dump complete"
+echo "PASS: $rounds rounds of 5 stop paths racing exit (and a FIFO as JIT map), every dump complete"
