@@ -1,12 +1,11 @@
 // Opening a file the profiler writes (dump, capture, crash file) on Linux: the open never blocks,
 // never follows a link, accepts regular files only, and never takes a file another live process
-// is writing (an exclusive lock held for the descriptor's life says so).
+// is writing (an exclusive lock held while the file is open says so).
 #ifndef INPROF_PLATFORM_LINUX_OUTPUT_OPEN_LINUX_H_
 #define INPROF_PLATFORM_LINUX_OUTPUT_OPEN_LINUX_H_
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,15 +44,14 @@ inline int open_output_file(const std::string& path, const std::string& what, st
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return fail("refusing to write " + what + "'" + path + "': not a regular file");
   }
-  // An open-file-description lock: released when the last descriptor of this open goes (a
-  // forked child's copy included), never by an unrelated close() elsewhere in the process.
+  // A process's record lock (F_SETLK), not an open-file-description one: a child of fork() does
+  // not inherit it, so a forked child that keeps the descriptor never holds the path. (It is
+  // lost if this process closes another descriptor of the same file; nothing here opens one.)
   struct flock lock = {};
   lock.l_type = F_WRLCK;
   lock.l_whence = SEEK_SET;
-  if (fcntl(fd, F_OFD_SETLK, &lock) != 0) {
-    int err = errno;
-    if (err == EINVAL && flock(fd, LOCK_EX | LOCK_NB) != 0) err = errno;  // before Linux 3.15
-    if (err == EAGAIN || err == EACCES || err == EWOULDBLOCK) {
+  if (fcntl(fd, F_SETLK, &lock) != 0) {
+    if (errno == EAGAIN || errno == EACCES) {
       *held_elsewhere = true;
       return fail(what + "'" + path + "' is being written by another process");
     }

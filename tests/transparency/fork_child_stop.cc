@@ -3,7 +3,8 @@
 // profiles itself at 10 kHz with two busy threads (sampled by their own timers, whose handlers
 // are what a fork can catch in flight) and forks CHILDREN children one after another; each
 // starts and stops a session of its own. A child whose stop() took a second or more waited out
-// the teardown's give-up time: it exits 1. Prints how many did.
+// the teardown's give-up time: it exits 1. Prints how many did. Then: a child forked during a
+// session does not hold the dump's path.
 //   fork_child_stop DUMP_DIR [CHILDREN]
 #include <inprof/profiler.h>
 #include <sys/wait.h>
@@ -56,5 +57,29 @@ int main(int argc, char** argv) {
   if (!inprof::Profiler::stop()) return 6;
   std::printf("children: %d, stop() failed: %d, stop() waited out the 1 s give-up: %d\n", children,
               failed, slow);
-  return slow != 0 || failed != 0;
+
+  // A child forked during a session keeps a copy of the dump's descriptor but must not hold its
+  // path: the parent's next session on the same path, while that child lives, writes the path
+  // itself, not PATH-PID.
+  if (!inprof::Profiler::start(options)) return 7;
+  int go[2];
+  if (pipe(go) != 0) return 8;
+  const pid_t waiter = fork();
+  if (waiter < 0) return 9;
+  if (waiter == 0) {
+    close(go[1]);
+    char byte;
+    _exit(read(go[0], &byte, 1) < 0 ? 1 : 0);  // lives until the parent closes the pipe
+  }
+  close(go[0]);
+  if (!inprof::Profiler::stop() || !inprof::Profiler::start(options)) return 10;
+  const std::string moved = dir + "/parent-" + std::to_string(getpid()) + ".inprof";
+  const bool kept_path = access(moved.c_str(), F_OK) != 0;
+  if (!inprof::Profiler::stop()) return 11;
+  close(go[1]);
+  int status = 0;
+  if (waitpid(waiter, &status, 0) != waiter) return 12;
+  std::printf("a session started beside a forked child kept its path: %s\n",
+              kept_path ? "yes" : "no");
+  return slow != 0 || failed != 0 || !kept_path;
 }
