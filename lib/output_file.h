@@ -1,5 +1,6 @@
-// Where a dump's bytes go: a file created privately (mode 0600, never through a symbolic link).
-// Implemented per OS under platform/<os>/.
+// Where a dump's bytes go: a file created privately (mode 0600, never through a symbolic link),
+// held against other processes while it is written. Implemented per OS under platform/<os>/,
+// except create_unshared (output_file.cc).
 #ifndef INPROF_LIB_OUTPUT_FILE_H_
 #define INPROF_LIB_OUTPUT_FILE_H_
 
@@ -14,8 +15,16 @@ namespace inprof::internal {
 
 class OutputFile {
  public:
-  // Creates (or truncates) `path`. A symbolic link or a non-regular file at `path` is refused.
-  static std::unique_ptr<OutputFile> create(const std::string& path, Status* status);
+  // Creates (or truncates) `path`. A symbolic link or a non-regular file at `path` is refused,
+  // and so is a file another live process is writing (`*held_elsewhere` then says so).
+  static std::unique_ptr<OutputFile> create(const std::string& path, Status* status,
+                                            bool* held_elsewhere = nullptr);
+  // create(), except that a path another live process is writing is never shared: this process
+  // writes pid_suffixed_path(path) instead, says so once on stderr, and `*actual_path` is set.
+  static std::unique_ptr<OutputFile> create_unshared(const std::string& path, Status* status,
+                                                     std::string* actual_path);
+  // "dir/app.inprof" -> "dir/app-PID.inprof"; "dir/app" -> "dir/app-PID".
+  static std::string pid_suffixed_path(const std::string& path, uint64_t pid);
 
   virtual ~OutputFile() = default;
   // Writes all of `bytes`, retrying short writes; a failure says why (disk full, ...).

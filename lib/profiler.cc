@@ -22,9 +22,10 @@ std::mutex g_mutex;
 internal::Session* g_session = nullptr;
 std::atomic<bool> g_running{false};
 
-void stop_at_exit() {
-  if (g_running.load()) (void)Profiler::stop();
-}
+// Unconditionally: a stop() under way on another thread (the program's, or the INPROF_DURATION /
+// dump-signal stopper) has already cleared g_running, and exit() must wait on the mutex for it to
+// finish the dump instead of ending the process in the middle of it.
+void stop_at_exit() { (void)Profiler::stop(); }
 
 // fork(): the prepare handler takes every lock the library owns, so that the child never
 // inherits one held by a thread that does not exist there, and holds sampling still (a signal

@@ -1,5 +1,6 @@
 #include "session.h"
 
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -117,10 +118,11 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
                           status);
   if (!copier) return nullptr;
 
-  const std::string path = options.output_path.empty()
-                               ? "inprof-" + std::to_string(process_id()) + ".inprof"
-                               : options.output_path;
-  auto file = OutputFile::create(path, status);
+  std::string path;
+  auto file = OutputFile::create_unshared(options.output_path.empty()
+                                              ? "inprof-" + std::to_string(process_id()) + ".inprof"
+                                              : options.output_path,
+                                          status, &path);
   if (!file) return nullptr;
 
   const uint64_t start_ns = monotonic_ns();
@@ -394,6 +396,9 @@ Status Session::copy_jit_map(DumpWriter& dump) {
   // perf's convention, followed by node --perf-basic-prof, python -X perf and other JITs.
   constexpr size_t kMaxMap = 256u << 20;
   const std::string path = "/tmp/perf-" + std::to_string(process_id()) + ".map";
+  // /tmp is anyone's: a FIFO planted there would hold the last drain, so stop() and exit().
+  std::error_code not_there;
+  if (!std::filesystem::is_regular_file(path, not_there)) return Status();
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status();
   std::string piece, line;
@@ -426,7 +431,8 @@ Status Session::capture(const std::string& path, CaptureReason reason) {
                          "streaming session writes everything to its dump already");
   }
   Status status;
-  auto file = OutputFile::create(path, &status);
+  std::string actual_path;
+  auto file = OutputFile::create_unshared(path, &status, &actual_path);
   if (!file) return status;
   return write_capture(std::move(file), reason);
 }

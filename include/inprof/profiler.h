@@ -88,7 +88,9 @@ struct Options {
   std::chrono::nanoseconds interval = std::chrono::milliseconds(1);
 
   // Where the dump goes. Empty means "inprof-<pid>.inprof" in the working directory.
-  // The file is created with mode 0600; a symbolic link at that path is refused.
+  // The file is created with mode 0600; a symbolic link, a FIFO or a device at that path is
+  // refused. A path another live process is writing is never shared: this process then writes
+  // "<path without extension>-<pid>.<extension>" and says so on stderr.
   std::string output_path;
 
   // Memory for samples between the sampler and the writer thread, in bytes (64 KiB to 1 GiB).

@@ -280,6 +280,7 @@ DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor) {
                                   " bytes are an incomplete chunk (the process probably ended "
                                   "before the profiler stopped)");
       } else {
+        ++result.damaged;
         result.warnings.push_back("skipped " + std::to_string(next - pos) +
                                   " damaged bytes at offset " + std::to_string(pos));
       }
@@ -289,9 +290,11 @@ DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor) {
     size_t advance = frame_size;
     if (!decoder.decode(rest.first(frame_size), chunk)) {
       advance = resume_after_bad_frame(rest.first(frame_size));
+      ++result.damaged;
       result.warnings.push_back("chunk at offset " + std::to_string(pos) +
                                 " does not decompress; skipped");
     } else if (!parse_chunk(chunk, visitor, result, samples)) {
+      ++result.damaged;
       result.warnings.push_back("chunk at offset " + std::to_string(pos) +
                                 " holds a malformed record; the rest of that chunk was skipped");
     }
@@ -415,6 +418,7 @@ DumpReadResult read_dump_file_incrementally(const std::string& path, DumpVisitor
                                   " bytes are an incomplete chunk (the process probably ended "
                                   "before the profiler stopped)");
       } else {
+        ++result.damaged;
         result.warnings.push_back("skipped " + std::to_string(window.offset() - start) +
                                   " damaged bytes at offset " + std::to_string(start));
       }
@@ -423,9 +427,11 @@ DumpReadResult read_dump_file_incrementally(const std::string& path, DumpVisitor
     size_t advance = frame_size;
     if (!decompress_frame(dctx.get(), window.rest().first(frame_size), chunk)) {
       advance = resume_after_bad_frame(window.rest().first(frame_size));
+      ++result.damaged;
       result.warnings.push_back("chunk at offset " + std::to_string(window.offset()) +
                                 " does not decompress; skipped");
     } else if (!parse_chunk(chunk, visitor, result, samples)) {
+      ++result.damaged;
       result.warnings.push_back("chunk at offset " + std::to_string(window.offset()) +
                                 " holds a malformed record; the rest of that chunk was skipped");
     }

@@ -44,6 +44,9 @@ struct DumpReadResult {
   std::string error;                  // why, when !ok
   std::vector<std::string> warnings;  // damage that was skipped (the rest was delivered)
   bool complete = false;              // the end record was seen: the session stopped cleanly
+  // Damage before the end (records lost in the middle: a chunk that does not decompress or holds
+  // a malformed record, bytes skipped to the next chunk); a cut-off last chunk is not counted.
+  uint64_t damaged = 0;
   uint32_t version = 0;
   bool raw = false;      // uncompressed records: a crash capture
   uint64_t records = 0;  // each sample of a sample batch (version 2) counts as one

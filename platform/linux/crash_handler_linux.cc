@@ -20,10 +20,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 
 #include "crash_handler.h"
 #include "signal_disposition_linux.h"
+#include "output_file.h"
+#include "output_open_linux.h"
 #if defined(__x86_64__)
 #include "ucontext_registers_x86_64.h"
 #elif defined(__aarch64__)
@@ -299,12 +302,21 @@ std::unique_ptr<CrashHandler> CrashHandler::install(const std::string& path, Cra
     *status = Status::error(Status::Code::kAlreadyRunning, "crash capture is already armed");
     return nullptr;
   }
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // As for the dump: never a FIFO or a device, never a file another live process holds.
+  std::string error, own_path = path;
+  bool held_elsewhere = false;
+  int fd = open_output_file(path, "crash file ", &error, &held_elsewhere);
+  if (fd < 0 && held_elsewhere) {
+    own_path = OutputFile::pid_suffixed_path(path, static_cast<uint64_t>(getpid()));
+    fd = open_output_file(own_path, "crash file ", &error, &held_elsewhere);
+    if (fd >= 0) {
+      std::fprintf(stderr,
+                   "inprof: %s is being written by another process; this one (%d) writes %s\n",
+                   path.c_str(), getpid(), own_path.c_str());
+    }
+  }
   if (fd < 0) {
-    *status = Status::error(
-        Status::Code::kOutputError,
-        errno == ELOOP ? "refusing to write crash file '" + path + "': it is a symbolic link"
-                       : "cannot create crash file '" + path + "': " + std::strerror(errno));
+    *status = Status::error(Status::Code::kOutputError, error);
     return nullptr;
   }
   // Bind now every libc function the handler calls, so that none is resolved lazily (through the
@@ -341,7 +353,7 @@ std::unique_ptr<CrashHandler> CrashHandler::install(const std::string& path, Cra
     sigaction(signal, &action, &g_crash.previous[signal]);
   }
   *status = {};
-  return std::make_unique<LinuxCrashHandler>(path);
+  return std::make_unique<LinuxCrashHandler>(own_path);
 }
 
 void CrashHandler::disarm_after_fork() {

@@ -159,7 +159,8 @@ class ElfCfiProvider final : public CfiProvider {
       }
       m.elf = elf_memory(reinterpret_cast<char*>(m.image.data()), m.image.size());
     } else {
-      m.fd = ::open(m.info.path.c_str(), O_RDONLY | O_CLOEXEC);
+      // O_NONBLOCK: a FIFO put where a module was must not hold the sampler (fstat refuses it).
+      m.fd = ::open(m.info.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
       struct stat st;
       if (m.fd < 0 || fstat(m.fd, &st) != 0 || !S_ISREG(st.st_mode)) return;
       m.elf = elf_begin(m.fd, ELF_C_READ_MMAP, nullptr);

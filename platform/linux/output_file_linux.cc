@@ -1,12 +1,12 @@
-// OutputFile on POSIX: open(2) with O_NOFOLLOW, mode 0600, regular files only.
+// OutputFile on POSIX: opened by open_output_file (no link, regular files only, mode 0600, locked
+// against other processes for the file's life).
 #include <errno.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
 
 #include "output_file.h"
+#include "output_open_linux.h"
 
 namespace inprof::internal {
 namespace {
@@ -48,27 +48,14 @@ class PosixOutputFile final : public OutputFile {
 
 }  // namespace
 
-std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, Status* status) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, Status* status,
+                                               bool* held_elsewhere) {
+  std::string error;
+  bool held = false;
+  const int fd = open_output_file(path, "", &error, &held);
+  if (held_elsewhere) *held_elsewhere = held;
   if (fd < 0) {
-    *status = errno == ELOOP
-                  ? Status::error(Status::Code::kOutputError,
-                                  "refusing to write '" + path + "': it is a symbolic link")
-                  : os_error("cannot create", path, errno);
-    return nullptr;
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    *status = Status::error(Status::Code::kOutputError,
-                            "refusing to write '" + path + "': not a regular file");
-    return nullptr;
-  }
-  // An existing file keeps its mode through O_TRUNC: make it private as promised.
-  if (fchmod(fd, 0600) != 0) {
-    int err = errno;
-    ::close(fd);
-    *status = os_error("cannot make private", path, err);
+    *status = Status::error(Status::Code::kOutputError, error);
     return nullptr;
   }
   *status = {};

@@ -49,7 +49,9 @@ class WindowsOutputFile final : public OutputFile {
 
 }  // namespace
 
-std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, Status* status) {
+std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, Status* status,
+                                               bool* held_elsewhere) {
+  if (held_elsewhere) *held_elsewhere = false;
   const std::wstring wide = to_wide(path);
   const DWORD existing = GetFileAttributesW(wide.c_str());
   if (existing != INVALID_FILE_ATTRIBUTES && (existing & FILE_ATTRIBUTE_REPARSE_POINT)) {
@@ -62,7 +64,10 @@ std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, Status* 
   HANDLE file = CreateFileW(wide.c_str(), GENERIC_WRITE, FILE_SHARE_READ, nullptr, CREATE_ALWAYS,
                             FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT, nullptr);
   if (file == INVALID_HANDLE_VALUE) {
-    *status = os_error("cannot create", path, GetLastError());
+    const DWORD error = GetLastError();
+    // No FILE_SHARE_WRITE: another process writing the file makes the open fail this way.
+    if (held_elsewhere) *held_elsewhere = error == ERROR_SHARING_VIOLATION;
+    *status = os_error("cannot create", path, error);
     return nullptr;
   }
   BY_HANDLE_FILE_INFORMATION info;

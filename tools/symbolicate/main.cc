@@ -58,7 +58,8 @@ void print_usage(std::FILE* f) {
       "  -h, --help              show this help and exit\n"
       "  -V, --version           show the version and exit\n"
       "\n"
-      "exit status: 0 success (warnings possible), 1 error, 2 wrong usage\n");
+      "exit status: 0 success (warnings possible), 1 error, 2 wrong usage, 3 output written\n"
+      "but records were lost (a damaged dump, or one without its process record)\n");
 }
 
 int usage_error(const std::string& message) {
@@ -304,11 +305,11 @@ int main(int argc, char** argv) {
   }
 #endif
   int status = run_symbolicate(options, stderr);
-  if (status == kExitOk && open) {
+  if ((status == kExitOk || status == kExitDamaged) && open) {
     ServeOptions serve;
     serve.file = options.output_path;
     serve.open_browser = open_browser;
-    status = serve_profile(serve) == 0 ? kExitOk : kExitError;
+    if (serve_profile(serve) != 0) status = kExitError;
   }
   if (!temporary.empty()) std::remove(temporary.c_str());
   return status;

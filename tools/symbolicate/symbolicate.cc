@@ -232,10 +232,23 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
     diag.info("JIT map: " + std::to_string(jit.range_count()) + " code ranges, " +
               std::to_string(summary.jit_frames) + " frame addresses named by it");
   }
+  // The profile holds what could be read, but a script must not take it for the whole run.
+  std::string lost;
+  if (read.damaged) {
+    lost = std::to_string(read.damaged) + (read.damaged == 1 ? " damaged part" : " damaged parts");
+  }
+  if (!model.process()) lost += std::string(lost.empty() ? "" : " and ") + "no process record";
   if (options.exiting_after) {
     // Freeing the tables' millions of small blocks one by one took ~10% of a run.
     (void)model_storage.release();
     (void)builder_storage.release();
+  }
+  if (!lost.empty()) {
+    std::fprintf(err,
+                 "symbolicate: error: records were lost: the dump has %s (two processes writing "
+                 "one file, or a damaged copy); the profile holds the rest\n",
+                 lost.c_str());
+    return kExitDamaged;
   }
   return kExitOk;
 }

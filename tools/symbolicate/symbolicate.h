@@ -14,6 +14,8 @@ namespace inprof::symbolicate {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
+// The output was written, but the dump lost records on the way (damage, no process record).
+inline constexpr int kExitDamaged = 3;
 
 enum class OutputFormat { kProcessedJson, kFolded, kSummary };
 
@@ -31,7 +33,7 @@ struct RunOptions {
   bool exiting_after = false;  // the process exits next: the tables are not freed
 };
 
-// Returns the process exit status: kExitOk, or kExitError after printing one
+// Returns the process exit status: kExitOk, or kExitError or kExitDamaged after printing one
 // "symbolicate: error: ..." line to `err`. Warnings and statistics also go to `err`.
 int run_symbolicate(const RunOptions& options, std::FILE* err);
 
