@@ -39,9 +39,10 @@ targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_c
 # the consumer builds (CMake/pkg-config packaging), the preload tests (python3/node/xz under
 # LD_PRELOAD; a sanitized library cannot be preloaded into an unsanitized program), the
 # performance-property tests (timing, meaningless under a sanitizer), disabled_build (the API
-# compiled to nothing) and the examples.
+# compiled to nothing), the examples, and the transparency programs (each runs preloaded as well
+# as linked, and compares the profiled run's behaviour with an unsanitized one's).
 never_here=('e2e_.*' 'consumer_.*' 'preload_.*' 'perf\..*' 'inprof_perf_tests.*' disabled_build
-            'example_.*')
+            'example_.*' 'transparency_.*')
 
 configure_and_build() {
   local dir=$1 sanitize=$2 flags=$3
