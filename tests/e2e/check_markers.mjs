@@ -58,7 +58,7 @@ function check(condition, message, diagnostic = '') {
 // tell a thread that slept since the last tick from one that ran (it then takes a full sample,
 // never a stale repeat) and no sample is idle; and under Wine the sampler's ticks come late
 // and irregularly (each suspension is a round trip to the Wine server; hundreds of late ticks
-// per second on a loaded machine), so one of the counter's 50 ms values can go unsampled.
+// per second on a loaded machine), so one of the counter's 150 ms values can go unsampled.
 const underWine = process.env.INPROF_TEST_EMULATOR === 'wine';
 function checkUnlessWine(condition, message, whyNotUnderWine) {
   if (underWine && !condition) {
@@ -259,7 +259,7 @@ function checkWithCli(cli) {
     check(q.mainThreadIndex === main.threadIndex,
           `"queue-length" belongs to the main thread`);
     checkUnlessWine(q.rangeSampleCount >= 3, `"queue-length" has ${q.rangeSampleCount} samples`,
-                    'late sampler ticks can miss a 50 ms value');
+                    'late sampler ticks can miss a 150 ms value');
   }
 
   // The paused range: no thread has samples inside it (sampling stopped while main spun), while

@@ -111,11 +111,12 @@ int main(int argc, char** argv) {
     busy_done.store(true, std::memory_order_release);
   });
 
-  // The counter stays at each value for several sampler ticks, so each one is recorded.
+  // The counter stays at each value for many sampler ticks, so each one is recorded even when a
+  // loaded machine makes the sampler late.
   queue.set(10);
-  sleep_ms(50);
+  sleep_ms(150);
   queue.set(20);
-  sleep_ms(50);
+  sleep_ms(150);
   queue.set(5);
   {
     inprof::MarkerScope nap("Nap", inprof::kCategoryIO);
