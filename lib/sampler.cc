@@ -443,6 +443,14 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
       self_sampling_->pop(state.self_handle);
       continue;
     }
+    if (!snapshot->stack_region_known && !snapshot->stack_found) {
+      // Taken before its stack's mapping was known, where the kernel would not copy for us (an
+      // emulator): registers only. Its mapping is looked up; the sample is not written.
+      moved_sp = snapshot->sp();
+      ++unlabelled;
+      self_sampling_->pop(state.self_handle);
+      continue;
+    }
     std::optional<uint64_t> cpu_delta;
     if (snapshot->thread_cpu_ns && state.last_cpu_ns &&
         snapshot->thread_cpu_ns >= *state.last_cpu_ns) {
