@@ -26,8 +26,8 @@ inline constexpr uint64_t code_address(uint64_t stored) {
 // Whether the 8 code bytes before an address (b[7] just before it) end with a call: `bl`, `blr`
 // or an authenticating `blraa`/`blrab` family instruction.
 inline bool ends_with_call(const uint8_t (&b)[8]) {
-  const uint32_t insn = uint32_t(b[4]) | uint32_t(b[5]) << 8 | uint32_t(b[6]) << 16 |
-                        uint32_t(b[7]) << 24;
+  const uint32_t insn =
+      uint32_t(b[4]) | uint32_t(b[5]) << 8 | uint32_t(b[6]) << 16 | uint32_t(b[7]) << 24;
   return (insn & 0xfc000000u) == 0x94000000u || (insn & 0xfffffc1fu) == 0xd63f0000u ||
          (insn & 0xfefff800u) == 0xd63f0800u;
 }

@@ -8,7 +8,7 @@ namespace inprof::internal {
 namespace {
 
 constexpr size_t kOutSize = 64u << 10;
-constexpr size_t kRecordSize = 8192;  // the crash sample, marker and capture records
+constexpr size_t kRecordSize = 8192;        // the crash sample, marker and capture records
 constexpr size_t kFrameHeaderMax = 1 + 10;  // type, varint size
 
 }  // namespace

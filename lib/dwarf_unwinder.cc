@@ -59,13 +59,13 @@ UnwindOutput DwarfUnwinder::recover_frame_pointer(const StackSnapshot& snapshot,
   const uint64_t end = std::min(snapshot.stack_end(), regs[kRegSp] + kScanBytes);
   for (uint64_t record = (regs[kRegSp] + 7) & ~uint64_t{7}; record + 16 <= end; record += 8) {
     uint64_t saved_fp, return_address;
-    if (!snapshot.read_word(record, &saved_fp) || !snapshot.read_word(record + 8, &return_address)) {
+    if (!snapshot.read_word(record, &saved_fp) ||
+        !snapshot.read_word(record + 8, &return_address)) {
       break;
     }
     // The caller's frame pointer lies above (or is 0, or not a pointer at all if the caller does
     // not keep one: then its own CFI does not need it).
-    if (saved_fp != 0 && saved_fp <= record && (saved_fp & 7) == 0 &&
-        saved_fp >= regs[kRegSp]) {
+    if (saved_fp != 0 && saved_fp <= record && (saved_fp & 7) == 0 && saved_fp >= regs[kRegSp]) {
       continue;
     }
     if (!is_return_address(code_address(return_address))) continue;
@@ -105,8 +105,8 @@ UnwindOutput DwarfUnwinder::walk(const StackSnapshot& snapshot, const uint64_t* 
     if (!fp_known && rule.kind == RuleKind::kSimple && rule.cfa_register == kRegFp) {
       return recover_frame_pointer(snapshot, regs, exact_pc, frames, stack_pointers, out);
     }
-    if (!lr_known && ((rule.kind == RuleKind::kSimple && rule.ra_in_lr) ||
-                      rule.kind == RuleKind::kMissing)) {
+    if (!lr_known &&
+        ((rule.kind == RuleKind::kSimple && rule.ra_in_lr) || rule.kind == RuleKind::kMissing)) {
       return out;  // the return address is in a register nobody saw
     }
     uint64_t next[kRegisterCount];

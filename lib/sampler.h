@@ -109,9 +109,9 @@ class Sampler {
   struct ThreadState {
     std::string name;
     std::optional<uint64_t> last_cpu_ns;
-    bool has_stack = false;  // a previous sample exists that a repeat may refer to
-    uint32_t timeouts = 0;                         // consecutive unanswered requests
-    uint64_t retry_at_tick = 0;                    // back-off after a timeout
+    bool has_stack = false;      // a previous sample exists that a repeat may refer to
+    uint32_t timeouts = 0;       // consecutive unanswered requests
+    uint64_t retry_at_tick = 0;  // back-off after a timeout
     uint64_t last_seen_tick = 0;
     bool selected = false;   // passes the thread filters
     bool announced = false;  // its start record is written (once it was first selected)

@@ -329,7 +329,8 @@ void Session::drain(bool final) {
   const SamplerStats s = sampler_->stats();
   dump_->add(RecordType::kStats,
              StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
-                         MarkerRecorder::instance().dropped() - markers_dropped_at_start_, s.samples_given_up});
+                         MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
+                         s.samples_given_up});
   if (final) {
     Status copied = copy_jit_map(*dump_);
     if (!copied.ok() && write_status_.ok()) write_status_ = copied;
@@ -492,7 +493,8 @@ Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason re
   const SamplerStats s = sampler_->stats();
   dump->add(RecordType::kStats,
             StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
-                        MarkerRecorder::instance().dropped() - markers_dropped_at_start_, s.samples_given_up});
+                        MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
+                        s.samples_given_up});
   dump->add(RecordType::kCapture,
             CaptureRecord{trimmed ? cutoff : first, now, reason, ring_->overwritten()});
   Status copied = copy_jit_map(*dump);

@@ -21,10 +21,10 @@ struct StackSnapshot {
   // CPU. It did not run meanwhile, so its stack then was this one.
   uint64_t expirations_merged = 0;
 
-  uint64_t stack_start = 0;      // address (in the thread) of the first copied byte: its SP
-  size_t stack_size = 0;         // bytes copied
-  bool stack_found = false;      // false: the stack could not be located; registers only
-  bool stack_truncated = false;  // the stack continues above the copy
+  uint64_t stack_start = 0;        // address (in the thread) of the first copied byte: its SP
+  size_t stack_size = 0;           // bytes copied
+  bool stack_found = false;        // false: the stack could not be located; registers only
+  bool stack_truncated = false;    // the stack continues above the copy
   bool stack_region_known = true;  // false: SP was outside the mapping the copier was told of
   // Only SP and PC are known (a thread asleep in the kernel, copied without stopping it): the
   // frame pointer and, where there is one, the link register are not.

@@ -14,9 +14,9 @@
 #include <thread>
 
 #include "frame_pointer_unwinder.h"
-#include "signal_snapshot.h"
 #include "module_lister.h"
 #include "process_info.h"
+#include "signal_snapshot.h"
 #include "stack_copier.h"
 #include "test_util.h"
 #include "unwind_targets/unwind_targets.h"

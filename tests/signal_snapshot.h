@@ -1,8 +1,8 @@
 // For unwinder tests only: a snapshot of a running thread taken at once, by sending it a signal
-// (SIGRTMIN + 6, not used by the targets) whose handler copies its registers and stack the way the library's handler does.
-// The library itself never signals a thread like this (it could cut a sleeping call short);
-// tests of the unwinder need thousands of stacks at arbitrary instructions, faster than the
-// library's CPU-time timers (which follow the kernel's tick) can give them.
+// (SIGRTMIN + 6, not used by the targets) whose handler copies its registers and stack the way the
+// library's handler does. The library itself never signals a thread like this (it could cut a
+// sleeping call short); tests of the unwinder need thousands of stacks at arbitrary instructions,
+// faster than the library's CPU-time timers (which follow the kernel's tick) can give them.
 #ifndef INPROF_TESTS_SIGNAL_SNAPSHOT_H_
 #define INPROF_TESTS_SIGNAL_SNAPSHOT_H_
 
@@ -34,7 +34,8 @@ class SignalSnapshot {
   }
   ~SignalSnapshot() { sigaction(SIGRTMIN + 6, &previous_, nullptr); }
 
-  // Fills `out` from thread `tid` (which must not block the signal). False after `limit` unanswered.
+  // Fills `out` from thread `tid` (which must not block the signal). False after `limit`
+  // unanswered.
   bool take(uint64_t tid, internal::StackSnapshot& out,
             std::chrono::seconds limit = std::chrono::seconds(10)) {
     internal::read_stack_regions(&regions_);

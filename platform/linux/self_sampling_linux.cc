@@ -90,8 +90,7 @@ void fill(Mailbox& box, const siginfo_t* info, const ucontext_t* context, int pi
   const uint64_t sp = regs[kRegSp];
   StackRegion region;
   const bool known = box.read_stack(sp, &region);
-  const size_t bytes =
-      known ? std::min(stack_bytes_above(region, sp), box.max_copy) : box.max_copy;
+  const size_t bytes = known ? std::min(stack_bytes_above(region, sp), box.max_copy) : box.max_copy;
   StackSnapshot* out = box.queue.reserve(bytes);
   if (out == nullptr) {
     box.missed.fetch_add(1, std::memory_order_relaxed);
@@ -296,8 +295,8 @@ void LinuxSelfSampling::abandon(int handle) {
 
 bool LinuxSelfSampling::still_allowed(int handle) {
   if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return false;
-  const uint64_t tid = g_mailboxes[handle].load(std::memory_order_relaxed)->tid.load(
-      std::memory_order_relaxed);
+  const uint64_t tid =
+      g_mailboxes[handle].load(std::memory_order_relaxed)->tid.load(std::memory_order_relaxed);
   const std::optional<ThreadSignalState> state = read_thread_signal_state(tid, owner_.signal);
   return state && !state->blocks_signal && !state->seccomp;
 }

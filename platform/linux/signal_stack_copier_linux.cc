@@ -201,10 +201,11 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
   const int sig = config.signal == 0 ? kDefaultSampleSignal : config.signal;
   if (sig < 1 || sig > SIGRTMAX || sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV ||
       sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP || sig == SIGABRT) {
-    *status = Status::error(Status::Code::kInvalidOption,
-                            "sample_signal " + std::to_string(sig) +
-                                " cannot be used for sampling; pick e.g. SIGURG, SIGPROF or a real-time "
-                                "signal");
+    *status =
+        Status::error(Status::Code::kInvalidOption,
+                      "sample_signal " + std::to_string(sig) +
+                          " cannot be used for sampling; pick e.g. SIGURG, SIGPROF or a real-time "
+                          "signal");
     return nullptr;
   }
   bool expected = false;

@@ -79,7 +79,7 @@ Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signa
     setup_profiler_thread("inprof-stopper");
     for (;;) {
       if (g_generation.load() != generation) return;  // the session ended otherwise
-      if (g_wakeups.load() != seen) break;             // the dump signal
+      if (g_wakeups.load() != seen) break;            // the dump signal
       timespec timeout{};
       if (deadline != 0) {
         const uint64_t now = monotonic_ns();

@@ -7,12 +7,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
-#include <poll.h>
-#include <semaphore.h>
-#include <sys/epoll.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/sem.h>
 #include <sys/socket.h>
@@ -66,15 +66,14 @@ long futex_wait(std::atomic<uint32_t>* word, uint32_t value, const timespec* tim
 }  // namespace
 
 TORTURE_SCENARIO(blocking_syscalls) {
-  CallStats pipe_read("read(pipe)"), poll_stats("poll"),
-      futex_timed("futex(FUTEX_WAIT, 2ms)"),
+  CallStats pipe_read("read(pipe)"), poll_stats("poll"), futex_timed("futex(FUTEX_WAIT, 2ms)"),
       futex_untimed("futex(FUTEX_WAIT, no timeout)"), cv_stats("condition_variable::wait_for"),
       nano("nanosleep"), clock_nano("clock_nanosleep"), sleep_for("this_thread::sleep_for"),
       sem_stats("sem_timedwait"), epoll_stats("epoll_wait"), select_stats("select"),
-      recv_stats("recv(SO_RCVTIMEO 2ms)"), semop_stats("semtimedop"),
-      pwait2_stats("epoll_pwait2"), suspend_stats("sigsuspend (own SIGUSR1)");
-  CallStats* all[] = {&pipe_read,   &poll_stats,  &futex_timed,  &futex_untimed, &cv_stats,
-                      &nano,        &clock_nano,  &sleep_for,    &sem_stats,     &epoll_stats,
+      recv_stats("recv(SO_RCVTIMEO 2ms)"), semop_stats("semtimedop"), pwait2_stats("epoll_pwait2"),
+      suspend_stats("sigsuspend (own SIGUSR1)");
+  CallStats* all[] = {&pipe_read,    &poll_stats, &futex_timed, &futex_untimed, &cv_stats,
+                      &nano,         &clock_nano, &sleep_for,   &sem_stats,     &epoll_stats,
                       &select_stats, &recv_stats, &semop_stats, &pwait2_stats,  &suspend_stats};
 
   int data_pipe[2], idle_pipe[2];

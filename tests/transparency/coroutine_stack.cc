@@ -14,9 +14,9 @@
 
 namespace {
 
-constexpr size_t kMapping = 4 << 20;    // the thread's whole stack mapping
+constexpr size_t kMapping = 4 << 20;      // the thread's whole stack mapping
 constexpr size_t kCoroutine = 256 << 10;  // the coroutine's stack, at the bottom of it
-constexpr size_t kHole = 1 << 20;        // unmapped above the coroutine's stack
+constexpr size_t kHole = 1 << 20;         // unmapped above the coroutine's stack
 
 ucontext_t main_context, coroutine_context;
 char* mapping;

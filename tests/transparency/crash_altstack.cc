@@ -52,8 +52,8 @@ void chaining_handler(int signal, siginfo_t* info, void* context) {
 void install_alternate_stack(size_t size) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t rounded = (size + page - 1) / page * page;
-  void* base = mmap(nullptr, rounded + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                    -1, 0);
+  void* base =
+      mmap(nullptr, rounded + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED || mprotect(base, page, PROT_NONE) != 0) std::abort();
   stack_t ss = {};
   // Exactly `size` bytes, ending at the top of the mapping.
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   }
   // glibc's SIGSTKSZ is sysconf(_SC_SIGSTKSZ): what the kernel says this CPU's frames need.
   const size_t size = std::strcmp(argv[1], "SIGSTKSZ") == 0 ? static_cast<size_t>(SIGSTKSZ)
-                                                             : std::strtoul(argv[1], nullptr, 0);
+                                                            : std::strtoul(argv[1], nullptr, 0);
   const bool null_write = std::strcmp(argv[2], "null") == 0;
   const char* handler = argc > 3 ? argv[3] : "";
   const int signal = null_write ? SIGSEGV : SIGABRT;

@@ -1,7 +1,7 @@
 // Item: no resources that grow with the program's threads. With the descriptor limit at 1024,
 // the program counts how many files it can open, then starts 900 threads that mostly sleep (and
-// run a little now and then, so that the profiler looks at each), and counts again: the same number, and
-// every descriptor it gets stays below 1024 (where select() can use it).
+// run a little now and then, so that the profiler looks at each), and counts again: the same
+// number, and every descriptor it gets stays below 1024 (where select() can use it).
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>

@@ -70,7 +70,8 @@ int main() {
   int fd = signalfd(-1, &all, SFD_CLOEXEC);
   signalfd_siginfo si;
   ssize_t n = read(fd, &si, sizeof(si));
-  std::printf("signalfd: %zd SIG%s\n", n, n == sizeof(si) ? name(static_cast<int>(si.ssi_signo)) : "-");
+  std::printf("signalfd: %zd SIG%s\n", n,
+              n == sizeof(si) ? name(static_cast<int>(si.ssi_signo)) : "-");
   close(fd);
 
   stop.store(true);

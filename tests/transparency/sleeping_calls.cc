@@ -143,7 +143,8 @@ int main() {
         uint32_t word = 0;
         exercise(o, [&] {
           const timespec t = transparency::to_timespec(kWaitNs);
-          const long r = syscall(SYS_futex, &word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, &t, nullptr, 0);
+          const long r =
+              syscall(SYS_futex, &word, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, &t, nullptr, 0);
           return r == -1 && errno == ETIMEDOUT ? 0 : -1;
         });
       },

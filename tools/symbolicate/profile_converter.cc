@@ -254,8 +254,8 @@ void Converter::add_meta() {
     meta.extra.push_back({"Samples recorded", s->samples_recorded});
     meta.extra.push_back({"Samples dropped (buffer full)", s->samples_dropped});
     meta.extra.push_back({"Sampling attempts timed out", s->threads_timed_out});
-    meta.extra.push_back({"Samples given up (thread could not be interrupted unnoticed)",
-                          s->samples_given_up});
+    meta.extra.push_back(
+        {"Samples given up (thread could not be interrupted unnoticed)", s->samples_given_up});
     meta.extra.push_back({"Sampler ticks late", s->ticks_late});
   }
   meta.extra.push_back({"Samples in this profile", uint64_t(model_.sample_count())});
