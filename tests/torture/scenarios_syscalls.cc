@@ -79,6 +79,9 @@ TORTURE_SCENARIO(blocking_syscalls) {
   int data_pipe[2], idle_pipe[2];
   TT_CHECK(pipe2(data_pipe, O_CLOEXEC) == 0 && pipe2(idle_pipe, O_CLOEXEC) == 0, "pipe");
   std::atomic<bool> done{false};
+  // The sigsuspend worker and its partner (below).
+  std::atomic<pthread_t> suspender{};
+  std::atomic<bool> ready{false};
   std::atomic<uint32_t> futex_word{0};  // never changes: timed waits must time out
   std::atomic<uint32_t> wake_word{0};   // bumped by the waker for the untimed waiter
   std::atomic<uint64_t> bytes_written{0}, bytes_read{0}, wakes{0};
@@ -364,50 +367,46 @@ TORTURE_SCENARIO(blocking_syscalls) {
   });
   // sigsuspend until the program's own SIGUSR1, sent by a partner after 2 ms: it must return
   // once per signal of the program's, with the handler run once, never earlier.
-  {
-    static std::atomic<int> handled{0};
-    struct sigaction sa = {};
-    sa.sa_handler = [](int) { handled.fetch_add(1); };
-    sigaction(SIGUSR1, &sa, nullptr);
-    std::atomic<pthread_t> suspender{};
-    std::atomic<bool> ready{false};
-    threads.emplace_back([&] {
-      sigset_t block, none;
-      sigemptyset(&block);
-      sigaddset(&block, SIGUSR1);
-      pthread_sigmask(SIG_BLOCK, &block, nullptr);
-      sigemptyset(&none);
-      suspender = pthread_self();
-      ready = true;
-      while (!deadline.passed()) {
-        const int before = handled.load();
-        const uint64_t t0 = torture::now_ns();
-        const int r = sigsuspend(&none);
-        const int err = errno;
-        const uint64_t t1 = torture::now_ns();
-        suspend_stats.calls.fetch_add(1);
-        // No timing: the signal may already be pending when it suspends. Any return but for one
-        // of the program's signals (the profiler's, say) leaves `handled` as it was.
-        (void)t1;
-        if (r != -1 || err != EINTR || handled.load() != before + 1)
-          suspend_stats.other_errors.fetch_add(1);
-        busy_a_little(t0);
+  static std::atomic<int> handled{0};
+  struct sigaction sa = {};
+  sa.sa_handler = [](int) { handled.fetch_add(1); };
+  sigaction(SIGUSR1, &sa, nullptr);
+  threads.emplace_back([&] {
+    sigset_t block, none;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &block, nullptr);
+    sigemptyset(&none);
+    suspender = pthread_self();
+    ready = true;
+    while (!deadline.passed()) {
+      const int before = handled.load();
+      const uint64_t t0 = torture::now_ns();
+      const int r = sigsuspend(&none);
+      const int err = errno;
+      const uint64_t t1 = torture::now_ns();
+      suspend_stats.calls.fetch_add(1);
+      // No timing: the signal may already be pending when it suspends. Any return but for one
+      // of the program's signals (the profiler's, say) leaves `handled` as it was.
+      (void)t1;
+      if (r != -1 || err != EINTR || handled.load() != before + 1)
+        suspend_stats.other_errors.fetch_add(1);
+      busy_a_little(t0);
+    }
+    ready = false;
+  });
+  threads.emplace_back([&] {
+    while (!ready.load() && !deadline.passed()) std::this_thread::yield();
+    // Each signal 2 ms after the previous one was handled (never before the thread slept).
+    int sent = 0;
+    while (ready.load()) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(kWaitNs));
+      if (handled.load() == sent) {
+        ++sent;
+        pthread_kill(suspender.load(), SIGUSR1);
       }
-      ready = false;
-    });
-    threads.emplace_back([&] {
-      while (!ready.load()) std::this_thread::yield();
-      // Each signal 2 ms after the previous one was handled (never before the thread slept).
-      int sent = 0;
-      while (ready.load()) {
-        std::this_thread::sleep_for(std::chrono::nanoseconds(kWaitNs));
-        if (handled.load() == sent) {
-          ++sent;
-          pthread_kill(suspender.load(), SIGUSR1);
-        }
-      }
-    });
-  }
+    }
+  });
   for (auto& t : threads) t.join();
   torture::stop();
   close(data_pipe[0]);
