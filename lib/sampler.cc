@@ -443,10 +443,11 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
       self_sampling_->pop(state.self_handle);
       continue;
     }
-    if (!snapshot->stack_region_known && !snapshot->stack_found) {
+    if (!snapshot->stack_region_known && !snapshot->stack_found &&
+        self_sampling_->set_stack(state.self_handle, snapshot->sp())) {
       // Taken before its stack's mapping was known, where the kernel would not copy for us (an
-      // emulator): registers only. Its mapping is looked up; the sample is not written.
-      moved_sp = snapshot->sp();
+      // emulator): registers only. The mapping is known now; this one is not written (counted
+      // as a late tick). An SP in no mapping at all is written, as a sample without a stack.
       ++unlabelled;
       self_sampling_->pop(state.self_handle);
       continue;

@@ -34,7 +34,8 @@ class SelfSampling {
   // block the signal, or entered seccomp, since start()).
   virtual bool still_allowed(int /*handle*/) { return true; }
   // The thread's stack moved (its SP left the mapping given to start()): `sp` is where it is now.
-  virtual void set_stack(int /*handle*/, uint64_t /*sp*/) {}
+  // Returns whether a mapping holds `sp` (false: SP is in no memory at all).
+  virtual bool set_stack(int /*handle*/, uint64_t /*sp*/) { return false; }
   // False once the program took the signal over (installed its own handler): no interruption
   // may be sent any more, and the sampler stops using self-sampling.
   virtual bool usable() { return true; }

@@ -301,10 +301,13 @@ bool LinuxSelfSampling::still_allowed(int handle) {
   return state && !state->blocks_signal && !state->seccomp;
 }
 
-void LinuxSelfSampling::set_stack(int handle, uint64_t sp) {
-  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return;
+bool LinuxSelfSampling::set_stack(int handle, uint64_t sp) {
+  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return false;
   Mailbox& box = *g_mailboxes[handle].load(std::memory_order_relaxed);
-  box.publish_stack(owner_.locate_stack(box.tid.load(std::memory_order_relaxed), sp));
+  const std::optional<StackRegion> region =
+      owner_.locate_stack(box.tid.load(std::memory_order_relaxed), sp);
+  box.publish_stack(region);
+  return region.has_value();
 }
 
 void LinuxSelfSampling::set_labels(int handle, const LabelStack* labels) {

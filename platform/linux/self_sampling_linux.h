@@ -65,7 +65,7 @@ class LinuxSelfSampling final : public SelfSampling {
   // on older kernels: a disarm from the handler leaves nothing pending.
   void stop(int handle) override;
   void abandon(int handle) override;
-  void set_stack(int handle, uint64_t sp) override;
+  bool set_stack(int handle, uint64_t sp) override;
   bool still_allowed(int handle) override;
   bool usable() override;
   void set_labels(int handle, const LabelStack* labels) override;
