@@ -22,9 +22,6 @@ class ThreadLister {
   virtual std::optional<uint64_t> cpu_time_ns(uint64_t tid) = 0;
   // The OS's name for the thread ("comm" on Linux), empty if unknown.
   virtual std::string name(uint64_t tid) = 0;
-  // How many times the thread has been scheduled onto a CPU, if the OS says. Lets the sampler
-  // tell "it only ran to answer our signal" from "it woke up and did something".
-  virtual std::optional<uint64_t> run_count(uint64_t tid) = 0;
   // Time the thread has spent ready to run but waiting for a CPU, if the OS says: tells a busy
   // thread on a crowded machine from a sleeping one, where CPU time alone cannot.
   virtual std::optional<uint64_t> cpu_wait_ns(uint64_t) { return std::nullopt; }

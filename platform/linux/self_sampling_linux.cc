@@ -77,12 +77,6 @@ uint64_t thread_cpu_ns() {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
-// The kernel's clock id for "CPU time of thread tid" (CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD_MASK),
-// as glibc's pthread_getcpuclockid builds it; any thread of the process may use it.
-clockid_t thread_cpu_clock(uint64_t tid) {
-  return static_cast<clockid_t>((~static_cast<clockid_t>(tid) << 3) | 6);
-}
-
 // SUSPENDED: queues one snapshot of the calling thread.
 void fill(Mailbox& box, const siginfo_t* info, const ucontext_t* context, int pid) {
   uint64_t regs[kRegisterCount];

@@ -95,8 +95,7 @@ std::string signal_name(int sig) {
 
 uint64_t thread_cpu_ns(uint64_t tid) {
   timespec ts;
-  const auto clock = static_cast<clockid_t>((~static_cast<clockid_t>(tid) << 3) | 6);
-  if (clock_gettime(clock, &ts) != 0) return UINT64_MAX;
+  if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return UINT64_MAX;
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 

@@ -16,12 +16,6 @@
 namespace inprof::internal {
 namespace {
 
-// The kernel's clock id for "CPU time of thread tid" (CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD_MASK).
-// Any thread of the process may read it; glibc builds pthread_getcpuclockid's ids the same way.
-clockid_t thread_cpu_clock(uint64_t tid) {
-  return static_cast<clockid_t>((~static_cast<clockid_t>(tid) << 3) | 6);
-}
-
 struct LinuxDirent64 {
   uint64_t d_ino;
   int64_t d_off;
@@ -83,9 +77,6 @@ class LinuxThreadLister final : public ThreadLister {
     while (length > 0 && comm[length - 1] == '\n') --length;
     return std::string(comm, length);
   }
-
-  // Nothing to count without keeping a descriptor per thread (see thread_proc_linux.h).
-  std::optional<uint64_t> run_count(uint64_t) override { return std::nullopt; }
 
   // Updated when the thread is switched in, so it lags by up to a scheduler tick.
   std::optional<uint64_t> cpu_wait_ns(uint64_t tid) override {

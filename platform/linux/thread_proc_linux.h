@@ -4,10 +4,18 @@
 #ifndef INPROF_PLATFORM_LINUX_THREAD_PROC_LINUX_H_
 #define INPROF_PLATFORM_LINUX_THREAD_PROC_LINUX_H_
 
+#include <time.h>
+
 #include <cstdint>
 #include <optional>
 
 namespace inprof::internal {
+
+// The kernel's clock id for "CPU time of thread tid" (CPUCLOCK_SCHED | CPUCLOCK_PERTHREAD_MASK),
+// as glibc's pthread_getcpuclockid builds it; any thread of the process may read it or time it.
+inline clockid_t thread_cpu_clock(uint64_t tid) {
+  return static_cast<clockid_t>((~static_cast<clockid_t>(tid) << 3) | 6);
+}
 
 // From /proc/self/task/TID/status.
 struct ThreadSignalState {

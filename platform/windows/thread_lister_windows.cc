@@ -95,7 +95,6 @@ class WindowsThreadLister final : public ThreadLister {
     return described;
   }
 
-  std::optional<uint64_t> run_count(uint64_t) override { return std::nullopt; }
 
   void forget(uint64_t tid) override {
     auto it = threads_.find(tid);
