@@ -1,7 +1,9 @@
 // Item: no resources that grow with the program's threads. With the descriptor limit at 1024,
-// the program counts how many files it can open, then starts 900 threads that mostly sleep (and
+// the program counts the descriptors open in it, then starts 900 threads that mostly sleep (and
 // run a little now and then, so that the profiler looks at each), and counts again: the same
-// number, and every descriptor it gets stays below 1024 (where select() can use it).
+// number, or one more: the /proc file a profiler may have in hand (one per thread would have taken
+// 900 of its 1024).
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -15,26 +17,20 @@
 
 namespace {
 
-// Opens /dev/null until the limit; closes them all again. Counts, and notes the highest fd.
-// A refusal is tried again a few times after a pause: a profiler may hold a descriptor for an
-// instant (reading /proc), which is not one kept per thread.
-int open_until_full(int* highest) {
-  std::vector<int> fds;
-  for (int refusals = 0; refusals < 400;) {
-    const int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      ++refusals;
-      std::this_thread::sleep_for(std::chrono::microseconds(1000 + refusals * 37 % 4000));
-      continue;
-    }
-    fds.push_back(fd);
+// Descriptors open in the process, the fewest seen over half a second: a profiler may hold one
+// for an instant (reading /proc), which is not one kept per thread.
+int fewest_open_descriptors() {
+  int fewest = 1 << 30;
+  for (int i = 0; i < 50; ++i) {
+    DIR* dir = opendir("/proc/self/fd");
+    if (dir == nullptr) return -1;
+    int n = 0;
+    while (readdir(dir) != nullptr) ++n;
+    closedir(dir);
+    if (n < fewest) fewest = n;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  *highest = 0;
-  for (int fd : fds) {
-    if (fd > *highest) *highest = fd;
-    close(fd);
-  }
-  return static_cast<int>(fds.size());
+  return fewest;
 }
 
 }  // namespace
@@ -45,8 +41,7 @@ int main() {
   limit.rlim_cur = 1024;
   if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return 2;
   transparency::spin_cpu_ms(20);  // the profiler sees the main thread run
-  int highest = 0;
-  const int before = open_until_full(&highest);
+  const int before = fewest_open_descriptors();
 
   std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
@@ -59,11 +54,13 @@ int main() {
     });
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // sampled for a while
-  const int with_threads = open_until_full(&highest);
+  const int with_threads = fewest_open_descriptors();
   stop.store(true);
   for (auto& t : threads) t.join();
-  std::printf("files openable with 900 threads: %s\n",
-              with_threads == before ? "as many as without" : "fewer");
-  std::printf("highest descriptor: %s\n", highest < 1024 ? "below 1024" : "1024 or above");
+  // The profiler reads /proc one file at a time; with 900 threads on a loaded machine it may
+  // always have that one in hand. A descriptor per thread would add 900.
+  std::printf(
+      "descriptors open with 900 threads: %s\n",
+      with_threads <= before + 1 ? "as many as without, give or take the one in hand" : "more");
   return 0;
 }
