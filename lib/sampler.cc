@@ -127,11 +127,7 @@ void Sampler::run() {
       ticks_late_.fetch_add(missed, std::memory_order_relaxed);
       next += missed * interval;
     }
-    std::unique_lock lock(stop_mutex_);
-    // steady_clock and monotonic_ns() are the same clock; wait for the remaining time.
-    if (stop_cv_.wait_for(lock, std::chrono::nanoseconds(next - std::min(next, monotonic_ns())),
-                          [this] { return stop_requested_; })) {
-      lock.unlock();
+    if (wait_until(next)) {
       std::lock_guard hold(tick_mutex_);
       stop_all_self_sampling(/*collect_first=*/true);  // what the threads queued is kept
       // The counters' values at the end, so that each series ends where the program left it,
@@ -140,6 +136,31 @@ void Sampler::run() {
       return;
     }
   }
+}
+
+bool Sampler::wait_until(uint64_t deadline) {
+  // Where the kernel samples busy threads by itself, their queues fill at the full rate between
+  // ticks: the sampler wakes when one needs collecting (checking for a stop at least every 5 ms).
+  constexpr uint64_t kStopCheckNs = 5000000;
+  for (;;) {
+    const uint64_t now = monotonic_ns();
+    {
+      std::lock_guard lock(stop_mutex_);
+      if (stop_requested_) return true;
+    }
+    if (now >= deadline || self_sampling_ == nullptr || !self_sampling_->waitable()) break;
+    if (self_sampling_->wait(std::min(deadline - now, kStopCheckNs))) {
+      std::lock_guard hold(tick_mutex_);
+      if (paused_.load(std::memory_order_relaxed)) break;  // the next tick stops them all
+      for (auto& [tid, state] : threads_) {
+        if (state.self_handle >= 0) drain_self_samples(tid, state);
+      }
+    }
+  }
+  std::unique_lock lock(stop_mutex_);
+  // steady_clock and monotonic_ns() are the same clock; wait for the remaining time.
+  return stop_cv_.wait_for(lock, std::chrono::nanoseconds(deadline - std::min(deadline, monotonic_ns())),
+                           [this] { return stop_requested_; });
 }
 
 void Sampler::request_stop() {
@@ -415,6 +436,8 @@ void Sampler::start_self_sampling(uint64_t tid, ThreadState& state, uint64_t now
   state.arm_refusals = 0;
   state.self_handle = handle;
   state.self_counts = {};
+  state.answered_at_tick = 0;
+  state.drained_at_tick = state.drained;
   state.no_labels_before_ns = 0;
   state.last_answer_ns = now;
   state.cpu_when_silent.reset();
@@ -491,9 +514,12 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
 }
 
 void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t now) {
-  const uint64_t answered_before = state.self_counts.answered;
-  const uint64_t drained_before = state.drained;
+  // Since the last tick (the sampler may have collected between ticks).
+  const uint64_t answered_before = state.answered_at_tick;
+  const uint64_t drained_before = state.drained_at_tick;
   drain_self_samples(tid, state);
+  state.answered_at_tick = state.self_counts.answered;
+  state.drained_at_tick = state.drained;
   if (state.self_handle < 0) return;
   const std::optional<uint64_t> cpu = thread_lister_->cpu_time_ns(tid);
   if (!cpu) return;  // gone; the next listing ends it

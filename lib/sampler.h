@@ -106,6 +106,9 @@ class Sampler {
   }
 
  private:
+  // Waits for the next tick at `deadline`, collecting self-sampled threads' queues meanwhile where
+  // they fill by themselves. True when a stop was requested.
+  bool wait_until(uint64_t deadline);
   struct ThreadState {
     std::string name;
     std::optional<uint64_t> last_cpu_ns;
@@ -124,6 +127,8 @@ class Sampler {
     uint64_t no_labels_before_ns = 0;         // it had no label stack yet at this time
     uint64_t last_self_sample_ns = 0;         // time of its last snapshot collected
     uint64_t drained = 0;                     // snapshots collected from its timer, in all
+    uint64_t drained_at_tick = 0;             // `drained` at the last tick
+    uint64_t answered_at_tick = 0;            // self_counts.answered at the last tick
     uint64_t last_sp = 0;                     // its SP in its last snapshot (0: none yet)
     uint32_t arm_refusals = 0;                // consecutive times it could not get a timer
     uint64_t arm_after_tick = 0;              // no new attempt before this tick

@@ -52,6 +52,12 @@ class SelfSampling {
   };
   // Running totals since start().
   virtual Counts counts(int handle) const = 0;
+
+  // Whether some queue fills by itself faster than the sampler's ticks (the kernel samples at the
+  // threads' full rate): the sampler then waits in wait() between ticks.
+  virtual bool waitable() { return false; }
+  // Waits at most `timeout_ns` for a queue to need collecting; true if one does.
+  virtual bool wait(uint64_t /*timeout_ns*/) { return false; }
 };
 
 }  // namespace inprof::internal

@@ -18,12 +18,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_map>
 
 #include "process_info.h"
+#include "perf_event_ring_linux.h"
 #include "self_sampling_linux.h"
+#include "self_sampling_router_linux.h"
 #include "stack_copier.h"
 #include "stack_regions_linux.h"
 #include "thread_proc_linux.h"
@@ -109,12 +112,19 @@ class SignalStackCopier final : public StackCopier {
     owner.locate_stack = [this](uint64_t tid, uint64_t sp) { return locate(tid, sp); };
     owner.handler_installed = [sig] { return handler_is_ours(sig); };
     owner.withdraw_pending = [sig] { withdraw_pending_signals(sig); };
-    self_sampling_ = std::make_unique<LinuxSelfSampling>(
-        std::move(owner), static_cast<uint64_t>(config.interval.count()), config.stack_copy_size);
+    const auto interval = static_cast<uint64_t>(config.interval.count());
+    auto timers =
+        std::make_unique<LinuxSelfSampling>(owner, interval, config.stack_copy_size);
+    std::unique_ptr<PerfSelfSampling> perf;
+    const char* way = getenv("INPROF_SELF_SAMPLING");
+    if (way == nullptr || std::strcmp(way, "timer") != 0) {
+      perf = PerfSelfSampling::create(owner.locate_stack, interval, config.stack_copy_size);
+    }
+    self_sampling_ = std::make_unique<SelfSamplingRouter>(std::move(timers), std::move(perf));
   }
 
   ~SignalStackCopier() override {
-    self_sampling_->stop_all();
+    self_sampling_->timers().stop_all();
     // Ignoring discards any of our signals still pending in threads that block it; then the
     // program's own disposition comes back.
     if (handler_is_ours(signal_)) {
@@ -190,7 +200,7 @@ class SignalStackCopier final : public StackCopier {
   const struct sigaction previous_;
   const int pid_ = getpid();
   std::vector<StackRegion> regions_;
-  std::unique_ptr<LinuxSelfSampling> self_sampling_;
+  std::unique_ptr<SelfSamplingRouter> self_sampling_;
   std::unordered_map<uint64_t, uint64_t> last_refresh_ns_;  // by thread id
 };
 
@@ -252,6 +262,7 @@ void StackCopier::release_after_fork() {
   give_back(g_signal, g_previous_action);
   g_pid.store(0);
   self_sampling_release_after_fork();
+  perf_event_rings_close_after_fork();
   g_copier_exists.store(false);
 }
 

@@ -1,0 +1,251 @@
+#include "perf_self_sampling_linux.h"
+
+#include <poll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace inprof::internal {
+namespace {
+
+constexpr size_t kMaxBudgetBytes = 1u << 20;
+constexpr uint32_t kMinStackBytes = 2 * 1024;
+constexpr uint32_t kUnknownDepthStackBytes = 4 * 1024;  // grown if a sample comes back cut
+// Room for this many samples per ring: the sampler is woken when half of it is used.
+constexpr uint64_t kRecordsPerRing = 4;
+// Below 1 ms the sampler's ticks no longer collect each ring in time: twice the room, and the
+// sampler woken when half of it is used.
+constexpr uint64_t kRecordsPerRingFine = 12;
+// A ring's stack size follows its thread's deepest stack seen over this many samples: the kernel
+// copies (and the ring holds) the whole size at every sample, however shallow the stack.
+constexpr uint32_t kResizeAfterSamples = 256;
+// What a record holds besides the stack: header, ids, time, count, ABI, registers, sizes.
+constexpr uint64_t kRecordOverhead = 512;
+
+uint64_t round_up_pow2(uint64_t v) {
+  uint64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+// The user's allowance for perf rings (kernel.perf_event_mlock_kb, per CPU); beyond it the kernel
+// charges the program's RLIMIT_MEMLOCK, which is the program's, not ours.
+size_t user_allowance_bytes() {
+  size_t kb = 516;
+  if (FILE* f = std::fopen("/proc/sys/kernel/perf_event_mlock_kb", "re")) {
+    unsigned long value = 0;
+    if (std::fscanf(f, "%lu", &value) == 1) kb = value;
+    std::fclose(f);
+  }
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  return kb * 1024 * static_cast<size_t>(cpus > 0 ? cpus : 1);
+}
+
+// Asked once, on the calling thread: paranoid settings, seccomp policies and missing support
+// refuse the same way for every thread. One sample must come back holding this thread's own
+// stack pointer: an emulator that passes the call to the host kernel would hand back the
+// emulator's registers (qemu-user), which must never be unwound as ours.
+bool kernel_samples_us() {
+  PerfEventRing probe;
+  PerfEventRing::Spec spec;
+  spec.tid = static_cast<uint64_t>(gettid());
+  spec.period_ns = 20000;
+  spec.stack_bytes = kMinStackBytes;
+  spec.data_pages = 4;
+  if (probe.open(spec) != 0) return false;
+  volatile uint64_t spin = 0;
+  const auto here = reinterpret_cast<uint64_t>(&spin);
+  StackSnapshot sample;
+  std::unique_ptr<uint8_t[]> staging(new uint8_t[kMinStackBytes + kRecordOverhead]);
+  timespec started{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &started);
+  for (;;) {
+    for (int i = 0; i < 10000; ++i) spin = spin + 1;
+    if (probe.next(&sample, staging.get(), kMinStackBytes + kRecordOverhead)) {
+      const uint64_t sp = sample.sp();
+      return sp != 0 && sp <= here && here - sp < 65536;
+    }
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    if (now.tv_sec - started.tv_sec > 1 ||
+        (now.tv_sec - started.tv_sec) * 1000000000L + (now.tv_nsec - started.tv_nsec) > 5000000) {
+      return false;  // 5 ms of CPU without a sample: not sampled the way we need
+    }
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<PerfSelfSampling> PerfSelfSampling::create(LocateStack locate_stack,
+                                                           uint64_t interval_ns,
+                                                           size_t stack_copy_size) {
+  // The kernel's task-clock timer does not go below 10 µs.
+  if (interval_ns < 10000) return nullptr;
+  if (!kernel_samples_us()) return nullptr;
+  const size_t budget = std::min(kMaxBudgetBytes, user_allowance_bytes() / 2);
+  return std::unique_ptr<PerfSelfSampling>(
+      new PerfSelfSampling(std::move(locate_stack), interval_ns, stack_copy_size, budget));
+}
+
+PerfSelfSampling::PerfSelfSampling(LocateStack locate_stack, uint64_t interval_ns,
+                                   size_t stack_copy_size, size_t budget_bytes)
+    : locate_stack_(std::move(locate_stack)),
+      interval_ns_(interval_ns),
+      max_stack_bytes_(static_cast<uint32_t>(
+          std::clamp<size_t>(stack_copy_size & ~size_t(7), kMinStackBytes, kMaxPerfStackBytes))),
+      budget_bytes_(budget_bytes),
+      staging_(new uint8_t[kMaxPerfStackBytes + kRecordOverhead]),
+      staging_size_(kMaxPerfStackBytes + kRecordOverhead) {}
+
+PerfSelfSampling::~PerfSelfSampling() {
+  for (Ring& r : rings_) r.ring.close();
+}
+
+bool PerfSelfSampling::valid(int handle) const {
+  return handle >= 0 && static_cast<size_t>(handle) < kMaxPerfThreads && rings_[handle].active;
+}
+
+size_t PerfSelfSampling::active() const {
+  return static_cast<size_t>(
+      std::count_if(std::begin(rings_), std::end(rings_), [](const Ring& r) { return r.active; }));
+}
+
+size_t PerfSelfSampling::used_bytes() const {
+  size_t used = 0;
+  for (const Ring& r : rings_) used += r.ring.mapped_bytes();
+  return used;
+}
+
+uint32_t PerfSelfSampling::stack_bytes_for(uint64_t depth) const {
+  // Half as much again as it uses now, for the calls it makes next.
+  const uint64_t want = depth == 0 ? kUnknownDepthStackBytes : depth + depth / 2 + 1024;
+  const uint64_t rounded = (want + 511) & ~uint64_t(511);
+  return static_cast<uint32_t>(std::clamp<uint64_t>(rounded, kMinStackBytes, max_stack_bytes_));
+}
+
+int PerfSelfSampling::open_ring(Ring& r, uint32_t stack_bytes) {
+  const uint64_t page = static_cast<uint64_t>(getpagesize());
+  const uint64_t data =
+      std::max(round_up_pow2((interval_ns_ < 1000000 ? kRecordsPerRingFine : kRecordsPerRing) *
+                             (stack_bytes + kRecordOverhead)),
+               page);
+  const size_t bytes = static_cast<size_t>(data + page);
+  if (used_bytes() - r.ring.mapped_bytes() + bytes > budget_bytes_) return ENOMEM;
+  r.ring.close();
+  PerfEventRing::Spec spec;
+  spec.tid = r.tid;
+  spec.period_ns = interval_ns_;
+  spec.stack_bytes = stack_bytes;
+  spec.data_pages = static_cast<uint32_t>(data / page);
+  const int error = r.ring.open(spec);
+  r.hung_up = false;
+  return error;
+}
+
+int PerfSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels) {
+  if (labels != nullptr) return -1;
+  int index = -1;
+  for (size_t i = 0; i < kMaxPerfThreads && index < 0; ++i) {
+    if (!rings_[i].active) index = static_cast<int>(i);
+  }
+  if (index < 0) return -1;
+  Ring& r = rings_[index];
+  r.tid = tid;
+  r.region = sp != 0 ? locate_stack_(tid, sp) : std::nullopt;
+  r.grow_to = 0;
+  r.deepest = 0;
+  r.since_resize = 0;
+  r.answered = 0;
+  const uint64_t depth = r.region && sp < r.region->end ? r.region->end - sp : 0;
+  if (open_ring(r, stack_bytes_for(depth)) != 0) return -1;
+  r.active = true;
+  return index;
+}
+
+void PerfSelfSampling::stop(int handle) {
+  if (!valid(handle)) return;
+  rings_[handle].ring.close();
+  rings_[handle].active = false;
+}
+
+bool PerfSelfSampling::set_stack(int handle, uint64_t sp) {
+  if (!valid(handle)) return false;
+  Ring& r = rings_[handle];
+  r.region = locate_stack_(r.tid, sp);
+  return r.region.has_value();
+}
+
+const StackSnapshot* PerfSelfSampling::front(int handle) {
+  if (!valid(handle)) return nullptr;
+  Ring& r = rings_[handle];
+  if (!r.ring.next(&snapshot_, staging_.get(), staging_size_)) {
+    // Empty: the moment to resize its stack (nothing is lost). Larger at once when a sample came
+    // back cut; smaller when its deepest stack over many samples needs much less.
+    const uint32_t now = r.ring.stack_bytes();
+    uint32_t resize = r.grow_to;
+    if (resize == 0 && r.since_resize >= kResizeAfterSamples && r.deepest != 0 &&
+        stack_bytes_for(r.deepest) <= now / 2) {
+      resize = stack_bytes_for(r.deepest);
+    }
+    if (resize != 0 && resize != now) {
+      if (open_ring(r, resize) != 0 && open_ring(r, now) != 0) r.ring.close();
+      r.since_resize = 0;
+      r.deepest = 0;
+    }
+    r.grow_to = 0;
+    return nullptr;
+  }
+  const uint64_t sp = snapshot_.sp();
+  const bool in_region = r.region && sp >= r.region->begin && sp < r.region->end;
+  snapshot_.stack_region_known = in_region;
+  if (in_region) {
+    const uint64_t above = r.region->end - sp;
+    snapshot_.stack_size = static_cast<size_t>(std::min<uint64_t>(snapshot_.stack_size, above));
+    snapshot_.stack_truncated = snapshot_.stack_size < above;
+    r.deepest = std::max(r.deepest, above);
+    ++r.since_resize;
+    if (snapshot_.stack_truncated && r.ring.stack_bytes() < max_stack_bytes_) {
+      r.grow_to = std::max(std::min(max_stack_bytes_, 2 * r.ring.stack_bytes()),
+                           stack_bytes_for(above));
+    }
+  }
+  return &snapshot_;
+}
+
+void PerfSelfSampling::pop(int handle) {
+  if (!valid(handle)) return;
+  rings_[handle].ring.pop();
+  ++rings_[handle].answered;
+}
+
+SelfSampling::Counts PerfSelfSampling::counts(int handle) const {
+  if (!valid(handle)) return {};
+  return {rings_[handle].answered, rings_[handle].ring.lost()};
+}
+
+bool PerfSelfSampling::wait(uint64_t timeout_ns) {
+  pollfd fds[kMaxPerfThreads];
+  Ring* owners[kMaxPerfThreads];
+  nfds_t count = 0;
+  for (Ring& r : rings_) {
+    if (!r.active || !r.ring.is_open()) continue;
+    if (r.ring.half_full()) return true;
+    if (r.hung_up) continue;
+    fds[count] = {r.ring.fd(), POLLIN, 0};
+    owners[count++] = &r;
+  }
+  const timespec timeout{static_cast<time_t>(timeout_ns / 1000000000u),
+                         static_cast<long>(timeout_ns % 1000000000u)};
+  const int ready = ppoll(fds, count, &timeout, nullptr);
+  if (ready <= 0) return false;
+  bool any = false;
+  for (nfds_t i = 0; i < count; ++i) {
+    if (fds[i].revents & (POLLHUP | POLLERR)) owners[i]->hung_up = true;
+    if (fds[i].revents & POLLIN) any = true;
+  }
+  return any;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,88 @@
+// SelfSampling by the kernel (perf_event_open), where the kernel lets a process sample its own
+// threads (perf_event_paranoid <= 2 for user-mode events of its own threads, and no container
+// policy against the call): each busy thread gets a PerfEventRing; the kernel copies its
+// registers and the top of its stack after each interval of its CPU time, exactly (a hrtimer
+// while it runs, not the scheduler tick), and nothing at all reaches the thread.
+//
+// What it cannot do: copy the thread's labels (no code of ours runs on the thread), so threads
+// with a label stack are left to the signal-based SelfSampling (see SelfSamplingRouter).
+//
+// Bounds: at most kMaxPerfThreads rings, and their mappings together within a memory budget
+// (half the user's perf_event_mlock_kb allowance, at most 1 MiB): beyond that, start() refuses and
+// the thread gets a timer instead. Each ring takes the stack size its thread needs (its depth
+// when it starts, larger at once when a sample comes back cut, smaller when its deepest stack over
+// many samples needs much less): the kernel copies the whole size at every sample.
+#ifndef INPROF_PLATFORM_LINUX_PERF_SELF_SAMPLING_LINUX_H_
+#define INPROF_PLATFORM_LINUX_PERF_SELF_SAMPLING_LINUX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "perf_event_ring_linux.h"
+#include "self_sampling.h"
+#include "stack_regions_linux.h"
+
+namespace inprof::internal {
+
+inline constexpr size_t kMaxPerfThreads = 16;
+
+class PerfSelfSampling final : public SelfSampling {
+ public:
+  using LocateStack = std::function<std::optional<StackRegion>(uint64_t tid, uint64_t sp)>;
+
+  // Null when the kernel refuses such events to this process (tried once, on the calling thread).
+  static std::unique_ptr<PerfSelfSampling> create(LocateStack locate_stack, uint64_t interval_ns,
+                                                  size_t stack_copy_size);
+  ~PerfSelfSampling() override;
+
+  // -1 when `labels` is not null (labels need a handler on the thread), every ring is taken, the
+  // budget is spent, or the kernel refuses.
+  int start(uint64_t tid, uint64_t sp, const LabelStack* labels) override;
+  void stop(int handle) override;
+  bool set_stack(int handle, uint64_t sp) override;
+  void set_labels(int /*handle*/, const LabelStack* /*labels*/) override {}
+  const StackSnapshot* front(int handle) override;
+  void pop(int handle) override;
+  Counts counts(int handle) const override;
+  bool waitable() override { return active() > 0; }
+  bool wait(uint64_t timeout_ns) override;
+
+  size_t active() const;
+
+ private:
+  struct Ring {
+    bool active = false;
+    bool hung_up = false;  // its thread exited: poll would report it again and again
+    uint64_t tid = 0;
+    std::optional<StackRegion> region;  // the mapping of its stack, as last located
+    uint32_t grow_to = 0;               // a larger stack size asked for by a cut sample
+    uint64_t deepest = 0;               // its deepest stack (bytes above SP) since the last resize
+    uint32_t since_resize = 0;          // samples since the last resize
+    uint64_t answered = 0;
+    PerfEventRing ring;
+  };
+
+  PerfSelfSampling(LocateStack locate_stack, uint64_t interval_ns, size_t stack_copy_size,
+                   size_t budget_bytes);
+  // Opens `r`'s ring for a stack of `stack_bytes`, within the budget; 0 or an errno.
+  int open_ring(Ring& r, uint32_t stack_bytes);
+  uint32_t stack_bytes_for(uint64_t depth) const;
+  size_t used_bytes() const;
+  bool valid(int handle) const;
+
+  const LocateStack locate_stack_;
+  const uint64_t interval_ns_;
+  const uint32_t max_stack_bytes_;
+  const size_t budget_bytes_;
+  Ring rings_[kMaxPerfThreads];
+  StackSnapshot snapshot_;                 // what front() returns
+  std::unique_ptr<uint8_t[]> staging_;     // a record that wraps around its ring's end
+  size_t staging_size_ = 0;
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_PLATFORM_LINUX_PERF_SELF_SAMPLING_LINUX_H_

@@ -1,0 +1,144 @@
+#include "self_sampling_router_linux.h"
+
+namespace inprof::internal {
+
+SelfSamplingRouter::SelfSamplingRouter(std::unique_ptr<LinuxSelfSampling> timers,
+                                       std::unique_ptr<PerfSelfSampling> perf)
+    : timers_(std::move(timers)), perf_(std::move(perf)) {}
+
+bool SelfSamplingRouter::valid(int handle) const {
+  return handle >= 0 && static_cast<size_t>(handle) < kRoutes && routes_[handle].held &&
+         routes_[handle].way != Way::kNone;
+}
+
+SelfSampling* SelfSamplingRouter::way(const Route& r) const {
+  switch (r.way) {
+    case Way::kTimer:
+      return timers_.get();
+    case Way::kPerf:
+      return perf_.get();
+    case Way::kNone:
+      break;
+  }
+  return nullptr;
+}
+
+int SelfSamplingRouter::start(uint64_t tid, uint64_t sp, const LabelStack* labels) {
+  int index = -1;
+  for (size_t i = 0; i < kRoutes && index < 0; ++i) {
+    if (!routes_[i].held) index = static_cast<int>(i);
+  }
+  if (index < 0) return -1;
+  Route& r = routes_[index];
+  r = Route{};
+  r.tid = tid;
+  r.sp = sp;
+  if (perf_ && labels == nullptr) {
+    r.inner = perf_->start(tid, sp, nullptr);
+    if (r.inner >= 0) r.way = Way::kPerf;
+  }
+  if (r.way == Way::kNone) {
+    r.inner = timers_->start(tid, sp, labels);
+    if (r.inner >= 0) r.way = Way::kTimer;
+  }
+  if (r.way == Way::kNone) {
+    r = Route{};
+    return -1;
+  }
+  r.held = true;
+  return index;
+}
+
+void SelfSamplingRouter::stop(int handle) {
+  if (handle < 0 || static_cast<size_t>(handle) >= kRoutes) return;
+  Route& r = routes_[handle];
+  if (SelfSampling* w = way(r)) w->stop(r.inner);
+  r = Route{};
+}
+
+void SelfSamplingRouter::abandon(int handle) {
+  if (handle < 0 || static_cast<size_t>(handle) >= kRoutes) return;
+  Route& r = routes_[handle];
+  if (SelfSampling* w = way(r)) w->abandon(r.inner);
+  r = Route{};
+}
+
+bool SelfSamplingRouter::still_allowed(int handle) {
+  if (!valid(handle)) return false;  // lost its way (see set_labels): the sampler lets it go
+  const Route& r = routes_[handle];
+  return way(r)->still_allowed(r.inner);
+}
+
+bool SelfSamplingRouter::set_stack(int handle, uint64_t sp) {
+  if (!valid(handle)) return false;
+  Route& r = routes_[handle];
+  r.sp = sp;
+  return way(r)->set_stack(r.inner, sp);
+}
+
+bool SelfSamplingRouter::usable() {
+  if (timers_usable_ && !timers_->usable()) {
+    // The program installed its own handler for the signal: no timer may send it any more. The
+    // threads that had one lose their way (still_allowed() says so); the kernel's sampling goes on.
+    timers_usable_ = false;
+    for (Route& r : routes_) {
+      if (r.held && r.way == Way::kTimer) {
+        timers_->stop(r.inner);
+        r.way = Way::kNone;
+        r.inner = -1;
+      }
+    }
+  }
+  return perf_ != nullptr || timers_usable_;
+}
+
+void SelfSamplingRouter::set_labels(int handle, const LabelStack* labels) {
+  if (!valid(handle)) return;
+  Route& r = routes_[handle];
+  if (r.way == Way::kPerf) {
+    r.pending_labels = labels;  // the kernel cannot copy labels: a timer's handler will
+    return;
+  }
+  way(r)->set_labels(r.inner, labels);
+}
+
+void SelfSamplingRouter::move_to_timer(Route& r) {
+  Counts done = perf_->counts(r.inner);
+  done.answered += r.before.answered;
+  done.missed += r.before.missed;
+  perf_->stop(r.inner);
+  r.before = done;
+  r.inner = timers_->start(r.tid, r.sp, r.pending_labels);
+  r.way = r.inner >= 0 ? Way::kTimer : Way::kNone;
+  r.pending_labels = nullptr;
+}
+
+const StackSnapshot* SelfSamplingRouter::front(int handle) {
+  if (!valid(handle)) return nullptr;
+  Route& r = routes_[handle];
+  const StackSnapshot* snapshot = way(r)->front(r.inner);
+  if (snapshot == nullptr && r.way == Way::kPerf && r.pending_labels != nullptr) {
+    move_to_timer(r);
+  }
+  return snapshot;
+}
+
+void SelfSamplingRouter::pop(int handle) {
+  if (!valid(handle)) return;
+  const Route& r = routes_[handle];
+  way(r)->pop(r.inner);
+}
+
+SelfSampling::Counts SelfSamplingRouter::counts(int handle) const {
+  if (handle < 0 || static_cast<size_t>(handle) >= kRoutes) return {};
+  const Route& r = routes_[handle];
+  Counts total = r.before;
+  if (const SelfSampling* w = way(r)) {
+    const Counts now = w->counts(r.inner);
+    total.answered += now.answered;
+    total.missed += now.missed;
+  }
+  return total;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,66 @@
+// Which way a busy thread samples itself on Linux: by the kernel (PerfSelfSampling: full rate,
+// nothing delivered to the thread) where the kernel allows it and the thread has no labels to
+// copy, else by its CPU-time timer's signal (LinuxSelfSampling). A thread whose first label
+// appears while the kernel samples it is moved to a timer once its ring is read to the end.
+//
+// INPROF_SELF_SAMPLING=timer keeps to timers (to compare, or where perf events are unwelcome).
+#ifndef INPROF_PLATFORM_LINUX_SELF_SAMPLING_ROUTER_LINUX_H_
+#define INPROF_PLATFORM_LINUX_SELF_SAMPLING_ROUTER_LINUX_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "perf_self_sampling_linux.h"
+#include "self_sampling.h"
+#include "self_sampling_linux.h"
+
+namespace inprof::internal {
+
+class SelfSamplingRouter final : public SelfSampling {
+ public:
+  // `perf` may be null (refused by the kernel, or not wanted).
+  SelfSamplingRouter(std::unique_ptr<LinuxSelfSampling> timers,
+                     std::unique_ptr<PerfSelfSampling> perf);
+
+  LinuxSelfSampling& timers() { return *timers_; }
+
+  int start(uint64_t tid, uint64_t sp, const LabelStack* labels) override;
+  void stop(int handle) override;
+  void abandon(int handle) override;
+  bool still_allowed(int handle) override;
+  bool set_stack(int handle, uint64_t sp) override;
+  bool usable() override;
+  void set_labels(int handle, const LabelStack* labels) override;
+  const StackSnapshot* front(int handle) override;
+  void pop(int handle) override;
+  Counts counts(int handle) const override;
+  bool waitable() override { return perf_ && perf_->waitable(); }
+  bool wait(uint64_t timeout_ns) override { return perf_ && perf_->wait(timeout_ns); }
+
+ private:
+  enum class Way : uint8_t { kNone, kTimer, kPerf };
+  struct Route {
+    bool held = false;  // the sampler holds this handle (even with no way left)
+    Way way = Way::kNone;
+    int inner = -1;
+    uint64_t tid = 0;
+    uint64_t sp = 0;
+    Counts before;  // the counts of earlier ways, so that totals never go back
+    // Labels appeared while the kernel sampled it: a timer takes over once its ring is empty.
+    const LabelStack* pending_labels = nullptr;
+  };
+  static constexpr size_t kRoutes = kMaxSelfSampledThreads + kMaxPerfThreads;
+  bool valid(int handle) const;
+  SelfSampling* way(const Route& r) const;
+  void move_to_timer(Route& r);
+
+  std::unique_ptr<LinuxSelfSampling> timers_;
+  std::unique_ptr<PerfSelfSampling> perf_;
+  bool timers_usable_ = true;
+  Route routes_[kRoutes];
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_PLATFORM_LINUX_SELF_SAMPLING_ROUTER_LINUX_H_
