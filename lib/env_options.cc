@@ -28,6 +28,10 @@ constexpr Variable kVariables[] = {
     {"INPROF_STACK_COPY_SIZE", "stack bytes copied per sample (default 64K)", "128K"},
     {"INPROF_UNWINDER", "auto, dwarf or fp (default auto)", "fp"},
     {"INPROF_SIGNAL", "signal used to interrupt threads (default SIGURG)", "SIGRTMIN+3"},
+    {"INPROF_SELF_SAMPLING",
+     "how busy threads are sampled: auto (by the kernel's perf events where it allows them, "
+     "else by CPU-time timers' signals) or timer (default auto)",
+     "timer"},
     {"INPROF_SIGNAL_DUMP", "on this signal, stop and write the dump (the program goes on)",
      "SIGUSR2"},
     {"INPROF_MODE",
@@ -151,6 +155,9 @@ std::optional<EnvConfig> parse_env(const std::function<const char*(const char*)>
       config.options.unwinder = UnwindMethod::kFramePointer;
     else
       return fail("INPROF_UNWINDER", *v, "auto, dwarf or fp");
+  }
+  if (auto v = get("INPROF_SELF_SAMPLING")) {  // read by the platform's stack copier
+    if (*v != "auto" && *v != "timer") return fail("INPROF_SELF_SAMPLING", *v, "auto or timer");
   }
   if (auto v = get("INPROF_SIGNAL")) {
     config.options.sample_signal = parse_signal(*v);

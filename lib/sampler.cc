@@ -159,7 +159,8 @@ bool Sampler::wait_until(uint64_t deadline) {
   }
   std::unique_lock lock(stop_mutex_);
   // steady_clock and monotonic_ns() are the same clock; wait for the remaining time.
-  return stop_cv_.wait_for(lock, std::chrono::nanoseconds(deadline - std::min(deadline, monotonic_ns())),
+  return stop_cv_.wait_for(lock,
+                           std::chrono::nanoseconds(deadline - std::min(deadline, monotonic_ns())),
                            [this] { return stop_requested_; });
 }
 

@@ -42,7 +42,7 @@ void forget_fd(int fd) {
 constexpr uint64_t kRegsMask = 0x1ffull | (0xffull << 16);
 // Position of each DWARF register (rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip) among the values
 // the kernel writes, in increasing perf register number.
-constexpr int kDwarfFromPerf[kRegisterCount] = {0, 3, 2, 1, 4, 5, 6, 7, 9,
+constexpr int kDwarfFromPerf[kRegisterCount] = {0,  3,  2,  1,  4,  5,  6,  7, 9,
                                                 10, 11, 12, 13, 14, 15, 16, 8};
 #elif defined(__aarch64__)
 // x0-x30, sp, pc: perf's numbering is DWARF's.
@@ -59,15 +59,20 @@ uint64_t thread_cpu_now(uint64_t tid) {
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
-// The program's descriptors are handed out lowest first; ours go to the top of its range, so that
-// numbers it may expect (a daemon reopening 0-2, select's first 1024) stay as they would be.
-int move_high(int fd) {
+// The program's descriptors are handed out lowest first, so `fd` (just opened) says how many it
+// uses. Ours are kept only while it uses less than half of its limit, and go to the top of its
+// range, so that numbers it may expect (a daemon reopening 0-2, select's first 1024) stay as they
+// would be. -1 (and `fd` closed) when the program needs its descriptors more than we do.
+int place_high(int fd) {
   rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
-      limit.rlim_cur < 512) {
-    return fd;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return fd;
+  const uint64_t cap = limit.rlim_cur == RLIM_INFINITY ? uint64_t(1) << 20 : limit.rlim_cur;
+  if (uint64_t(fd) >= cap / 2) {
+    ::close(fd);
+    return -1;
   }
-  const int high = fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(limit.rlim_cur - 128));
+  if (cap < 512) return fd;
+  const int high = fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(cap - 128));
   if (high < 0) return fd;
   ::close(fd);
   return high;
@@ -83,8 +88,8 @@ int PerfEventRing::open(const Spec& spec) {
   attr.type = PERF_TYPE_SOFTWARE;
   attr.config = PERF_COUNT_SW_TASK_CLOCK;  // the thread's CPU time: it never fires while it sleeps
   attr.sample_period = spec.period_ns;
-  attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_READ |
-                     PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+  attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER |
+                     PERF_SAMPLE_STACK_USER;
   attr.read_format = 0;  // the sample carries the event's count: the CPU time since open
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
@@ -98,7 +103,8 @@ int PerfEventRing::open(const Spec& spec) {
   int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(spec.tid), -1,
                                     -1, PERF_FLAG_FD_CLOEXEC));
   if (fd < 0) return errno;
-  fd = move_high(fd);
+  fd = place_high(fd);
+  if (fd < 0) return EMFILE;
   const size_t page = static_cast<size_t>(getpagesize());
   const size_t bytes = (1 + size_t(spec.data_pages)) * page;
   void* map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);

@@ -207,8 +207,8 @@ const StackSnapshot* PerfSelfSampling::front(int handle) {
     r.deepest = std::max(r.deepest, above);
     ++r.since_resize;
     if (snapshot_.stack_truncated && r.ring.stack_bytes() < max_stack_bytes_) {
-      r.grow_to = std::max(std::min(max_stack_bytes_, 2 * r.ring.stack_bytes()),
-                           stack_bytes_for(above));
+      r.grow_to =
+          std::max(std::min(max_stack_bytes_, 2 * r.ring.stack_bytes()), stack_bytes_for(above));
     }
   }
   return &snapshot_;

@@ -7,11 +7,13 @@
 // What it cannot do: copy the thread's labels (no code of ours runs on the thread), so threads
 // with a label stack are left to the signal-based SelfSampling (see SelfSamplingRouter).
 //
-// Bounds: at most kMaxPerfThreads rings, and their mappings together within a memory budget
-// (half the user's perf_event_mlock_kb allowance, at most 1 MiB): beyond that, start() refuses and
-// the thread gets a timer instead. Each ring takes the stack size its thread needs (its depth
-// when it starts, larger at once when a sample comes back cut, smaller when its deepest stack over
-// many samples needs much less): the kernel copies the whole size at every sample.
+// Bounds: at most kMaxPerfThreads rings (each a descriptor, numbered from the top of the
+// program's limit, and none while it uses half of its limit), their mappings together within a
+// memory budget (half the user's perf_event_mlock_kb allowance, at most 1 MiB): beyond that,
+// start() refuses and the thread gets a timer instead. Each ring takes the stack size its thread
+// needs (its depth when it starts, larger at once when a sample comes back cut, smaller when its
+// deepest stack over many samples needs much less): the kernel copies the whole size at every
+// sample.
 #ifndef INPROF_PLATFORM_LINUX_PERF_SELF_SAMPLING_LINUX_H_
 #define INPROF_PLATFORM_LINUX_PERF_SELF_SAMPLING_LINUX_H_
 
@@ -27,7 +29,7 @@
 
 namespace inprof::internal {
 
-inline constexpr size_t kMaxPerfThreads = 16;
+inline constexpr size_t kMaxPerfThreads = 8;
 
 class PerfSelfSampling final : public SelfSampling {
  public:
@@ -78,8 +80,8 @@ class PerfSelfSampling final : public SelfSampling {
   const uint32_t max_stack_bytes_;
   const size_t budget_bytes_;
   Ring rings_[kMaxPerfThreads];
-  StackSnapshot snapshot_;                 // what front() returns
-  std::unique_ptr<uint8_t[]> staging_;     // a record that wraps around its ring's end
+  StackSnapshot snapshot_;              // what front() returns
+  std::unique_ptr<uint8_t[]> staging_;  // a record that wraps around its ring's end
   size_t staging_size_ = 0;
 };
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "process_info.h"
 #include "perf_event_ring_linux.h"
+#include "process_info.h"
 #include "self_sampling_linux.h"
 #include "self_sampling_router_linux.h"
 #include "stack_copier.h"
@@ -113,8 +113,7 @@ class SignalStackCopier final : public StackCopier {
     owner.handler_installed = [sig] { return handler_is_ours(sig); };
     owner.withdraw_pending = [sig] { withdraw_pending_signals(sig); };
     const auto interval = static_cast<uint64_t>(config.interval.count());
-    auto timers =
-        std::make_unique<LinuxSelfSampling>(owner, interval, config.stack_copy_size);
+    auto timers = std::make_unique<LinuxSelfSampling>(owner, interval, config.stack_copy_size);
     std::unique_ptr<PerfSelfSampling> perf;
     const char* way = getenv("INPROF_SELF_SAMPLING");
     if (way == nullptr || std::strcmp(way, "timer") != 0) {

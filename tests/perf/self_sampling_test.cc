@@ -1,18 +1,25 @@
-// Self-sampling (lib/self_sampling.h): busy threads interrupt themselves on a per-thread timer
-// and queue snapshots of themselves; the sampler collects them. These tests assert what happens
-// (who is self-sampled, what reaches the ring, what is counted), never how fast.
+// Self-sampling (lib/self_sampling.h): busy threads are sampled by the kernel (a perf_event ring
+// per thread, where the kernel allows it) or interrupt themselves on a per-thread timer and queue
+// snapshots of themselves; the sampler collects them. These tests assert what happens (who is
+// self-sampled, what reaches the ring, what is counted), never how fast. The timer tests force
+// timers (INPROF_SELF_SAMPLING=timer); the kernel's are skipped where perf events are refused.
+#include <dirent.h>
 #include <gtest/gtest.h>
+#include <linux/perf_event.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -20,6 +27,7 @@
 #include "dump/byte_io.h"
 #include "dump/dump_records.h"
 #include "frame_pointer_unwinder.h"
+#include "label_stack.h"
 #include "metadata_queue.h"
 #include "module_lister.h"
 #include "process_info.h"
@@ -103,6 +111,47 @@ __attribute__((noinline)) void spin() {
   while (g_spin.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
 }
 
+// Chooses the way busy threads are sampled for the Harness created in its scope.
+struct Way {
+  explicit Way(const char* way) { setenv("INPROF_SELF_SAMPLING", way, 1); }
+  ~Way() { unsetenv("INPROF_SELF_SAMPLING"); }
+};
+
+// Whether this kernel lets the process sample its own threads with perf events.
+bool kernel_sampling_allowed() {
+  perf_event_attr attr{};
+  attr.size = sizeof(attr);
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.sample_period = 1000000;
+  attr.sample_type = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+  attr.sample_regs_user = 1;
+  attr.sample_stack_user = 1024;
+  attr.exclude_kernel = 1;
+  const long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+  if (fd < 0) return false;
+  close(static_cast<int>(fd));
+  return !testing::emulator();
+}
+
+// Descriptors of this process that are perf events.
+int perf_event_descriptors() {
+  int count = 0;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  while (dirent* entry = readdir(dir)) {
+    char link[300], target[128];
+    std::snprintf(link, sizeof(link), "/proc/self/fd/%s", entry->d_name);
+    const ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n > 0 && std::string_view(target, static_cast<size_t>(n)).find("perf_event") !=
+                     std::string_view::npos) {
+      ++count;
+    }
+  }
+  closedir(dir);
+  return count;
+}
+
 struct Harness {
   explicit Harness(uint64_t interval_ns) {
     Status status;
@@ -139,6 +188,7 @@ struct Harness {
         if (decode(r, s)) {
           ++samples[s.tid];
           if (!s.frames.empty()) ++with_frames[s.tid];
+          if (!s.labels.empty()) ++with_labels[s.tid];
         }
       } else if (type == static_cast<uint8_t>(RecordType::kSampleRepeat)) {
         SampleRepeatRecord s;
@@ -151,11 +201,12 @@ struct Harness {
   RingBuffer ring{8 << 20};
   MetadataQueue metadata;
   std::unique_ptr<Sampler> sampler;
-  std::map<uint64_t, uint64_t> samples, with_frames, repeats;
+  std::map<uint64_t, uint64_t> samples, with_frames, with_labels, repeats;
 };
 
 TEST(SelfSampling, ABusyThreadSamplesItselfAndASleepingOneDoesNot) {
   if (testing::emulator()) GTEST_SKIP() << "qemu-user: per-thread timers are not emulated alike";
+  Way timers("timer");
   g_spin = true;
   std::atomic<uint64_t> busy_tid{0}, idle_tid{0};
   std::mutex mutex;
@@ -233,6 +284,7 @@ TEST(SelfSampling, AThreadThatGoesToSleepReturnsToPerTickCopies) {
 // given up from then on, and the sampler keeps going.
 TEST(SelfSampling, AThreadThatBlocksTheSignalIsCountedAsTimedOut) {
   if (testing::emulator()) GTEST_SKIP() << "qemu-user: per-thread timers are not emulated alike";
+  Way timers("timer");
   std::atomic<bool> block{false}, blocked{false}, stop{false};
   std::atomic<uint64_t> tid{0};
   std::thread worker([&] {
@@ -292,6 +344,8 @@ TEST(SelfSampling, ForkChildrenAreFine) {
   const pid_t child = fork();
   if (child == 0) {
     StackCopier::release_after_fork();
+    // Not one of the parent's rings stays open in it (they would keep its threads sampled).
+    if (perf_event_descriptors() != 0) _exit(3);
     volatile uint64_t x = 0;
     for (int i = 0; i < 50000000; ++i) x = x + i;
     _exit(0);
@@ -303,6 +357,108 @@ TEST(SelfSampling, ForkChildrenAreFine) {
   EXPECT_EQ(h.sampler->self_sampled_threads(), 1u);
   g_spin = false;
   busy.join();
+}
+
+// --- The kernel's sampling (perf events) ------------------------------------------------------
+
+uint64_t cpu_ns_of(std::thread& t) {
+  clockid_t clock;
+  timespec ts{};
+  if (pthread_getcpuclockid(t.native_handle(), &clock) != 0 || clock_gettime(clock, &ts) != 0) {
+    return 0;
+  }
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// The point of the kernel's way: a busy thread gets a stack of its own for every interval of its
+// CPU (a timer's signal comes at the scheduler's tick, 4 ms apart at 250 Hz, whatever the
+// interval). Samples the kernel could not write (the sampler was late) are counted, not hidden.
+TEST(KernelSampling, ABusyThreadGetsAStackForEveryIntervalOfItsCpu) {
+  if (!kernel_sampling_allowed()) GTEST_SKIP() << "perf events refused here";
+  g_spin = true;
+  std::atomic<uint64_t> tid{0};
+  std::thread busy([&] {
+    tid = current_thread_id();
+    spin();
+  });
+  while (!tid) std::this_thread::yield();
+  {
+    constexpr uint64_t kInterval = 500000;
+    Harness h(kInterval);
+    EXPECT_TRUE(h.tick_until([&] { return h.sampler->self_sampled_threads() == 1; }));
+    EXPECT_TRUE(h.tick_until([&] { return h.with_frames[tid] > 0; }));
+    const uint64_t frames_before = h.with_frames[tid];
+    const uint64_t late_before = h.sampler->stats().ticks_late;
+    const uint64_t cpu_before = cpu_ns_of(busy);
+    EXPECT_TRUE(h.tick_until([&] { return h.with_frames[tid] >= frames_before + 400; }));
+    const uint64_t cpu = cpu_ns_of(busy) - cpu_before;
+    const uint64_t stacks = h.with_frames[tid] - frames_before;
+    const uint64_t late = h.sampler->stats().ticks_late - late_before;
+    // Half, for the samples still in flight and the CPU of the last interval; timers give an
+    // eighth here (2 kHz against the 250 Hz tick).
+    EXPECT_GE(2 * (stacks + late), cpu / kInterval)
+        << stacks << " stacks and " << late << " lost for " << cpu / 1000 << " us of CPU";
+    EXPECT_GT(perf_event_descriptors(), 0) << "sampled by the kernel, not by a timer";
+    EXPECT_EQ(h.sampler->stats().samples_dropped, 0u);
+  }
+  EXPECT_EQ(perf_event_descriptors(), 0) << "every ring is closed when the sampler goes";
+  g_spin = false;
+  busy.join();
+}
+
+// Nothing reaches the thread: one that blocks every signal (or waits for them in sigwait) is
+// sampled all the same, and never timed out.
+TEST(KernelSampling, AThreadThatBlocksEverySignalIsSampledAllTheSame) {
+  if (!kernel_sampling_allowed()) GTEST_SKIP() << "perf events refused here";
+  std::atomic<bool> stop{false};
+  std::atomic<uint64_t> tid{0};
+  std::thread worker([&] {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    tid = current_thread_id();
+    while (!stop.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
+  });
+  while (!tid) std::this_thread::yield();
+  {
+    Harness h(1000000);
+    EXPECT_TRUE(h.tick_until([&] { return h.sampler->self_sampled_threads() == 1; }));
+    // (Its first ticks, before it had a ring, are counted as given up.)
+    const uint64_t given_up = h.sampler->stats().samples_given_up;
+    EXPECT_TRUE(h.tick_until([&] { return h.with_frames[tid] >= 100; }));
+    EXPECT_EQ(h.sampler->stats().threads_timed_out, 0u);
+    EXPECT_EQ(h.sampler->stats().samples_given_up, given_up);
+    EXPECT_EQ(h.sampler->self_sampled_threads(), 1u);
+  }
+  stop = true;
+  worker.join();
+}
+
+// The kernel cannot copy labels: a thread whose first label appears while the kernel samples it
+// moves to a timer, and its samples carry the label from then on.
+TEST(KernelSampling, AThreadWhoseLabelAppearsLaterHasItInItsSamples) {
+  if (!kernel_sampling_allowed()) GTEST_SKIP() << "perf events refused here";
+  std::atomic<bool> label{false}, stop{false};
+  std::atomic<uint64_t> tid{0};
+  std::thread worker([&] {
+    tid = current_thread_id();
+    while (!label.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
+    uint64_t here = 0;
+    current_label_stack().push({"later", reinterpret_cast<uint64_t>(&here), 0});
+    while (!stop.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
+    current_label_stack().pop();
+  });
+  while (!tid) std::this_thread::yield();
+  {
+    Harness h(1000000);
+    EXPECT_TRUE(h.tick_until([&] { return h.with_frames[tid] >= 20; }));
+    EXPECT_EQ(h.with_labels[tid], 0u);
+    label = true;
+    EXPECT_TRUE(h.tick_until([&] { return h.with_labels[tid] >= 20; }))
+        << "no labelled sample after the label was pushed";
+  }
+  stop = true;
+  worker.join();
 }
 
 }  // namespace
