@@ -183,6 +183,11 @@ def run_once(tool, binary, args, work, build):
         env.update(LD_PRELOAD=os.path.join(build, "libinprof.so"), INPROF_STARTUP="1",
                    INPROF_OUTPUT=out, INPROF_INTERVAL="%gus" % interval_us)
         cmd = workload
+    elif tool == "inprof-timer":
+        env.update(LD_PRELOAD=os.path.join(build, "libinprof.so"), INPROF_STARTUP="1",
+                   INPROF_OUTPUT=out, INPROF_INTERVAL="%gus" % interval_us,
+                   INPROF_SELF_SAMPLING="timer")
+        cmd = workload
     elif tool == "inprof-fp":
         env.update(LD_PRELOAD=os.path.join(build, "libinprof.so"), INPROF_STARTUP="1",
                    INPROF_OUTPUT=out, INPROF_INTERVAL="%gus" % interval_us, INPROF_UNWINDER="fp")
@@ -295,7 +300,8 @@ TOOL_LABEL = {
     "bare-signal": "bare signal (floor: empty handler, no copy)",
     "bare-signal-batch": "bare signal, all threads signalled then awaited together",
     "timer-signal": "bare signal from a per-thread kernel timer (no sampler thread)",
-    "inprof": "**inprof** (DWARF unwinder, LD_PRELOAD)",
+    "inprof": "**inprof** (DWARF unwinder, LD_PRELOAD; busy threads sampled by the kernel)",
+    "inprof-timer": "inprof with CPU-time timers' signals (INPROF_SELF_SAMPLING=timer)",
     "inprof-fp": "inprof, frame-pointer unwinder",
     "gperftools": "gperftools 2.10 (libprofiler, ITIMER_PROF)",
     "perf-g": "`perf record -g`",
