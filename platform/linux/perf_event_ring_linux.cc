@@ -98,7 +98,7 @@ int PerfEventRing::open(const Spec& spec) {
   attr.sample_regs_user = kRegsMask;
   attr.sample_stack_user = spec.stack_bytes;
   attr.watermark = 1;
-  attr.wakeup_watermark = spec.data_pages * static_cast<uint32_t>(getpagesize()) / 2;
+  attr.wakeup_watermark = spec.data_pages * static_cast<uint32_t>(getpagesize()) / 4 * 3;
   const uint64_t cpu_before = thread_cpu_now(spec.tid);
   int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(spec.tid), -1,
                                     -1, PERF_FLAG_FD_CLOEXEC));
@@ -151,11 +151,11 @@ void PerfEventRing::consume(uint64_t bytes) {
   __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);  // the kernel may reuse the space
 }
 
-bool PerfEventRing::half_full() const {
+bool PerfEventRing::needs_reading() const {
   if (fd_ < 0) return false;
   auto* meta = static_cast<perf_event_mmap_page*>(map_);
   const uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-  return head - meta->data_tail >= data_size_ / 2;
+  return head - meta->data_tail >= data_size_ / 4 * 3;
 }
 
 bool PerfEventRing::next(StackSnapshot* out, uint8_t* staging, size_t staging_size) {

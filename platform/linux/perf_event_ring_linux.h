@@ -53,8 +53,8 @@ class PerfEventRing {
   void pop();
   // Samples the kernel could not write because the ring was full.
   uint64_t lost() const { return lost_; }
-  // Whether the ring is at least half full (the sampler should read it now).
-  bool half_full() const;
+  // Whether the ring is three quarters full (the sampler should read it now; it is woken then).
+  bool needs_reading() const;
 
  private:
   void consume(uint64_t bytes);

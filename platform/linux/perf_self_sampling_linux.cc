@@ -13,11 +13,12 @@ namespace {
 constexpr size_t kMaxBudgetBytes = 1u << 20;
 constexpr uint32_t kMinStackBytes = 2 * 1024;
 constexpr uint32_t kUnknownDepthStackBytes = 4 * 1024;  // grown if a sample comes back cut
-// Room for this many samples per ring: the sampler is woken when half of it is used.
-constexpr uint64_t kRecordsPerRing = 4;
-// Below 1 ms the sampler's ticks no longer collect each ring in time: twice the room, and the
-// sampler woken when half of it is used.
-constexpr uint64_t kRecordsPerRingFine = 12;
+// Room per ring for two of the sampler's ticks (it collects every 1 ms at least), at least 4
+// samples: the sampler is woken early only when a ring is three quarters full (a late tick), so
+// the rings cost it no wake-ups of their own on a machine that lets it run.
+constexpr uint64_t kCollectPeriodNs = 1000000;
+constexpr uint64_t kMinRecordsPerRing = 4;
+constexpr uint64_t kMaxRecordsPerRing = 32;
 // A ring's stack size follows its thread's deepest stack seen over this many samples: the kernel
 // copies (and the ring holds) the whole size at every sample, however shallow the stack.
 constexpr uint32_t kResizeAfterSamples = 256;
@@ -125,12 +126,15 @@ uint32_t PerfSelfSampling::stack_bytes_for(uint64_t depth) const {
   return static_cast<uint32_t>(std::clamp<uint64_t>(rounded, kMinStackBytes, max_stack_bytes_));
 }
 
+uint64_t PerfSelfSampling::records_per_ring() const {
+  return std::clamp<uint64_t>(2 * kCollectPeriodNs / interval_ns_, kMinRecordsPerRing,
+                              kMaxRecordsPerRing);
+}
+
 int PerfSelfSampling::open_ring(Ring& r, uint32_t stack_bytes) {
   const uint64_t page = static_cast<uint64_t>(getpagesize());
   const uint64_t data =
-      std::max(round_up_pow2((interval_ns_ < 1000000 ? kRecordsPerRingFine : kRecordsPerRing) *
-                             (stack_bytes + kRecordOverhead)),
-               page);
+      std::max(round_up_pow2(records_per_ring() * (stack_bytes + kRecordOverhead)), page);
   const size_t bytes = static_cast<size_t>(data + page);
   if (used_bytes() - r.ring.mapped_bytes() + bytes > budget_bytes_) return ENOMEM;
   r.ring.close();
@@ -231,7 +235,7 @@ bool PerfSelfSampling::wait(uint64_t timeout_ns) {
   nfds_t count = 0;
   for (Ring& r : rings_) {
     if (!r.active || !r.ring.is_open()) continue;
-    if (r.ring.half_full()) return true;
+    if (r.ring.needs_reading()) return true;
     if (r.hung_up) continue;
     fds[count] = {r.ring.fd(), POLLIN, 0};
     owners[count++] = &r;

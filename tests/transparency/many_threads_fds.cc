@@ -61,6 +61,7 @@ int main() {
   // The profiler reads /proc one file at a time; with 900 threads on a loaded machine it may
   // always have that one in hand, and a ring for each of at most 8 busy threads. A descriptor per
   // thread would add 900.
+  std::fprintf(stderr, "descriptors: %d before, %d with 900 threads\n", before, with_threads);
   std::printf("descriptors open with 900 threads: %s\n",
               with_threads <= before + 9 ? "as many as without, give or take the profiler's bound"
                                          : "more");
