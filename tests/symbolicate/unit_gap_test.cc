@@ -17,7 +17,7 @@ using inprof::symbolicate::AddressSymbol;
 using inprof::symbolicate::ModuleSymbolizer;
 
 struct Entry {
-  uint64_t address = 0;  // the ELF entry point: _start
+  uint64_t address = 0;    // the ELF entry point: _start
   bool in_a_unit = false;  // libdwfl on its own finds a compilation unit there
 };
 
