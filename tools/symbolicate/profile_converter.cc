@@ -28,6 +28,14 @@ std::string basename_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// The address of the instruction a frame was executing. Only the leaf's is exact: every other
+// frame holds a return address, just past its call, which may already be the next line, another
+// inline level, the next function or past the module's end; the call's last byte is one before
+// it. It is also the address the Firefox Profiler expects of a stack-walked frame.
+uint64_t code_address(uint64_t address, bool leaf) {
+  return leaf || address == 0 ? address : address - 1;
+}
+
 std::string hex_u64(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
@@ -656,7 +664,7 @@ FrameIndex Converter::truncated_frame() {
 }
 
 Converter::FrameRun Converter::frames_for(uint64_t address, bool leaf, uint64_t time_ns) {
-  const size_t m = map_.find(address, time_ns);
+  const size_t m = map_.find(code_address(address, leaf), time_ns);
   FlatKeyMap& runs =
       m == ModuleMap::kNone ? unmapped_frame_runs_[leaf] : modules_[m].frame_runs[leaf];
   return frame_runs_[runs.get_or_make(address, [&] {
@@ -671,7 +679,7 @@ void Converter::make_frames(size_t m, uint64_t address, bool leaf) {
   if (m == ModuleMap::kNone) {
     // Code in no module may be a JIT's (node, python -X perf). Its frames get no library: the
     // map gives names only, and a library would invite the viewer to symbolicate it.
-    uint64_t lookup = leaf || address == 0 ? address : address - 1;
+    const uint64_t lookup = code_address(address, leaf);
     if (const std::string* name = jit_ ? model_.jit_map().find(lookup) : nullptr) {
       FuncIndex func =
           b_.handle_for_func(b_.handle_for_string(*name), std::nullopt, std::nullopt, std::nullopt);
@@ -689,11 +697,10 @@ void Converter::make_frames(size_t m, uint64_t address, bool leaf) {
   const internal::ModuleRecord& rec = model_.modules()[m].record;
   LibIndex lib_index = lib(m);
   ResourceIndex resource = b_.resource_for_lib(lib_index);
-  uint64_t relative = address - rec.start;
+  const uint64_t lookup = code_address(address, leaf);
+  const uint64_t relative = lookup - rec.start;
 
   if (files(m)) {
-    // A return address points after the call: look up the call instruction itself.
-    uint64_t lookup = leaf || address == 0 ? address : address - 1;
     const AddressSymbol& info = *symbol_for(m, lookup - rec.load_bias);
     if (!info.frames.empty()) {
       ModuleState& state = modules_[m];
@@ -729,7 +736,8 @@ void Converter::make_frames(size_t m, uint64_t address, bool leaf) {
       return;
     }
   }
-  std::string name = basename_of(rec.path) + "+" + hex_u64(relative);
+  // Named by the address the dump holds, as other tools print a return address.
+  std::string name = basename_of(rec.path) + "+" + hex_u64(address - rec.start);
   FuncIndex func =
       b_.handle_for_func(b_.handle_for_string(name), resource, std::nullopt, std::nullopt);
   frame_pool_.push_back(
@@ -796,9 +804,9 @@ void Converter::symbolize_ahead() {
       if (!seen.insert((uint64_t(epoch) << 32) | s.stack).second) return;
       const std::vector<uint64_t>& frames = model_.stack(s.stack).frames;
       for (size_t i = 0; i < frames.size(); ++i) {
-        size_t m = map_.find(frames[i], s.time_ns);
+        const uint64_t lookup = code_address(frames[i], i == 0);
+        size_t m = map_.find(lookup, s.time_ns);
         if (m == ModuleMap::kNone) continue;
-        uint64_t lookup = i == 0 || frames[i] == 0 ? frames[i] : frames[i] - 1;
         wanted[m].push_back(lookup - model_.modules()[m].record.load_bias);
       }
     });
