@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -34,6 +35,18 @@ std::string basename_of(const std::string& path) {
 // it. It is also the address the Firefox Profiler expects of a stack-walked frame.
 uint64_t code_address(uint64_t address, bool leaf) {
   return leaf || address == 0 ? address : address - 1;
+}
+
+// The file a module was mapped from. The library records it (the loader's link resolved); a dump
+// from before it did names the link (liblzma.so.5 for liblzma.so.5.4.1). The file that link
+// leads to here is the mapped one if the locator found the module's own build there.
+std::string mapped_path(const internal::ModuleRecord& rec, const ModuleFiles* files) {
+  if (!files || rec.build_id.empty() || files->binary != rec.path || rec.path[0] != '/') {
+    return rec.path;
+  }
+  std::error_code error;
+  std::filesystem::path real = std::filesystem::canonical(rec.path, error);
+  return error ? rec.path : real.string();
 }
 
 std::string hex_u64(uint64_t v) {
@@ -737,7 +750,7 @@ void Converter::make_frames(size_t m, uint64_t address, bool leaf) {
     }
   }
   // Named by the address the dump holds, as other tools print a return address.
-  std::string name = basename_of(rec.path) + "+" + hex_u64(address - rec.start);
+  std::string name = b_.libs()[raw(lib_index)].name + "+" + hex_u64(address - rec.start);
   FuncIndex func =
       b_.handle_for_func(b_.handle_for_string(name), resource, std::nullopt, std::nullopt);
   frame_pool_.push_back(
@@ -876,10 +889,12 @@ LibIndex Converter::lib(size_t m) {
   auto it = lib_by_file_.find(key);
   if (it == lib_by_file_.end()) {
     Lib lib;
-    lib.name = basename_of(rec.path);
-    lib.path = rec.path;
+    lib.path = mapped_path(rec, files(m));
+    lib.name = basename_of(lib.path);
+    // The Firefox Profiler asks symbol servers for a library by debugName + breakpadId; an ELF
+    // file's debug name is its own file name (as samply writes it), not its soname.
     lib.debug_name = lib.name;
-    lib.debug_path = rec.path;
+    lib.debug_path = lib.path;
     lib.breakpad_id = breakpad_id(rec.build_id);
     if (model_.process() && model_.process()->os == "windows" && rec.build_id.size() == 20) {
       // A PDB debug id: the GUID, then its age (FORMAT.md, "Modules"), which is not always 0.
