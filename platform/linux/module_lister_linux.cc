@@ -4,8 +4,12 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstddef>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <utility>
 
 #include "dump/dump_records.h"
 #include "module_lister.h"
@@ -103,6 +107,16 @@ int read_counters(dl_phdr_info* info, size_t size, void* data) {
   return 1;  // the counters are the same in every entry: stop after the first
 }
 
+// The loader names a library as it found it: often a link (liblzma.so.5), not the file that was
+// mapped (liblzma.so.5.4.1). The link resolved, for an absolute name; the name itself otherwise
+// (a relative name depends on a working directory that may have changed, a deleted file has no
+// path to resolve).
+std::string resolved_path(const std::string& name) {
+  if (name.empty() || name[0] != '/') return name;
+  char real[PATH_MAX];
+  return ::realpath(name.c_str(), real) ? std::string(real) : name;
+}
+
 class LinuxModuleLister final : public ModuleLister {
  public:
   LinuxModuleLister() : executable_(executable_path()) {}
@@ -119,12 +133,25 @@ class LinuxModuleLister final : public ModuleLister {
     modules.clear();
     ListContext ctx{&modules, &executable_};
     dl_iterate_phdr(add_module, &ctx);
+    // Resolved after the walk, which holds the loader's lock; each module once while it stays
+    // loaded (its key, loader name and bias, is stable meanwhile).
+    std::map<std::pair<std::string, uint64_t>, std::string> resolved;
+    for (ModuleInfo& m : modules) {
+      if (m.flags & (kModuleMainExecutable | kModuleVdso)) continue;  // exe: /proc/self/exe's
+      auto key = std::make_pair(m.path, m.load_bias);
+      auto it = resolved_.find(key);
+      std::string real = it != resolved_.end() ? std::move(it->second) : resolved_path(m.path);
+      m.path = real;
+      resolved.emplace(std::move(key), std::move(real));
+    }
+    resolved_.swap(resolved);  // forgets what was unloaded
   }
 
  private:
   std::string executable_;
   Counters seen_;
   bool listed_ = false;
+  std::map<std::pair<std::string, uint64_t>, std::string> resolved_;  // by loader name and bias
 };
 
 }  // namespace

@@ -76,9 +76,10 @@ TEST_F(SymbolicateTest, ResolvesFunctionsFilesAndLines) {
   // The entry may belong to the first statement when the function has no prologue.
   EXPECT_GE(s[1].line, symtest::kLeafFunctionLine);
   EXPECT_LE(s[1].line, symtest::kLeafFunctionLine + 2);
-  // Frame addresses are relative to the library and keep the original (un-decremented) value.
+  // Frame addresses are relative to the library: the leaf's exact, a caller's in its call
+  // (return address - 1), as the Firefox Profiler expects of stack-walked frames.
   EXPECT_EQ(s[1].address, static_cast<int64_t>(leaf - self.start));
-  EXPECT_EQ(s[0].address, static_cast<int64_t>(caller_ra - self.start));
+  EXPECT_EQ(s[0].address, static_cast<int64_t>(caller_ra - 1 - self.start));
 
   const auto& lib = doc_["libs"][0];
   EXPECT_EQ(lib["codeId"].GetString(), inprof::symbolicate::hex_string(self.build_id));
@@ -128,9 +129,10 @@ TEST_F(SymbolicateTest, UnknownModuleAndUnmappedAddressesKeepTheirFrames) {
   convert();
   std::vector<FrameView> s = stack(0);
   ASSERT_EQ(s.size(), 3u);
+  // A caller is named by the return address the dump holds, placed at its call.
   EXPECT_EQ(s[0].func, "libmissing.so+0xabc");
   EXPECT_EQ(s[0].lib, "libmissing.so");
-  EXPECT_EQ(s[0].address, 0xabc);
+  EXPECT_EQ(s[0].address, 0xabb);
   EXPECT_EQ(s[1].func, "0x20000000");
   EXPECT_EQ(s[1].lib, "");
   EXPECT_EQ(s[1].address, -1);

@@ -201,7 +201,7 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   AddressSymbol symbolize(uint64_t vaddr) override;
   uint64_t unit_of(uint64_t vaddr) override {
     Dwarf_Addr bias = 0;
-    Dwarf_Die* cudie = dwarf_ ? dwfl_module_addrdie(module_, vaddr, &bias) : nullptr;
+    Dwarf_Die* cudie = unit_at(vaddr, &bias);
     return cudie ? dwarf_dieoffset(cudie) + 1 : 0;
   }
   std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) override;
@@ -218,6 +218,8 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   struct ScopeIndex;
 
   void load_symbols();
+  // The compilation unit whose address ranges hold `vaddr`, or null; *bias as libdwfl's.
+  Dwarf_Die* unit_at(uint64_t vaddr, Dwarf_Addr* bias);
   // The ELF symbol containing `vaddr`, or null.
   const ElfSymbol* symbol_at(uint64_t vaddr) const;
   const std::string& demangled(const ElfSymbol& symbol);
@@ -567,6 +569,24 @@ DwarfModuleSymbolizer::DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module)
   if (dwarf_) line_sections_ = line_sections_of(dwarf_);
 }
 
+Dwarf_Die* DwarfModuleSymbolizer::unit_at(uint64_t vaddr, Dwarf_Addr* bias) {
+  Dwarf_Die* cudie = dwarf_ ? dwfl_module_addrdie(module_, vaddr, bias) : nullptr;
+  if (!cudie) return nullptr;
+  // libdwfl counts the gaps between one unit's address ranges and the next unit's as the first
+  // unit's: code of no unit there (crt1.o's _start) would borrow its files and lines. The
+  // aranges it read say exactly which unit, if any, holds the address.
+  Dwarf_Aranges* aranges = nullptr;
+  size_t count = 0;
+  if (dwarf_getaranges(dwarf_, &aranges, &count) != 0) return cudie;  // cannot tell: as before
+  Dwarf_Arange* arange = dwarf_getarange_addr(aranges, vaddr - *bias);
+  Dwarf_Off unit = 0;
+  if (!arange || dwarf_getarangeinfo(arange, nullptr, nullptr, &unit) != 0 ||
+      unit != dwarf_dieoffset(cudie)) {
+    return nullptr;
+  }
+  return cudie;
+}
+
 const LineTable* DwarfModuleSymbolizer::line_table(Dwarf_Die* cudie, bool with_rows) {
   if (!line_sections_) return nullptr;
   UnitLines& slot = line_tables_[dwarf_dieoffset(cudie)];
@@ -659,7 +679,7 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
   }
 
   Dwarf_Addr bias = 0;
-  Dwarf_Die* cudie = dwarf_ ? dwfl_module_addrdie(module_, vaddr, &bias) : nullptr;
+  Dwarf_Die* cudie = unit_at(vaddr, &bias);
   std::string leaf_file;
   uint32_t leaf_line = 0;
   if (!cudie) {

@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -26,6 +27,26 @@ std::string basename_of(const std::string& path) {
   const bool windows = path.size() > 2 && path[1] == ':' && (path[2] == '\\' || path[2] == '/');
   size_t slash = path.find_last_of(windows ? "\\/" : "/");
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The address of the instruction a frame was executing. Only the leaf's is exact: every other
+// frame holds a return address, just past its call, which may already be the next line, another
+// inline level, the next function or past the module's end; the call's last byte is one before
+// it. It is also the address the Firefox Profiler expects of a stack-walked frame.
+uint64_t code_address(uint64_t address, bool leaf) {
+  return leaf || address == 0 ? address : address - 1;
+}
+
+// The file a module was mapped from. The library records it (the loader's link resolved); a dump
+// from before it did names the link (liblzma.so.5 for liblzma.so.5.4.1). The file that link
+// leads to here is the mapped one if the locator found the module's own build there.
+std::string mapped_path(const internal::ModuleRecord& rec, const ModuleFiles* files) {
+  if (!files || rec.build_id.empty() || files->binary != rec.path || rec.path[0] != '/') {
+    return rec.path;
+  }
+  std::error_code error;
+  std::filesystem::path real = std::filesystem::canonical(rec.path, error);
+  return error ? rec.path : real.string();
 }
 
 std::string hex_u64(uint64_t v) {
@@ -656,7 +677,7 @@ FrameIndex Converter::truncated_frame() {
 }
 
 Converter::FrameRun Converter::frames_for(uint64_t address, bool leaf, uint64_t time_ns) {
-  const size_t m = map_.find(address, time_ns);
+  const size_t m = map_.find(code_address(address, leaf), time_ns);
   FlatKeyMap& runs =
       m == ModuleMap::kNone ? unmapped_frame_runs_[leaf] : modules_[m].frame_runs[leaf];
   return frame_runs_[runs.get_or_make(address, [&] {
@@ -671,7 +692,7 @@ void Converter::make_frames(size_t m, uint64_t address, bool leaf) {
   if (m == ModuleMap::kNone) {
     // Code in no module may be a JIT's (node, python -X perf). Its frames get no library: the
     // map gives names only, and a library would invite the viewer to symbolicate it.
-    uint64_t lookup = leaf || address == 0 ? address : address - 1;
+    const uint64_t lookup = code_address(address, leaf);
     if (const std::string* name = jit_ ? model_.jit_map().find(lookup) : nullptr) {
       FuncIndex func =
           b_.handle_for_func(b_.handle_for_string(*name), std::nullopt, std::nullopt, std::nullopt);
@@ -689,11 +710,10 @@ void Converter::make_frames(size_t m, uint64_t address, bool leaf) {
   const internal::ModuleRecord& rec = model_.modules()[m].record;
   LibIndex lib_index = lib(m);
   ResourceIndex resource = b_.resource_for_lib(lib_index);
-  uint64_t relative = address - rec.start;
+  const uint64_t lookup = code_address(address, leaf);
+  const uint64_t relative = lookup - rec.start;
 
   if (files(m)) {
-    // A return address points after the call: look up the call instruction itself.
-    uint64_t lookup = leaf || address == 0 ? address : address - 1;
     const AddressSymbol& info = *symbol_for(m, lookup - rec.load_bias);
     if (!info.frames.empty()) {
       ModuleState& state = modules_[m];
@@ -729,7 +749,8 @@ void Converter::make_frames(size_t m, uint64_t address, bool leaf) {
       return;
     }
   }
-  std::string name = basename_of(rec.path) + "+" + hex_u64(relative);
+  // Named by the address the dump holds, as other tools print a return address.
+  std::string name = b_.libs()[raw(lib_index)].name + "+" + hex_u64(address - rec.start);
   FuncIndex func =
       b_.handle_for_func(b_.handle_for_string(name), resource, std::nullopt, std::nullopt);
   frame_pool_.push_back(
@@ -796,9 +817,9 @@ void Converter::symbolize_ahead() {
       if (!seen.insert((uint64_t(epoch) << 32) | s.stack).second) return;
       const std::vector<uint64_t>& frames = model_.stack(s.stack).frames;
       for (size_t i = 0; i < frames.size(); ++i) {
-        size_t m = map_.find(frames[i], s.time_ns);
+        const uint64_t lookup = code_address(frames[i], i == 0);
+        size_t m = map_.find(lookup, s.time_ns);
         if (m == ModuleMap::kNone) continue;
-        uint64_t lookup = i == 0 || frames[i] == 0 ? frames[i] : frames[i] - 1;
         wanted[m].push_back(lookup - model_.modules()[m].record.load_bias);
       }
     });
@@ -868,10 +889,12 @@ LibIndex Converter::lib(size_t m) {
   auto it = lib_by_file_.find(key);
   if (it == lib_by_file_.end()) {
     Lib lib;
-    lib.name = basename_of(rec.path);
-    lib.path = rec.path;
+    lib.path = mapped_path(rec, files(m));
+    lib.name = basename_of(lib.path);
+    // The Firefox Profiler asks symbol servers for a library by debugName + breakpadId; an ELF
+    // file's debug name is its own file name (as samply writes it), not its soname.
     lib.debug_name = lib.name;
-    lib.debug_path = rec.path;
+    lib.debug_path = lib.path;
     lib.breakpad_id = breakpad_id(rec.build_id);
     if (model_.process() && model_.process()->os == "windows" && rec.build_id.size() == 20) {
       // A PDB debug id: the GUID, then its age (FORMAT.md, "Modules"), which is not always 0.
