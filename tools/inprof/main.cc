@@ -68,7 +68,8 @@ std::string find_library() {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) return usage_error("missing command");
+  if (args.empty())
+    return usage_error("missing command: inprof record [options] -- PROGRAM [ARGS...]");
   if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     std::fputs(kUsage, stdout);
     return 0;
