@@ -1,9 +1,13 @@
 #include "env_options.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
+#include <utility>
+#include <vector>
 
+#include "option_limits.h"
 #include "process_info.h"
 
 namespace inprof::internal {
@@ -19,8 +23,10 @@ constexpr Variable kVariables[] = {
     {"INPROF_STARTUP", "1: start profiling when the library loads, stop at exit", "1"},
     {"INPROF_OUTPUT", "dump path; %p becomes the process id (default inprof-%p.inprof)",
      "/tmp/app-%p.inprof"},
-    {"INPROF_INTERVAL", "sampling interval, with unit ns, us, ms or s (default 1ms)", "500us"},
-    {"INPROF_DURATION", "stop after this long (unit as above; default: at exit)", "30s"},
+    {"INPROF_INTERVAL", "sampling interval, 100us to 1s, unit ns, us, ms or s (default 1ms)",
+     "500us"},
+    {"INPROF_DURATION", "stop after this long (a unit is required, as above; default: at exit)",
+     "30s"},
     {"INPROF_THREADS", "sample only threads whose name contains one of these (comma-separated)",
      "worker,io"},
     {"INPROF_BUFFER_SIZE", "buffer between sampler and writer, with unit K, M or G (default 8M)",
@@ -46,32 +52,59 @@ constexpr Variable kVariables[] = {
     {"INPROF_HELP", "1: print this table to stderr", "1"},
 };
 
-bool parse_duration(const std::string& text, std::chrono::nanoseconds* out) {
+// "5s" for 5'000'000'000 ns: limits in messages read the way values are written.
+std::string describe(std::chrono::nanoseconds d) {
+  const int64_t ns = d.count();
+  if (ns % 1'000'000'000 == 0) return std::to_string(ns / 1'000'000'000) + "s";
+  if (ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
+  if (ns % 1'000 == 0) return std::to_string(ns / 1'000) + "us";
+  return std::to_string(ns) + "ns";
+}
+
+std::string describe(size_t bytes) {
+  if (bytes % (size_t{1} << 30) == 0) return std::to_string(bytes >> 30) + "G";
+  if (bytes % (size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + "M";
+  if (bytes % (size_t{1} << 10) == 0) return std::to_string(bytes >> 10) + "K";
+  return std::to_string(bytes);
+}
+
+// A duration always carries its unit: a bare "5" once meant 5 ms, which nobody guessed (`-d 5`
+// stopped after 5 ms). `bare_hint` suggests the likely units for a bare number.
+std::optional<std::string> parse_duration(const std::string& text, const char* example,
+                                          std::pair<const char*, const char*> bare_hint,
+                                          std::chrono::nanoseconds* out) {
+  const std::string expected =
+      std::string("expected a duration such as ") + example + " (unit ns, us, ms or s)";
   char* end = nullptr;
   errno = 0;
   const double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || errno != 0 || value < 0) return false;
+  if (end == text.c_str() || errno != 0 || !std::isfinite(value) || value < 0) return expected;
   const std::string unit(end);
   double scale;
-  if (unit == "ns")
+  if (unit.empty())
+    return "give a unit: " + text + bare_hint.first + ", " + text + bare_hint.second;
+  else if (unit == "ns")
     scale = 1;
   else if (unit == "us" || unit == "µs")
     scale = 1e3;
-  else if (unit == "ms" || unit.empty())
+  else if (unit == "ms")
     scale = 1e6;
   else if (unit == "s")
     scale = 1e9;
   else
-    return false;
-  *out = std::chrono::nanoseconds(static_cast<int64_t>(value * scale));
-  return true;
+    return expected;
+  const double ns = value * scale;
+  // A century is more than anyone means, and far from int64's ~292 years of nanoseconds.
+  if (ns > 100.0 * 365 * 24 * 3600 * 1e9) return "that is more than a century";
+  *out = std::chrono::nanoseconds(static_cast<int64_t>(ns));
+  return std::nullopt;
 }
 
 bool parse_size(const std::string& text, size_t* out) {
   char* end = nullptr;
   errno = 0;
   const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-  if (end == text.c_str() || errno != 0) return false;
+  if (end == text.c_str() || errno != 0 || text[0] == '-') return false;
   std::string unit(end);
   if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
   if (unit.size() == 2 && unit[1] == 'i') unit.pop_back();  // KiB, MiB, GiB
@@ -86,8 +119,40 @@ bool parse_size(const std::string& text, size_t* out) {
     shift = 30;
   else
     return false;
+  if (value > (~0ull >> shift)) return false;
   *out = static_cast<size_t>(value) << shift;
   return true;
+}
+
+std::optional<std::string> parse_size_in(const std::string& text, const char* example, size_t min,
+                                         size_t max, size_t* out) {
+  size_t size;
+  if (!parse_size(text, &size)) {
+    return std::string("expected a size such as ") + example + " (unit K, M or G)";
+  }
+  if (size < min || size > max) return "must be from " + describe(min) + " to " + describe(max);
+  *out = size;
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_signal_into(const std::string& text, int* out) {
+  const int signal = parse_signal(text);
+  if (signal == 0) return "expected a signal such as SIGUSR2";
+  *out = signal;
+  return std::nullopt;
+}
+
+// Ring-mode settings are refused without ring mode (as Profiler::start() refuses them), named as
+// the user wrote them.
+std::optional<std::string> check_ring_settings(
+    const std::function<std::optional<std::string>(const char*)>& get, const EnvConfig& config) {
+  if (config.options.mode == Mode::kRing) return std::nullopt;
+  for (const char* name : {"INPROF_RING_SECONDS", "INPROF_SIGNAL_CAPTURE", "INPROF_CRASH"}) {
+    if (auto v = get(name); v && *v != "0") {
+      return std::string(name) + "='" + *v + "' is for ring mode: set INPROF_MODE=ring too";
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -101,6 +166,84 @@ int parse_signal(const std::string& text) {
   return signal_number(name);
 }
 
+std::optional<std::string> apply_env_variable(const std::string& name, const std::string& value,
+                                              EnvConfig* config) {
+  Options& o = config->options;
+  if (name == "INPROF_STARTUP") {
+    config->startup = value != "0";
+  } else if (name == "INPROF_HELP") {
+    config->help = value != "0";
+  } else if (name == "INPROF_OUTPUT") {
+    o.output_path = expand_output_path(value, process_id());
+  } else if (name == "INPROF_INTERVAL") {
+    std::chrono::nanoseconds interval;
+    if (auto why = parse_duration(value, "1ms or 500us", {"ms", "us"}, &interval)) return why;
+    if (interval < kMinInterval || interval > kMaxInterval) {
+      return "must be from " + describe(kMinInterval) + " to " + describe(kMaxInterval);
+    }
+    o.interval = interval;
+  } else if (name == "INPROF_DURATION") {
+    std::chrono::nanoseconds duration;
+    if (auto why = parse_duration(value, "30s", {"s", "ms"}, &duration)) return why;
+    if (duration.count() == 0) return "must be more than 0";
+    config->duration = duration;
+  } else if (name == "INPROF_THREADS") {
+    std::vector<std::string> filters;
+    std::stringstream ss(value);
+    std::string part;
+    while (std::getline(ss, part, ',')) {
+      if (!part.empty()) filters.push_back(part);
+    }
+    if (filters.empty()) return "expected thread names, comma-separated, such as worker,io";
+    o.thread_filters = std::move(filters);
+  } else if (name == "INPROF_BUFFER_SIZE") {
+    return parse_size_in(value, "64M", kMinBufferSize, kMaxBufferSize, &o.buffer_size);
+  } else if (name == "INPROF_STACK_COPY_SIZE") {
+    return parse_size_in(value, "128K", kMinStackCopySize, kMaxStackCopySize, &o.stack_copy_size);
+  } else if (name == "INPROF_UNWINDER") {
+    if (value == "auto")
+      o.unwinder = UnwindMethod::kAuto;
+    else if (value == "dwarf")
+      o.unwinder = UnwindMethod::kDwarf;
+    else if (value == "fp" || value == "frame-pointer")
+      o.unwinder = UnwindMethod::kFramePointer;
+    else
+      return "expected auto, dwarf or fp";
+  } else if (name == "INPROF_SIGNAL") {
+    return parse_signal_into(value, &o.sample_signal);
+  } else if (name == "INPROF_SELF_SAMPLING") {  // read by the platform's stack copier
+    if (value != "auto" && value != "timer") return "expected auto or timer";
+  } else if (name == "INPROF_MODE") {
+    if (value == "stream")
+      o.mode = Mode::kStream;
+    else if (value == "ring")
+      o.mode = Mode::kRing;
+    else
+      return "expected stream or ring";
+  } else if (name == "INPROF_RING_SECONDS") {
+    char* end = nullptr;
+    errno = 0;
+    const long long seconds = std::strtoll(value.c_str(), &end, 10);
+    if (*end != '\0' || errno != 0 || seconds <= 0) {
+      return "expected a whole number of seconds such as 30";
+    }
+    if (std::chrono::seconds(seconds) > kMaxRingSeconds) return "must be at most a year";
+    o.ring_seconds = std::chrono::seconds(seconds);
+  } else if (name == "INPROF_SIGNAL_CAPTURE") {
+    return parse_signal_into(value, &o.capture_signal);
+  } else if (name == "INPROF_CRASH") {
+    if (value == "1") {
+      o.crash_capture = true;
+    } else if (value != "0") {
+      o.crash_capture = true;
+      o.crash_path = expand_output_path(value, process_id());
+    }
+  } else if (name == "INPROF_SIGNAL_DUMP") {
+    return parse_signal_into(value, &config->dump_signal);
+  }
+  return std::nullopt;
+}
+
 std::optional<EnvConfig> parse_env(const std::function<const char*(const char*)>& getenv,
                                    std::string* error) {
   EnvConfig config;
@@ -109,91 +252,18 @@ std::optional<EnvConfig> parse_env(const std::function<const char*(const char*)>
     if (v == nullptr || *v == '\0') return std::nullopt;
     return std::string(v);
   };
-  auto fail = [&](const char* name, const std::string& value, const char* expected) {
-    *error = std::string(name) + "='" + value + "': expected " + expected;
+  config.options.output_path = expand_output_path("inprof-%p.inprof", process_id());
+  for (const Variable& variable : kVariables) {
+    const auto value = get(variable.name);
+    if (!value) continue;
+    if (auto why = apply_env_variable(variable.name, *value, &config)) {
+      *error = std::string(variable.name) + "='" + *value + "': " + *why;
+      return std::nullopt;
+    }
+  }
+  if (auto why = check_ring_settings(get, config)) {
+    *error = *why;
     return std::nullopt;
-  };
-  if (auto v = get("INPROF_STARTUP")) config.startup = *v != "0";
-  if (auto v = get("INPROF_HELP")) config.help = *v != "0";
-  config.options.output_path =
-      expand_output_path(get("INPROF_OUTPUT").value_or("inprof-%p.inprof"), process_id());
-  if (auto v = get("INPROF_INTERVAL")) {
-    if (!parse_duration(*v, &config.options.interval)) {
-      return fail("INPROF_INTERVAL", *v, "a duration such as 1ms or 500us");
-    }
-  }
-  if (auto v = get("INPROF_DURATION")) {
-    std::chrono::nanoseconds d;
-    if (!parse_duration(*v, &d) || d.count() == 0) {
-      return fail("INPROF_DURATION", *v, "a duration such as 30s");
-    }
-    config.duration = d;
-  }
-  if (auto v = get("INPROF_THREADS")) {
-    std::stringstream ss(*v);
-    std::string part;
-    while (std::getline(ss, part, ',')) {
-      if (!part.empty()) config.options.thread_filters.push_back(part);
-    }
-  }
-  if (auto v = get("INPROF_BUFFER_SIZE")) {
-    if (!parse_size(*v, &config.options.buffer_size)) {
-      return fail("INPROF_BUFFER_SIZE", *v, "a size such as 64M");
-    }
-  }
-  if (auto v = get("INPROF_STACK_COPY_SIZE")) {
-    if (!parse_size(*v, &config.options.stack_copy_size)) {
-      return fail("INPROF_STACK_COPY_SIZE", *v, "a size such as 64K");
-    }
-  }
-  if (auto v = get("INPROF_UNWINDER")) {
-    if (*v == "auto")
-      config.options.unwinder = UnwindMethod::kAuto;
-    else if (*v == "dwarf")
-      config.options.unwinder = UnwindMethod::kDwarf;
-    else if (*v == "fp" || *v == "frame-pointer")
-      config.options.unwinder = UnwindMethod::kFramePointer;
-    else
-      return fail("INPROF_UNWINDER", *v, "auto, dwarf or fp");
-  }
-  if (auto v = get("INPROF_SELF_SAMPLING")) {  // read by the platform's stack copier
-    if (*v != "auto" && *v != "timer") return fail("INPROF_SELF_SAMPLING", *v, "auto or timer");
-  }
-  if (auto v = get("INPROF_SIGNAL")) {
-    config.options.sample_signal = parse_signal(*v);
-    if (config.options.sample_signal == 0) return fail("INPROF_SIGNAL", *v, "a signal");
-  }
-  if (auto v = get("INPROF_MODE")) {
-    if (*v == "stream")
-      config.options.mode = Mode::kStream;
-    else if (*v == "ring")
-      config.options.mode = Mode::kRing;
-    else
-      return fail("INPROF_MODE", *v, "stream or ring");
-  }
-  if (auto v = get("INPROF_RING_SECONDS")) {
-    char* end = nullptr;
-    const long long seconds = std::strtoll(v->c_str(), &end, 10);
-    if (v->empty() || *end != '\0' || seconds <= 0) {
-      return fail("INPROF_RING_SECONDS", *v, "a whole number of seconds such as 30");
-    }
-    config.options.ring_seconds = std::chrono::seconds(seconds);
-  }
-  if (auto v = get("INPROF_SIGNAL_CAPTURE")) {
-    config.options.capture_signal = parse_signal(*v);
-    if (config.options.capture_signal == 0) return fail("INPROF_SIGNAL_CAPTURE", *v, "a signal");
-  }
-  if (auto v = get("INPROF_CRASH")) {
-    if (*v == "1") {
-      config.options.crash_capture = true;
-    } else if (*v != "0" && !v->empty()) {
-      config.options.crash_capture = true;
-      config.options.crash_path = expand_output_path(*v, process_id());
-    }
-  }
-  if (auto v = get("INPROF_SIGNAL_DUMP")) {
-    config.dump_signal = parse_signal(*v);
-    if (config.dump_signal == 0) return fail("INPROF_SIGNAL_DUMP", *v, "a signal");
   }
   return config;
 }

@@ -22,9 +22,16 @@ struct EnvConfig {
 };
 
 // Reads the variables through `getenv` (injectable for tests). On a bad value, returns nothing
-// and says why in `error`, naming the variable.
+// and says why in `error`, naming the variable. What it accepts, Profiler::start() accepts.
 std::optional<EnvConfig> parse_env(const std::function<const char*(const char*)>& getenv,
                                    std::string* error);
+
+// Checks one variable's (non-empty) value and stores it in `config`. A bad value returns what is
+// wrong without naming the variable ("give a unit: 5s, 5ms"): parse_env names the variable,
+// `inprof record` the flag the value came from, and both accept exactly the same values.
+// An unknown name is accepted and ignored.
+std::optional<std::string> apply_env_variable(const std::string& name, const std::string& value,
+                                              EnvConfig* config);
 
 // The help text: every variable, its meaning and an example.
 std::string env_help();

@@ -14,6 +14,7 @@
 #include "inprof/markers.h"
 #include "large_alloc.h"
 #include "marker_recorder.h"
+#include "option_limits.h"
 #include "os_unwinder.h"
 #include "process_info.h"
 #include "stop_trigger.h"
@@ -66,15 +67,15 @@ constexpr MarkerField kCrashFields[] = {{"signal", "Signal", Format::kString},
 
 Status validate(const Options& o) {
   using std::chrono::nanoseconds;
-  if (o.interval < std::chrono::microseconds(100) || o.interval > std::chrono::seconds(1)) {
+  if (o.interval < kMinInterval || o.interval > kMaxInterval) {
     return invalid("interval must be between 100 µs and 1 s (got " +
                    std::to_string(o.interval.count()) + " ns)");
   }
-  if (o.buffer_size < (64u << 10) || o.buffer_size > (1u << 30)) {
+  if (o.buffer_size < kMinBufferSize || o.buffer_size > kMaxBufferSize) {
     return invalid("buffer_size must be between 64 KiB and 1 GiB (got " +
                    std::to_string(o.buffer_size) + " bytes)");
   }
-  if (o.stack_copy_size < (4u << 10) || o.stack_copy_size > (1u << 20)) {
+  if (o.stack_copy_size < kMinStackCopySize || o.stack_copy_size > kMaxStackCopySize) {
     return invalid("stack_copy_size must be between 4 KiB and 1 MiB (got " +
                    std::to_string(o.stack_copy_size) + " bytes)");
   }
@@ -91,7 +92,7 @@ Status validate(const Options& o) {
     if (o.crash_capture) return invalid("crash_capture needs mode = Mode::kRing");
     if (o.ring_seconds.count() != 0) return invalid("ring_seconds needs mode = Mode::kRing");
   }
-  if (o.ring_seconds.count() < 0 || o.ring_seconds > std::chrono::hours(24 * 365)) {
+  if (o.ring_seconds.count() < 0 || o.ring_seconds > kMaxRingSeconds) {
     return invalid("ring_seconds must be between 0 and a year");
   }
   return {};

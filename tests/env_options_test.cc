@@ -6,6 +6,10 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "session.h"
 
 namespace inprof::internal {
 namespace {
@@ -78,6 +82,74 @@ TEST(EnvOptions, BadValuesNameTheVariable) {
     EXPECT_FALSE(parse({{name, value}}, &error)) << name << "=" << value;
     EXPECT_NE(error.find(name), std::string::npos) << error;
   }
+}
+
+TEST(EnvOptions, ADurationWithoutAUnitIsRefusedWithAHint) {
+  for (const auto& [name, hint] :
+       std::map<std::string, std::string>{{"INPROF_DURATION", "give a unit: 5s, 5ms"},
+                                          {"INPROF_INTERVAL", "give a unit: 5ms, 5us"}}) {
+    std::string error;
+    EXPECT_FALSE(parse({{name, "5"}}, &error)) << name;
+    EXPECT_EQ(error, name + "='5': " + hint);
+  }
+}
+
+TEST(EnvOptions, RefusesWhatStartWouldRefuseNamingTheVariable) {
+  for (const auto& [name, value] :
+       std::vector<std::pair<std::string, std::string>>{{"INPROF_INTERVAL", "10us"},
+                                                        {"INPROF_INTERVAL", "2s"},
+                                                        {"INPROF_INTERVAL", "inf"},
+                                                        {"INPROF_DURATION", "0s"},
+                                                        {"INPROF_DURATION", "-1s"},
+                                                        {"INPROF_BUFFER_SIZE", "1K"},
+                                                        {"INPROF_BUFFER_SIZE", "2G"},
+                                                        {"INPROF_STACK_COPY_SIZE", "2M"},
+                                                        {"INPROF_RING_SECONDS", "99999999999"},
+                                                        {"INPROF_THREADS", ","}}) {
+    std::string error;
+    EXPECT_FALSE(parse({{"INPROF_MODE", "ring"}, {name, value}}, &error)) << name << "=" << value;
+    EXPECT_EQ(error.rfind(name + "='" + value + "': ", 0), 0u) << error;
+  }
+}
+
+TEST(EnvOptions, RingSettingsNeedRingMode) {
+  for (const auto& [name, value] :
+       std::map<std::string, std::string>{{"INPROF_CRASH", "1"},
+                                          {"INPROF_SIGNAL_CAPTURE", "SIGUSR1"},
+                                          {"INPROF_RING_SECONDS", "5"}}) {
+    std::string error;
+    EXPECT_FALSE(parse({{name, value}}, &error)) << name;
+    EXPECT_NE(error.find(name), std::string::npos) << error;
+    EXPECT_NE(error.find("INPROF_MODE=ring"), std::string::npos) << error;
+  }
+}
+
+// The parser and Profiler::start() share their limits: what one accepts, the other does.
+TEST(EnvOptions, TheLimitsAreThoseOfStart) {
+  for (const auto& vars :
+       std::vector<std::map<std::string, std::string>>{{{"INPROF_INTERVAL", "100us"},
+                                                        {"INPROF_BUFFER_SIZE", "64K"},
+                                                        {"INPROF_STACK_COPY_SIZE", "4K"}},
+                                                       {{"INPROF_INTERVAL", "1s"},
+                                                        {"INPROF_BUFFER_SIZE", "1G"},
+                                                        {"INPROF_STACK_COPY_SIZE", "1M"},
+                                                        {"INPROF_MODE", "ring"},
+                                                        {"INPROF_RING_SECONDS", "31536000"},
+                                                        {"INPROF_CRASH", "1"}}}) {
+    std::string error;
+    auto c = parse(vars, &error);
+    ASSERT_TRUE(c) << error;
+    EXPECT_TRUE(validate(c->options).ok()) << validate(c->options).message();
+  }
+}
+
+TEST(EnvOptions, ApplyingOneValueNamesNothing) {
+  EnvConfig config;
+  EXPECT_EQ(apply_env_variable("INPROF_INTERVAL", "fast", &config),
+            "expected a duration such as 1ms or 500us (unit ns, us, ms or s)");
+  EXPECT_EQ(apply_env_variable("INPROF_INTERVAL", "10us", &config), "must be from 100us to 1s");
+  EXPECT_EQ(apply_env_variable("INPROF_INTERVAL", "250us", &config), std::nullopt);
+  EXPECT_EQ(config.options.interval, std::chrono::microseconds(250));
 }
 
 TEST(EnvOptions, HelpListsTheFlightRecorderVariables) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs inprof (static or shared) into a scratch prefix, builds tests/consumer against it with
-# find_package(inprof), runs it, and checks that its dump is readable by symbolicate.
+# Installs inprof (static or shared) into a scratch prefix, builds tests/consumer (C++) and
+# tests/consumer_c (a C-only project) against it with find_package(inprof), runs them, and checks
+# that their dumps are readable by symbolicate.
 set -euo pipefail
 source_dir="$1"; work="$2"; shared="$3"; symbolicate="$4"
 rm -rf "$work"; mkdir -p "$work"
@@ -19,4 +20,10 @@ if [ "$shared" = ON ]; then
 fi
 "$symbolicate" "$work/consumer.inprof" -o "$work/consumer.json"
 test -s "$work/consumer.json"
+# A C-only project (project(x C)): the static target brings its C++ runtime along.
+cmake -S "$source_dir/tests/consumer_c" -B "$work/c-consumer" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/c-consumer" >/dev/null
+LD_LIBRARY_PATH="$work/prefix/lib" "$work/c-consumer/c_consumer" "$work/c-consumer.inprof"
+"$symbolicate" "$work/c-consumer.inprof" -o "$work/c-consumer.json"
+test -s "$work/c-consumer.json"
 echo "consumer ($([ "$shared" = ON ] && echo shared || echo static)): ok"

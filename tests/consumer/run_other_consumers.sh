@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the consumer program two more ways and runs it: with FetchContent (inprof built as part
-# of the consumer) and with pkg-config against an installed inprof.
+# of the consumer) and with pkg-config against an installed inprof (C++, and C linked statically).
 set -euo pipefail
 source_dir="$1"; work="$2"; symbolicate="$3"
 rm -rf "$work"; mkdir -p "$work"
@@ -18,10 +18,27 @@ cmake -S "$source_dir" -B "$work/lib" -DINPROF_BUILD_TESTS=OFF -DINPROF_BUILD_EX
 cmake --build "$work/lib" -j2 >/dev/null
 cmake --install "$work/lib" >/dev/null
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
+# The language standard is the consumer's: no -std in Cflags (C compiles warned, C++23 users
+# were downgraded).
+cflags=$(pkg-config --cflags inprof)
+if [[ " $cflags " == *" -std="* ]]; then echo "pkg-config --cflags sets the standard: $cflags"; exit 1; fi
 # shellcheck disable=SC2046
-c++ -o "$work/pc-consumer" "$source_dir/tests/consumer/main.cc" $(pkg-config --cflags inprof) \
+c++ -std=c++20 -o "$work/pc-consumer" "$source_dir/tests/consumer/main.cc" $cflags \
   $(pkg-config --libs --static inprof) -Wl,-rpath,"$work/prefix/lib"
 "$work/pc-consumer" "$work/pc.inprof"
 "$symbolicate" "$work/pc.inprof" -o "$work/pc.json"
 test -s "$work/pc.json"
+
+echo "== pkg-config, a C program linked statically"
+# Only the archive in the first -L directory: -linprof then takes it, not libinprof.so.
+mkdir -p "$work/static-only"
+cp "$work/prefix/lib/libinprof.a" "$work/static-only/"
+# shellcheck disable=SC2046
+cc -Werror -o "$work/pc-c-consumer" "$source_dir/tests/consumer_c/main.c" $cflags \
+  -L"$work/static-only" $(pkg-config --libs --static inprof)
+libs="$(ldd "$work/pc-c-consumer")"
+[[ "$libs" != *"libinprof.so"* ]] || { echo "linked to libinprof.so, not the archive"; exit 1; }
+"$work/pc-c-consumer" "$work/pc-c.inprof"
+"$symbolicate" "$work/pc-c.inprof" -o "$work/pc-c.json"
+test -s "$work/pc-c.json"
 echo "other consumers: ok"

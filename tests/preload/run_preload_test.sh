@@ -53,14 +53,10 @@ for f in ring-capture-1 ring; do
   grep -q 'profilingStartTime' "$work/$f.json" || fail "$f.json states no capture range"
 done
 
-echo "== a bad setting leaves the program unprofiled, and running"
-out=$(INPROF_INTERVAL=bogus "$launcher" record -o "$work/bad.inprof" -- "$python" -c 'print("ran")' 2>&1)
-[[ "$out" == *"ran"* ]] || fail "the program did not run: $out"
-[[ "$out" == *"INPROF_INTERVAL"* ]] || fail "no message about the bad setting: $out"
-
 echo "== launcher usage errors"
 set +e
 "$launcher" record >/dev/null 2>&1; [ $? -eq 2 ] || fail "missing program: expected exit 2"
 "$launcher" record -- /nonexistent/program >/dev/null 2>&1; [ $? -eq 127 ] || fail "expected 127"
+# (bad flags and variables: tests/launcher)
 set -e
 echo "preload: ok"

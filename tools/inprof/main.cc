@@ -11,6 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "preload_check.h"
+#include "record_args.h"
+
 namespace {
 
 constexpr const char* kUsage =
@@ -19,9 +22,10 @@ constexpr const char* kUsage =
     "Runs PROGRAM with the profiler preloaded; the dump is written when it exits.\n"
     "Then: symbolicate DUMP -o profile.json, and open it on https://profiler.firefox.com\n"
     "\n"
-    "options:\n"
-    "  -o, --output PATH     dump path, %p = process id (default inprof-%p.inprof)\n"
-    "  -i, --interval DUR    sampling interval, e.g. 1ms, 250us (default 1ms)\n"
+    "options (durations need a unit: ns, us, ms or s):\n"
+    "  -o, --output PATH     dump path, %p = process id (default inprof-%p.inprof); a relative\n"
+    "                        path is taken from the current directory\n"
+    "  -i, --interval DUR    sampling interval, 100us to 1s, e.g. 250us (default 1ms)\n"
     "  -d, --duration DUR    stop after this long, e.g. 10s (default: at exit)\n"
     "  -t, --threads LIST    only threads whose name contains one of these (comma-separated)\n"
     "  -u, --unwinder KIND   auto, dwarf or fp (default auto)\n"
@@ -29,16 +33,21 @@ constexpr const char* kUsage =
     "\n"
     "flight recorder (keep the last records in memory; write them on demand):\n"
     "      --ring            ring mode: nothing is written until a capture or exit\n"
-    "      --ring-seconds N  captures hold at most the last N seconds\n"
-    "      --capture-signal SIG  on SIG, write the ring to OUTPUT-capture-N (e.g. SIGUSR1)\n"
-    "      --crash           on a crash, write the ring to OUTPUT-crash\n"
+    "      --ring-seconds N  captures hold at most the last N seconds (implies --ring)\n"
+    "      --capture-signal SIG  on SIG, write the ring to OUTPUT-capture-N (implies --ring)\n"
+    "      --crash           on a crash, write the ring to OUTPUT-crash (implies --ring)\n"
     "  -h, --help            this text\n"
     "      --version         the version\n"
     "\n"
-    "exit status: PROGRAM's, or 2 for a usage error, 127 if PROGRAM cannot be run.\n";
+    "Every value is checked before PROGRAM runs; so is PROGRAM (a statically linked one\n"
+    "cannot be profiled by preloading).\n"
+    "\n"
+    "exit status: PROGRAM's; 2 for a usage error or a PROGRAM that cannot be profiled;\n"
+    "127 if PROGRAM or the library cannot be found.\n";
 
+// One line, naming what was wrong; the help text is one --help away.
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "inprof: %s\n%s", message.c_str(), kUsage);
+  std::fprintf(stderr, "inprof: %s\n", message.c_str());
   return 2;
 }
 
@@ -59,7 +68,8 @@ std::string find_library() {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) return usage_error("missing command");
+  if (args.empty())
+    return usage_error("missing command: inprof record [options] -- PROGRAM [ARGS...]");
   if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     std::fputs(kUsage, stdout);
     return 0;
@@ -70,48 +80,23 @@ int main(int argc, char** argv) {
   }
   if (args[0] != "record") return usage_error("unknown command '" + args[0] + "'");
 
-  std::vector<std::pair<std::string, std::string>> env = {{"INPROF_STARTUP", "1"}};
-  size_t i = 1;
-  for (; i < args.size() && args[i] != "--"; ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const char* variable) -> bool {
-      if (i + 1 >= args.size() || args[i + 1] == "--") return false;
-      env.emplace_back(variable, args[++i]);
-      return true;
-    };
-    bool ok;
-    if (a == "-o" || a == "--output")
-      ok = value("INPROF_OUTPUT");
-    else if (a == "-i" || a == "--interval")
-      ok = value("INPROF_INTERVAL");
-    else if (a == "-d" || a == "--duration")
-      ok = value("INPROF_DURATION");
-    else if (a == "-t" || a == "--threads")
-      ok = value("INPROF_THREADS");
-    else if (a == "-u" || a == "--unwinder")
-      ok = value("INPROF_UNWINDER");
-    else if (a == "--dump-signal")
-      ok = value("INPROF_SIGNAL_DUMP");
-    else if (a == "--ring") {
-      env.emplace_back("INPROF_MODE", "ring");
-      ok = true;
-    } else if (a == "--ring-seconds")
-      ok = value("INPROF_RING_SECONDS");
-    else if (a == "--capture-signal")
-      ok = value("INPROF_SIGNAL_CAPTURE");
-    else if (a == "--crash") {
-      env.emplace_back("INPROF_CRASH", "1");
-      ok = true;
-    } else if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    } else {
-      return usage_error("unknown option '" + a + "'");
-    }
-    if (!ok) return usage_error("option '" + a + "' needs a value");
+  args.erase(args.begin());
+  std::string error;
+  const auto command = inprof::launcher::parse_record_args(
+      args, [](const char* name) { return std::getenv(name); }, static_cast<uint64_t>(getpid()),
+      &error);
+  if (!command) return usage_error(error);
+  if (command->help) {
+    std::fputs(kUsage, stdout);
+    return 0;
   }
-  if (i >= args.size()) return usage_error("missing '--' before the program");
-  if (i + 1 >= args.size()) return usage_error("missing program after '--'");
+  const std::string& program = command->program[0];
+  if (const auto path = inprof::launcher::find_program(program)) {
+    if (const auto why = inprof::launcher::preload_obstacle(*path)) {
+      std::fprintf(stderr, "inprof: cannot profile '%s': %s\n", program.c_str(), why->c_str());
+      return 2;
+    }
+  }
 
   const std::string library = find_library();
   if (!std::filesystem::is_regular_file(library)) {
@@ -122,10 +107,10 @@ int main(int argc, char** argv) {
   std::string preload = library;
   if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   setenv("LD_PRELOAD", preload.c_str(), 1);
-  for (const auto& [name, value] : env) setenv(name.c_str(), value.c_str(), 1);
+  for (const auto& [name, value] : command->variables) setenv(name.c_str(), value.c_str(), 1);
 
   std::vector<char*> child;
-  for (size_t k = i + 1; k < args.size(); ++k) child.push_back(args[k].data());
+  for (const std::string& arg : command->program) child.push_back(const_cast<char*>(arg.c_str()));
   child.push_back(nullptr);
   execvp(child[0], child.data());
   std::fprintf(stderr, "inprof: cannot run '%s': %s\n", child[0], std::strerror(errno));

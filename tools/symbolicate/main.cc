@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "profile_server.h"
@@ -22,6 +23,14 @@
 namespace {
 
 using namespace inprof::symbolicate;
+
+// A mistyped directory would otherwise only show as modules left without symbols.
+void warn_if_not_directory(const std::string& flag, const std::string& dir) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec)) return;
+  std::fprintf(stderr, "symbolicate: warning: %s %s: %s\n", flag.c_str(), dir.c_str(),
+               std::filesystem::exists(dir, ec) ? "not a directory" : "no such directory");
+}
 
 void print_usage(std::FILE* f) {
   std::fprintf(
@@ -243,8 +252,10 @@ int main(int argc, char** argv) {
       if (value.empty()) return usage_error("empty directory for " + name);
       (name == "--debug-dir" ? options.locate.debug_dirs : options.locate.binary_dirs)
           .push_back(value);
+      warn_if_not_directory(name, value);
     } else if (name == "--system-debug-dir") {
       options.locate.system_debug_dir = value;
+      if (!value.empty()) warn_if_not_directory(name, value);
     }
   }
   if (!have_dump) return usage_error("no dump given");

@@ -126,6 +126,11 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
         "the dump has no end record (the session did not stop cleanly); using every "
         "complete record");
   }
+  if (model.threads().empty()) {
+    diag.warn(
+        "the profile has no thread: none was sampled (a thread filter, -t or "
+        "INPROF_THREADS, that matches no thread name?)");
+  }
   if (model.orphan_repeats()) {
     diag.warn(std::to_string(model.orphan_repeats()) +
               " repeat samples had no earlier sample on their thread; they have no stack");

@@ -1,0 +1,29 @@
+// The arguments of `inprof record`: flags become the INPROF_* variables the preloaded library
+// reads, every value checked here, before anything runs, with the library's own parser.
+#ifndef INPROF_TOOLS_INPROF_RECORD_ARGS_H_
+#define INPROF_TOOLS_INPROF_RECORD_ARGS_H_
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace inprof::launcher {
+
+struct RecordCommand {
+  bool help = false;                             // -h/--help: nothing else is filled in
+  std::map<std::string, std::string> variables;  // INPROF_* to set for the program
+  std::vector<std::string> program;              // PROGRAM ARGS, after "--"
+};
+
+// `args` are those after "record"; `inherited` reads the launcher's environment, which the
+// program inherits (an INPROF_* set there counts too). `pid` is the program's (exec keeps ours).
+// On a mistake returns nothing and sets `error` to one line that names the flag as typed.
+std::optional<RecordCommand> parse_record_args(
+    const std::vector<std::string>& args, const std::function<const char*(const char*)>& inherited,
+    uint64_t pid, std::string* error);
+
+}  // namespace inprof::launcher
+
+#endif  // INPROF_TOOLS_INPROF_RECORD_ARGS_H_
