@@ -261,8 +261,6 @@ class ProfileBuilder {
                               uint32_t inline_depth, CategoryIndex category, uint32_t subcategory,
                               std::optional<NativeSymbolIndex> native_symbol,
                               std::optional<uint32_t> line);
-  // The same frame with another category (an idle leaf).
-  FrameIndex frame_with_category(FrameIndex frame, CategoryIndex category);
   StackIndex handle_for_stack(std::optional<StackIndex> prefix, FrameIndex frame);
   void add_marker_schema(MarkerSchema schema) { marker_schemas_.push_back(std::move(schema)); }
   void add_counter(Counter counter) { counters_.push_back(std::move(counter)); }

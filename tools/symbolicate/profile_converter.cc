@@ -17,6 +17,7 @@
 #include "module_map.h"
 #include "module_symbolizer.h"
 #include "parallel_symbolizer.h"
+#include "syscall_site.h"
 
 namespace inprof::symbolicate {
 namespace {
@@ -34,10 +35,10 @@ std::string hex_u64(uint64_t v) {
   return buf;
 }
 
-// The table stack each (raw stack, module epoch, idle) became: turns the model's packed samples
-// into the profile's when they are written, so that they are kept only once. The first epochs
-// with samples (nearly always the only ones) get a dense row of 2 x (raw stacks) entries; any
-// later ones (a program loading and unloading libraries all the time) only the pairs they use.
+// The table stack each (raw stack, module epoch, CPU use) became: turns the model's packed
+// samples into the profile's when they are written, so that they are kept only once. The first
+// epochs with samples (nearly always the only ones) get a dense row of 4 x (raw stacks) entries;
+// any later ones (a program loading and unloading libraries all the time) only the keys they use.
 class ResolvedStacks {
  public:
   ResolvedStacks(const ModuleMap& module_map, size_t raw_stacks)
@@ -46,9 +47,9 @@ class ResolvedStacks {
   uint32_t& slot(const RawSample& s) {
     size_t epoch = map_.epoch(s.time_ns);
     auto [it, inserted] = rows_.try_emplace(epoch);
-    if (inserted && rows_.size() <= kDenseRows) it->second.dense.assign(raw_stacks_ * 2, 0);
+    if (inserted && rows_.size() <= kDenseRows) it->second.dense.assign(raw_stacks_ * kUses, 0);
     Row& row = it->second;
-    uint64_t key = uint64_t(s.stack) * 2 + (s.idle ? 1 : 0);
+    const uint64_t key = key_of(s);
     return row.dense.empty() ? row.sparse[key] : row.dense[key];
   }
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -69,7 +70,7 @@ class ResolvedStacks {
           row_end = map_.epoch_end(epoch);
           have_row = true;
         }
-        uint64_t key = uint64_t(s.stack) * 2 + (s.idle ? 1 : 0);
+        const uint64_t key = key_of(s);
         uint32_t v = 0;
         if (row && !row->dense.empty()) {
           v = row->dense[key];
@@ -85,6 +86,10 @@ class ResolvedStacks {
 
  private:
   static constexpr size_t kDenseRows = 4;
+  static constexpr size_t kUses = 4;  // CpuUse values
+  static uint64_t key_of(const RawSample& s) {
+    return uint64_t(s.stack) * kUses + static_cast<uint64_t>(s.cpu_use);
+  }
   struct Row {
     std::vector<uint32_t> dense;  // by key, or empty
     std::unordered_map<uint64_t, uint32_t> sparse;
@@ -105,6 +110,7 @@ class Converter {
     if (model.process()) {
       arch_ = model.process()->arch;
       fix_leaves_ = arch_ == "x86_64" || arch_ == "aarch64";
+      if (model.process()->os == "linux") syscall_size_ = syscall_instruction_size(arch_);
     }
   }
 
@@ -125,6 +131,7 @@ class Converter {
     size_t addresses = 0;
     std::optional<LibIndex> lib;
     std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;  // by leaf address
+    std::unordered_map<uint64_t, std::optional<bool>> syscall_sites;     // by leaf address
     // By address, [0] as a return address, [1] as a leaf: the run of frame_pool_ it became.
     FlatKeyMap frame_runs[2];
     FlatKeyMap funcs;           // by SourceFrame::function_key
@@ -136,6 +143,7 @@ class Converter {
   struct StackCacheEntry {
     size_t epoch = SIZE_MAX;
     std::optional<StackIndex> stack;
+    std::optional<bool> in_syscall;  // of the leaf (idle_stack_cache_ only)
   };
 
   void add_meta();
@@ -147,7 +155,11 @@ class Converter {
   std::optional<MarkerData> marker_data(const internal::MarkerRecord& m);
   void add_counters();
   void add_paused_ranges();
-  std::optional<StackIndex> stack_for(RawStackId id, uint64_t time_ns, bool idle);
+  std::optional<StackIndex> stack_for(RawStackId id, uint64_t time_ns, CpuUse use);
+  // Whether a sample whose leaf is `address` was in a system call; nothing if the code there
+  // cannot be read.
+  std::optional<bool> in_syscall(uint64_t address, uint64_t time_ns);
+  FrameIndex idle_frame(bool blocked);
   std::optional<StackIndex> build_stack(const RawStack& raw, uint64_t time_ns);
   FrameIndex label_frame(const internal::SampleLabel& label);
   FrameRun frames_for(uint64_t address, bool leaf, uint64_t time_ns);
@@ -181,7 +193,9 @@ class Converter {
   std::vector<FrameRun> frame_runs_;               // by the values of ModuleState::frame_runs
   FlatKeyMap unmapped_frame_runs_[2];              // the same for addresses in no module
   std::vector<StackCacheEntry> stack_cache_;       // one slot per raw stack: memory stays bounded
-  std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle leaf
+  std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle frame on top
+  size_t syscall_size_ = 0;                        // 0: leaves are not checked for system calls
+  std::optional<FrameIndex> idle_frames_[2];       // by idle_frame's `blocked`
   std::optional<FrameIndex> truncated_frame_;
   std::shared_ptr<ResolvedStacks> resolved_ =
       std::make_shared<ResolvedStacks>(map_, model_.stack_count());
@@ -308,7 +322,7 @@ void Converter::add_threads() {
     auto add = [&](const RawSample& s) {
       if (!first_time) first_time = s.time_ns;
       t.samples.push_back(
-          {s.stack == kNoStack ? std::nullopt : stack_for(s.stack, s.time_ns, s.idle), s.time_ns,
+          {s.stack == kNoStack ? std::nullopt : stack_for(s.stack, s.time_ns, s.cpu_use), s.time_ns,
            s.cpu_delta_ns});
     };
     if (info->samples.in_time_order()) {
@@ -319,7 +333,7 @@ void Converter::add_threads() {
         if (s.stack == kNoStack) return;
         uint32_t& slot = resolved_->slot(s);
         if (slot != 0) return;
-        std::optional<StackIndex> stack = stack_for(s.stack, s.time_ns, s.idle);
+        std::optional<StackIndex> stack = stack_for(s.stack, s.time_ns, s.cpu_use);
         slot = stack ? raw(*stack) + 1 : ResolvedStacks::kNone;
       });
       if (!info->samples.empty()) {  // (marker-only threads are gone after this function)
@@ -553,7 +567,7 @@ void Converter::add_paused_ranges() {
   }
 }
 
-std::optional<StackIndex> Converter::stack_for(RawStackId id, uint64_t time_ns, bool idle) {
+std::optional<StackIndex> Converter::stack_for(RawStackId id, uint64_t time_ns, CpuUse use) {
   // The result changes only when modules are loaded or unloaded (a new epoch).
   StackCacheEntry& entry = stack_cache_[id];
   size_t epoch = map_.epoch(time_ns);
@@ -561,18 +575,50 @@ std::optional<StackIndex> Converter::stack_for(RawStackId id, uint64_t time_ns, 
     entry.stack = build_stack(model_.stack(id), time_ns);
     entry.epoch = epoch;
   }
-  if (!idle || !entry.stack) return entry.stack;
-  // The thread did not run: the viewer counts a sample as idle when its leaf frame's category
-  // is Idle, so the leaf is swapped for the same frame in that category.
+  if (use == CpuUse::kMostly || !entry.stack) return entry.stack;
   StackCacheEntry& idle_entry = idle_stack_cache_[id];
   if (idle_entry.epoch != epoch) {
-    const StackTable& st = b_.stacks();
-    const uint32_t leaf = raw(*entry.stack);
+    const RawStack& raw = model_.stack(id);
+    idle_entry.in_syscall = raw.frames.empty() ? std::nullopt : in_syscall(raw.frames[0], time_ns);
+    // The viewer counts a sample as idle when its stack's category is Idle, and a stack takes
+    // the category of its top frame: an idle sample gets an Idle frame of its own on top, and
+    // every other frame keeps its category whatever the sample.
     idle_entry.stack =
-        b_.handle_for_stack(st.prefix[leaf], b_.frame_with_category(st.frame[leaf], idle_));
+        idle_entry.in_syscall == false
+            ? entry.stack
+            : b_.handle_for_stack(entry.stack, idle_frame(idle_entry.in_syscall.has_value()));
     idle_entry.epoch = epoch;
   }
-  return idle_entry.stack;
+  // Blocked: in a system call with little CPU time. Sampled elsewhere, it was runnable (waiting
+  // for a CPU is not idle). Where the code cannot be read, only a thread that did not run at
+  // all is taken as blocked.
+  const bool idle = idle_entry.in_syscall ? *idle_entry.in_syscall : use == CpuUse::kNone;
+  return idle ? idle_entry.stack : entry.stack;
+}
+
+std::optional<bool> Converter::in_syscall(uint64_t address, uint64_t time_ns) {
+  const size_t m = map_.find(address, time_ns);
+  if (syscall_size_ == 0 || m == ModuleMap::kNone || address < syscall_size_) return std::nullopt;
+  auto [it, inserted] = modules_[m].syscall_sites.try_emplace(address);
+  if (inserted) {
+    uint8_t before[8];
+    std::span<uint8_t> code(before, syscall_size_);
+    const uint64_t vaddr = address - syscall_size_ - model_.modules()[m].record.load_bias;
+    ModuleSymbolizer* sym = files(m) ? symbolizer(m) : nullptr;
+    if (sym && sym->read_code(vaddr, code)) it->second = is_syscall_instruction(arch_, code);
+  }
+  return it->second;
+}
+
+FrameIndex Converter::idle_frame(bool blocked) {
+  std::optional<FrameIndex>& frame = idle_frames_[blocked];
+  if (!frame) {
+    FuncIndex func =
+        b_.handle_for_func(b_.handle_for_string(blocked ? "[blocked]" : "[not running]"),
+                           std::nullopt, std::nullopt, std::nullopt);
+    frame = b_.handle_for_frame(func, std::nullopt, 0, idle_, 0, std::nullopt, std::nullopt);
+  }
+  return *frame;
 }
 
 FrameIndex Converter::label_frame(const internal::SampleLabel& label) {
