@@ -245,7 +245,8 @@ TEST_F(SymbolicateTest, ProcessAndThreadMetadata) {
   EXPECT_DOUBLE_EQ(threads[1]["registerTime"].GetDouble(), 2.0);
   EXPECT_DOUBLE_EQ(threads[1]["unregisterTime"].GetDouble(), 5.0);
   EXPECT_TRUE(threads[0]["unregisterTime"].IsNull());
-  EXPECT_STREQ(threads[2]["name"].GetString(), "Thread 12");
+  // A thread without a name: the process's name and its id.
+  EXPECT_EQ(threads[2]["name"].GetString(), exe_name() + " 12");
   // The stats are visible in the profile and on stderr.
   std::string extra;
   for (const auto& e : meta["extra"][0]["entries"].GetArray()) {

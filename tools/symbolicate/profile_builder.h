@@ -241,6 +241,9 @@ struct Meta {
   std::optional<uint64_t> profiling_end_ns;
   uint64_t profiling_start_ns = 0;  // later than 0 for a flight-recorder capture
   std::vector<ExtraEntry> extra;
+  // Thread indices: the tracks shown, and the one selected, when the profile is opened.
+  std::optional<std::vector<uint32_t>> initial_visible_threads;
+  std::optional<std::vector<uint32_t>> initial_selected_threads;
 };
 
 class ProfileBuilder {

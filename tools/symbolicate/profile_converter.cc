@@ -18,16 +18,10 @@
 #include "module_symbolizer.h"
 #include "parallel_symbolizer.h"
 #include "syscall_site.h"
+#include "track_names.h"
 
 namespace inprof::symbolicate {
 namespace {
-
-std::string basename_of(const std::string& path) {
-  // A Windows dump's paths (C:\dir\app.exe) also separate with backslashes.
-  const bool windows = path.size() > 2 && path[1] == ':' && (path[2] == '\\' || path[2] == '/');
-  size_t slash = path.find_last_of(windows ? "\\/" : "/");
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 std::string hex_u64(uint64_t v) {
   char buf[32];
@@ -99,6 +93,9 @@ class ResolvedStacks {
   std::map<size_t, Row> rows_;  // by epoch
 };
 
+// More threads than this with samples or markers: only the busiest are shown at first.
+constexpr size_t kMaxInitiallyVisibleThreads = 32;
+
 class Converter {
  public:
   Converter(const ProfileModel& model, ProfileBuilder& builder, Diagnostics& diag,
@@ -150,6 +147,7 @@ class Converter {
   void add_categories();
   CategoryIndex category(uint32_t dump_id) const;
   void add_threads();
+  void choose_initial_threads();
   void add_marker_schemas();
   void add_markers();
   std::optional<MarkerData> marker_data(const internal::MarkerRecord& m);
@@ -186,7 +184,13 @@ class Converter {
   std::map<uint32_t, std::string> schema_names_;  // by dump marker type
   std::unordered_map<uint64_t, ThreadIndex> thread_by_tid_;
   std::optional<ThreadIndex> main_thread_;
-  uint64_t untyped_markers_ = 0;  // markers whose type has no schema record
+  struct Activity {            // of a thread, to choose what the viewer shows first
+    bool has_content = false;  // samples or markers
+    uint64_t cpu_ns = 0;
+    uint64_t samples = 0;  // with a stack
+  };
+  std::vector<Activity> activity_;  // by ThreadIndex
+  uint64_t untyped_markers_ = 0;    // markers whose type has no schema record
   std::vector<ModuleState> modules_;
   std::map<std::tuple<std::string, std::string, uint64_t>, LibIndex> lib_by_file_;
   std::vector<FrameIndex> frame_pool_;             // the frames of every address, in runs
@@ -281,10 +285,12 @@ void Converter::add_threads() {
   for (const ThreadInfo& t : model_.threads()) order.push_back(&t);
   // A thread may only have markers (recorded while it was never sampled): it still gets a track.
   std::vector<std::unique_ptr<ThreadInfo>> marker_only;
+  std::unordered_set<uint64_t> marker_tids;
   {
     std::unordered_map<uint64_t, ThreadInfo*> known;
     for (const ThreadInfo& t : model_.threads()) known[t.tid] = nullptr;
     for (const internal::MarkerRecord& m : model_.markers()) {
+      marker_tids.insert(m.tid);
       auto [it, inserted] = known.emplace(m.tid, nullptr);
       if (inserted) {
         marker_only.push_back(std::make_unique<ThreadInfo>());
@@ -297,13 +303,19 @@ void Converter::add_threads() {
       }
     }
   }
+  // The profiler's own threads (stopper, capture) have nothing to show: the profile is the
+  // program's. One that was sampled after all stays, so that no sample disappears.
+  std::erase_if(order, [&](const ThreadInfo* t) {
+    return t->name.starts_with("inprof-") && t->samples.empty() && !marker_tids.contains(t->tid);
+  });
   // The main thread first: the viewer shows threads in this order.
   std::stable_partition(order.begin(), order.end(), [](const ThreadInfo* t) { return t->is_main; });
 
   uint64_t pid = model_.process() ? model_.process()->pid : 0;
+  const TrackNames names(model_.process() ? &*model_.process() : nullptr);
   for (const ThreadInfo* info : order) {
     Thread t;
-    t.name = info->name.empty() ? "Thread " + std::to_string(info->tid) : info->name;
+    t.name = names.thread_name(info->tid, info->name, info->is_main);
     t.is_main = info->is_main;
     t.process_name = b_.meta().product;
     t.pid = pid;
@@ -319,7 +331,14 @@ void Converter::add_threads() {
       });
     }
     std::optional<uint64_t> first_time;
+    Activity activity;
+    activity.has_content = !info->samples.empty() || marker_tids.contains(info->tid);
+    auto count = [&](const RawSample& s) {
+      activity.cpu_ns += s.cpu_delta_ns.value_or(0);
+      activity.samples += s.stack != kNoStack;
+    };
     auto add = [&](const RawSample& s) {
+      count(s);
       if (!first_time) first_time = s.time_ns;
       t.samples.push_back(
           {s.stack == kNoStack ? std::nullopt : stack_for(s.stack, s.time_ns, s.cpu_use), s.time_ns,
@@ -329,6 +348,7 @@ void Converter::add_threads() {
       // Every stack is built now (the tables are written before the samples), and the samples
       // are read again from the model when they are written: they are not copied.
       info->samples.for_each([&](const RawSample& s) {
+        count(s);
         if (!first_time) first_time = s.time_ns;
         if (s.stack == kNoStack) return;
         uint32_t& slot = resolved_->slot(s);
@@ -354,7 +374,40 @@ void Converter::add_threads() {
     ThreadIndex index = b_.add_thread(std::move(t));
     thread_by_tid_.emplace(info->tid, index);
     if (is_main && !main_thread_) main_thread_ = index;
+    activity_.push_back(activity);
   }
+  choose_initial_threads();
+}
+
+void Converter::choose_initial_threads() {
+  // Without a list the viewer hides threads it finds quiet (a database thread that mostly
+  // waits, with all its markers); with one it shows exactly those listed.
+  std::vector<uint32_t> shown;
+  for (uint32_t i = 0; i < activity_.size(); ++i) {
+    if (activity_[i].has_content) shown.push_back(i);
+  }
+  auto busier = [&](uint32_t a, uint32_t b) {
+    const Activity &x = activity_[a], &y = activity_[b];
+    return std::tie(x.cpu_ns, x.samples) > std::tie(y.cpu_ns, y.samples);
+  };
+  if (shown.size() > kMaxInitiallyVisibleThreads) {
+    // Very many threads: the busiest ones (and the main thread, which leads its process).
+    std::stable_sort(shown.begin(), shown.end(), busier);
+    shown.resize(kMaxInitiallyVisibleThreads);
+    if (main_thread_ && std::find(shown.begin(), shown.end(), raw(*main_thread_)) == shown.end()) {
+      shown.back() = raw(*main_thread_);
+    }
+    std::sort(shown.begin(), shown.end());
+  }
+  if (shown.empty()) return;  // no thread: the viewer has nothing to show either way
+  b_.meta().initial_visible_threads = shown;
+  // The thread that used the most CPU (or has the most samples); the first such (the main thread
+  // comes first) on a tie.
+  uint32_t selected = shown[0];
+  for (uint32_t i : shown) {
+    if (busier(i, selected)) selected = i;
+  }
+  b_.meta().initial_selected_threads = {selected};
 }
 
 namespace {
