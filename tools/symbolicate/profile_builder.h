@@ -233,8 +233,12 @@ struct Meta {
   uint64_t interval_ns = 1'000'000;
   std::string product;
   std::string arguments;
-  std::string oscpu;  // architecture
+  std::string oscpu;  // OS, release and architecture: "Linux 6.1.0-27-amd64 x86_64"
   std::string platform;
+  std::string cpu_name;        // empty: not written
+  uint64_t physical_cpus = 0;  // 0: not written
+  uint64_t logical_cpus = 0;
+  uint64_t main_memory = 0;     // bytes
   bool has_cpu_deltas = false;  // write threadCPUDelta columns
   // The recorded session, since start_unix_ns. Without it the viewer's range runs from the first
   // to the last sample and hides markers outside it.

@@ -232,6 +232,22 @@ ConversionSummary Converter::run() {
   return summary_;
 }
 
+// The command line as a shell would take it: arguments with spaces or quotes are quoted.
+std::string command_line_text(const std::vector<std::string>& args) {
+  std::string text;
+  for (const std::string& arg : args) {
+    if (!text.empty()) text += ' ';
+    if (!arg.empty() && arg.find_first_of(" \t\n'\"\\$`") == std::string::npos) {
+      text += arg;
+      continue;
+    }
+    text += '\'';
+    for (char c : arg) text += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    text += '\'';
+  }
+  return text;
+}
+
 void Converter::add_meta() {
   Meta& meta = b_.meta();
   meta.has_cpu_deltas = model_.any_cpu_delta();
@@ -255,13 +271,19 @@ void Converter::add_meta() {
   if (const auto& p = model_.process()) {
     meta.start_unix_ns = p->start_unix_ns;
     if (p->interval_ns) meta.interval_ns = p->interval_ns;
-    meta.product = basename_of(p->executable);
-    for (size_t i = 0; i < p->command_line.size(); ++i) {
-      if (i) meta.arguments += ' ';
-      meta.arguments += p->command_line[i];
-    }
-    meta.oscpu = p->arch;
+    meta.product = TrackNames(&*p).process_name();
+    meta.arguments = command_line_text(p->command_line);
     meta.platform = p->os == "linux" ? "Linux" : p->os == "windows" ? "Windows" : p->os;
+    // The viewer shows oscpu as the OS, and in the title after the product.
+    meta.oscpu = meta.platform;
+    if (!p->os_release.empty()) meta.oscpu += " " + p->os_release;
+    meta.oscpu += meta.oscpu.empty() ? p->arch : " " + p->arch;
+    meta.cpu_name = p->cpu_name;
+    meta.physical_cpus = p->physical_cpus;
+    meta.logical_cpus = p->logical_cpus;
+    meta.main_memory = p->memory_bytes;
+    if (!p->os_name.empty()) meta.extra.push_back({"Operating system", p->os_name});
+    if (!p->executable.empty()) meta.extra.push_back({"Executable", p->executable});
     meta.extra.push_back({"Process ID", std::to_string(p->pid)});
     meta.extra.push_back({"inprof library version", p->library_version});
   } else {

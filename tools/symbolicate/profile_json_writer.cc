@@ -176,6 +176,17 @@ void write_meta(Emitter& e, const ProfileBuilder& p) {
     e.key("platform");
     e.str(m.platform);
   }
+  if (!m.cpu_name.empty()) {
+    e.key("CPUName");
+    e.str(m.cpu_name);
+  }
+  for (const auto& [key, value] :
+       {std::pair{"physicalCPUs", m.physical_cpus}, std::pair{"logicalCPUs", m.logical_cpus},
+        std::pair{"mainMemory", m.main_memory}}) {
+    if (value == 0) continue;
+    e.key(key);
+    e.u64(value);
+  }
   if (m.profiling_end_ns) {
     e.key("profilingStartTime");
     e.ms(m.profiling_start_ns);
