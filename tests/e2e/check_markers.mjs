@@ -309,7 +309,8 @@ function checkView(cli, list, main, busy) {
   check(unnamed.length === 1 && !profile.threads[unnamed[0].threadIndex].isMainThread,
         `the unnamed helper thread shows as the process's name and its tid ` +
         `(${list.threads.map((t) => `"${t.name}"`).join(', ')})`);
-  const own = profile.threads.filter((t) => t.name.startsWith('inprof-') && t.samples.length === 0);
+  const own = profile.threads.filter((t) => /^inprof-(stopper|capture)$/.test(t.name) ||
+                                          (t.name.startsWith('inprof-') && t.samples.length === 0));
   check(own.length === 0, `no thread of the profiler's own (${own.map((t) => t.name).join(', ')})`);
   // Visible and selected threads: all with samples or markers; the busiest selected.
   const wanted = profile.threads.flatMap(

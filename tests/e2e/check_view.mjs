@@ -46,7 +46,8 @@ for (const thread of threads) {
   check(wrong.length === 0, `thread "${thread.name}": no code call node is "Other"`,
         wrong.slice(0, 5).map((n) => `  ${n.path}${n.mixed ? ' (mixed)' : ''}`).join('\n'));
 }
-const own = threads.filter((t) => t.name.startsWith('inprof-') && t.samples.length === 0);
+const own = threads.filter((t) => /^inprof-(stopper|capture)$/.test(t.name) ||
+                                  (t.name.startsWith('inprof-') && t.samples.length === 0));
 check(own.length === 0, `no thread of the profiler's own (${own.map((t) => t.name).join(', ')})`);
 const main = threads.find((t) => t.isMainThread);
 check(main && main.name === meta.product,

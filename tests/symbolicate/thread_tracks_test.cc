@@ -67,6 +67,7 @@ TEST_F(ThreadTracksTest, NamesVisibilityAndTheProfilersOwnThreads) {
     d.sample(102, 2 * kMs, {0x1000}, 0, 900'000);
     d.sample(103, 1 * kMs, {0x1000}, 0, 200'000);
     d.sample(108, 1 * kMs, {0x1000}, 0, 100'000);
+    d.sample(104, 1 * kMs, {0x1000}, 0, 0);  // the stopper, sampled while it waits
     MarkerRecord m;
     m.tid = 107;  // a thread seen only in a marker
     m.start_ns = m.end_ns = 1 * kMs;
@@ -84,7 +85,7 @@ TEST_F(ThreadTracksTest, NamesVisibilityAndTheProfilersOwnThreads) {
   EXPECT_EQ(n.at(103), "a_very_long_program_name 103");
   EXPECT_EQ(n.at(106), "quiet");
   EXPECT_EQ(n.at(107), "a_very_long_program_name 107");
-  // The profiler's own threads are left out unless they were sampled.
+  // The profiler's own threads are left out; another inprof-* thread only if it has no samples.
   EXPECT_EQ(n.count(104), 0u);
   EXPECT_EQ(n.count(105), 0u);
   EXPECT_EQ(n.at(108), "inprof-sampled");

@@ -325,9 +325,11 @@ void Converter::add_threads() {
       }
     }
   }
-  // The profiler's own threads (stopper, capture) have nothing to show: the profile is the
-  // program's. One that was sampled after all stays, so that no sample disappears.
+  // The profile is the program's: the profiler's own threads are left out. The stopper and the
+  // capture thread only wait (the sampler may still sample them); another inprof-* thread (a
+  // program may name one so) is left out only when it has nothing to show.
   std::erase_if(order, [&](const ThreadInfo* t) {
+    if (t->name == "inprof-stopper" || t->name == "inprof-capture") return true;
     return t->name.starts_with("inprof-") && t->samples.empty() && !marker_tids.contains(t->tid);
   });
   // The main thread first: the viewer shows threads in this order.
