@@ -18,6 +18,7 @@
 #include "os_unwinder.h"
 #include "process_info.h"
 #include "stop_trigger.h"
+#include "system_facts.h"
 
 namespace inprof::internal {
 namespace {
@@ -147,6 +148,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   process.executable = executable_path();
   process.command_line = command_line();
   process.library_version = INPROF_VERSION_STRING;
+  read_system_facts(process);
   if (session->ring_mode_) {
     session->metadata_.push(RecordType::kProcess, process);  // first of what every capture holds
   } else {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -437,3 +438,61 @@ TEST_F(DumpTest, RejectsWhatIsNotADump) {
 
 }  // namespace
 }  // namespace inprof::internal
+
+namespace {
+
+// The machine's facts follow library_version in the process record: they round-trip, a record
+// without them (an older library's) still decodes, and the older fields come first unchanged, so
+// an older reader, which stops after library_version, reads the new record as before.
+TEST(ProcessRecordTest, MachineFactsAreAppendedCompatibly) {
+  using namespace inprof::internal;
+  ProcessRecord p;
+  p.pid = 7;
+  p.interval_ns = 1000;
+  p.arch = "x86_64";
+  p.os = "linux";
+  p.executable = "/bin/app";
+  p.command_line = {"app", "-v"};
+  p.library_version = "0.1.0";
+  std::vector<uint8_t> old_payload;
+  {
+    ByteWriter w(&old_payload);
+    encode(w, p);
+  }
+  p.os_name = "Debian GNU/Linux 12 (bookworm)";
+  p.os_release = "6.1.0-27-amd64";
+  p.cpu_name = "Test CPU";
+  p.physical_cpus = 2;
+  p.logical_cpus = 4;
+  p.memory_bytes = 1ull << 33;
+  std::vector<uint8_t> payload;
+  {
+    ByteWriter w(&payload);
+    encode(w, p);
+  }
+  ProcessRecord back;
+  ByteReader r(payload);
+  ASSERT_TRUE(decode(r, back));
+  EXPECT_EQ(r.remaining(), 0u);
+  EXPECT_EQ(back.os_name, p.os_name);
+  EXPECT_EQ(back.os_release, p.os_release);
+  EXPECT_EQ(back.cpu_name, p.cpu_name);
+  EXPECT_EQ(back.physical_cpus, 2u);
+  EXPECT_EQ(back.logical_cpus, 4u);
+  EXPECT_EQ(back.memory_bytes, 1ull << 33);
+  EXPECT_EQ(back.library_version, "0.1.0");
+
+  // An older record: everything up to library_version. Empty facts are six zero bytes (three
+  // empty strings, three zero counts) at the end.
+  const size_t old_size = old_payload.size() - 6;
+  ASSERT_TRUE(std::equal(old_payload.begin(), old_payload.begin() + old_size, payload.begin()));
+  ProcessRecord old;
+  ByteReader old_reader(std::span<const uint8_t>(payload.data(), old_size));
+  ASSERT_TRUE(decode(old_reader, old));
+  EXPECT_EQ(old.library_version, "0.1.0");
+  EXPECT_EQ(old.command_line, p.command_line);
+  EXPECT_TRUE(old.os_name.empty());
+  EXPECT_EQ(old.logical_cpus, 0u);
+}
+
+}  // namespace

@@ -32,6 +32,13 @@ void encode(ByteWriter& w, const ProcessRecord& r) {
   w.varint(r.command_line.size());
   for (const auto& arg : r.command_line) w.string(arg);
   w.string(r.library_version);
+  // Older readers stop at library_version and ignore what follows.
+  w.string(r.os_name);
+  w.string(r.os_release);
+  w.string(r.cpu_name);
+  w.varint(r.physical_cpus);
+  w.varint(r.logical_cpus);
+  w.varint(r.memory_bytes);
 }
 
 bool decode(ByteReader& r, ProcessRecord& out) {
@@ -45,7 +52,11 @@ bool decode(ByteReader& r, ProcessRecord& out) {
   for (auto& arg : out.command_line) {
     if (!r.string(arg, kMaxStringSize)) return false;
   }
-  return r.string(out.library_version, kMaxStringSize);
+  if (!r.string(out.library_version, kMaxStringSize)) return false;
+  if (r.remaining() == 0) return true;  // written before the machine's facts were recorded
+  return r.string(out.os_name, kMaxStringSize) && r.string(out.os_release, kMaxStringSize) &&
+         r.string(out.cpu_name, kMaxStringSize) && r.varint(out.physical_cpus) &&
+         r.varint(out.logical_cpus) && r.varint(out.memory_bytes);
 }
 
 void encode(ByteWriter& w, const ModuleRecord& r) {

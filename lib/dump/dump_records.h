@@ -79,6 +79,14 @@ struct ProcessRecord {
   std::string executable;
   std::vector<std::string> command_line;
   std::string library_version;
+  // The machine (appended to the record; a dump without them reads as "unknown"). Empty or 0:
+  // unknown.
+  std::string os_name;         // the distribution or edition: "Debian GNU/Linux 12 (bookworm)"
+  std::string os_release;      // the kernel's release / the OS version: "6.1.0-27-amd64"
+  std::string cpu_name;        // "AMD EPYC 7B13"
+  uint64_t physical_cpus = 0;  // cores
+  uint64_t logical_cpus = 0;   // hardware threads online
+  uint64_t memory_bytes = 0;   // physical memory
 };
 
 enum ModuleFlags : uint32_t {

@@ -1,6 +1,7 @@
 // Checks the profile of markers_target (see markers_target.cc) with the structural checker and
 // with the Firefox Profiler's own code (@firefox-devtools/profiler-cli): markers and their
-// payloads, the label frame, the counter track, CPU use and idle samples, the paused range.
+// payloads, the label frame, the counter track, CPU use and idle samples, the paused range; and
+// what a person sees first: names, visible and selected threads, colours, Profile Info.
 //
 //   node check_markers.mjs --profile X.json --profile-check PATH --cli PATH/profiler-cli.js
 //
@@ -8,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
+import { wronglyOtherCallNodes } from './call_node_categories.mjs';
 import { run, withSession } from './profiler_cli.mjs';
 
 // CPU ratios are loose: the test machine is shared (two cores, parallel builds and tests), and a
@@ -249,6 +251,9 @@ function checkWithCli(cli) {
   check(busyActive >= 0.5 * busyTree.totalSamples,
         `busy thread: ${busyActive} of ${busyTree.totalSamples} samples are not idle`);
 
+  // What a person sees (issue 22, items 3, 4, 5, 8, 9).
+  checkView(cli, list, main, busy);
+
   // The counter track.
   const counters = JSON.parse(cli('counter', 'list', '--json')).counters ?? [];
   const queue = counters.find((c) => c.name === 'queue-length');
@@ -286,6 +291,46 @@ function checkWithCli(cli) {
     check(before[main.name] > 0,
           `the main thread has samples just before the pause (${JSON.stringify(before)})`);
   }
+}
+
+function checkView(cli, list, main, busy) {
+  // Colours: a call node is grey ("Other") only for what really has no category (the "Parse"
+  // label), never for code, nor because its samples disagree.
+  for (const thread of profile.threads) {
+    const wrong = wronglyOtherCallNodes(profile, thread);
+    check(wrong.length === 0, `thread "${thread.name}": no code call node is "Other"`,
+          wrong.slice(0, 5).map((n) => `  ${n.path}${n.mixed ? ' (mixed)' : ''}`).join('\n'));
+  }
+  // Names: the program's name is longer than the kernel's 15 bytes.
+  const product = profile.meta.product;
+  check(product.length > 15 && main.name === product,
+        `the main thread has the process's full name "${product}" (${main.name})`);
+  const unnamed = list.threads.filter((t) => t.name === `${product} ${t.tid}`);
+  check(unnamed.length === 1 && !profile.threads[unnamed[0].threadIndex].isMainThread,
+        `the unnamed helper thread shows as the process's name and its tid ` +
+        `(${list.threads.map((t) => `"${t.name}"`).join(', ')})`);
+  const own = profile.threads.filter((t) => /^inprof-(stopper|capture)$/.test(t.name) ||
+                                          (t.name.startsWith('inprof-') && t.samples.length === 0));
+  check(own.length === 0, `no thread of the profiler's own (${own.map((t) => t.name).join(', ')})`);
+  // Visible and selected threads: all with samples or markers; the busiest selected.
+  const wanted = profile.threads.flatMap(
+      (t, i) => (t.samples.length > 0 || t.markers.length > 0 ? [i] : []));
+  check(JSON.stringify(profile.meta.initialVisibleThreads) === JSON.stringify(wanted),
+        `every thread with samples or markers is visible at first ` +
+        `(${JSON.stringify(profile.meta.initialVisibleThreads)}, want ${JSON.stringify(wanted)})`);
+  const selected = list.threads.filter((t) => t.selected).map((t) => t.name);
+  checkUnlessWine(selected.length === 1 && selected[0] === busy.name,
+                  `the viewer opens on the busy thread (selected: ${selected.join(', ')})`,
+                  'without CPU times the thread with the most samples is selected');
+  // Profile Info, as the viewer reads it.
+  const meta = JSON.parse(cli('profile', 'meta', '--json'));
+  check(/^(Linux|Windows) \S+ (x86_64|aarch64)$/.test(meta.oscpu ?? ''),
+        `the OS names the system, its release and the architecture (${meta.oscpu})`);
+  check(meta.logicalCPUs >= 1 && meta.physicalCPUs >= 1 && meta.physicalCPUs <= meta.logicalCPUs,
+        `CPU counts (${meta.physicalCPUs} physical, ${meta.logicalCPUs} logical)`);
+  check(meta.mainMemoryBytes > 1 << 20, `main memory (${meta.mainMemoryBytes} bytes)`);
+  check((meta.arguments ?? '').includes('.inprof'), `the command line (${meta.arguments})`);
+  check(meta.product === product, `the product (${meta.product})`);
 }
 
 try {

@@ -7,6 +7,8 @@
 //   busy:    interval_start "Handoff"; busy_outer -> parse_with_label [LabelScope "Parse"] ->
 //            parse_work, computing for about 800 ms.
 //   sleeper: naps until busy is done, then interval_end "Handoff" (the pair spans two threads).
+//   helper:  nobody names it: it computes for 100 ms under the name the kernel gives it.
+// The executable's name is longer than the 15 bytes the kernel keeps of a thread's name.
 //
 // Functions are noinline with barriers so each keeps a frame of its own (see e2e_target.cc).
 #include <inprof/markers.h>
@@ -111,6 +113,8 @@ int main(int argc, char** argv) {
     busy_done.store(true, std::memory_order_release);
   });
 
+  std::thread helper([] { spin_for(std::chrono::milliseconds(100)); });
+
   // The counter stays at each value for many sampler ticks, so each one is recorded even when a
   // loaded machine makes the sampler late.
   queue.set(10);
@@ -128,6 +132,7 @@ int main(int argc, char** argv) {
 
   busy.join();
   sleeper.join();
+  helper.join();
 
   // Busy work while paused: if sampling went on, the main thread would have samples here.
   inprof::marker("PausedSpin");

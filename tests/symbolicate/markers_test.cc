@@ -391,7 +391,10 @@ TEST_F(MarkersTest, LabelsSitAtTheirPositionInTheStack) {
   EXPECT_EQ(names(2), (V{"0x1000", "0x2000", "0x3000", "Parse"}));
   EXPECT_EQ(names(3), (V{"0x1000", "Outer", "Inner", "0x2000", "0x3000"}));
   EXPECT_EQ(names(4), (V{"0x1000", "0x2000", "[label 9]", "0x3000"}));
-  EXPECT_EQ(names(5), names(4));
+  // The repeat keeps the labels; it did not run, so it is idle, with its Idle frame on top.
+  V idle = names(4);
+  idle.push_back("[not running]");
+  EXPECT_EQ(names(5), idle);
   EXPECT_EQ(names(6), (V{"Parse"}));
 
   // A label frame: its own func without library, address -1, the label's category.
@@ -402,7 +405,10 @@ TEST_F(MarkersTest, LabelsSitAtTheirPositionInTheStack) {
   EXPECT_EQ(symtest::sample_stack(doc_, 0, 3)[2].category, "User");
 }
 
-TEST_F(MarkersTest, RepeatSamplesHaveAnIdleLeaf) {
+// Repeats of a thread that did not run, whose code cannot be read (so whether it was in a system
+// call is unknown): idle, through an Idle frame of their own on top of the sample's stack. The
+// sample's frames keep their category.
+TEST_F(MarkersTest, RepeatSamplesHaveAnIdleFrameOnTop) {
   {
     symtest::DumpFile d(dump_path());
     d.process(symtest::test_process());
@@ -426,16 +432,18 @@ TEST_F(MarkersTest, RepeatSamplesHaveAnIdleLeaf) {
   std::vector<FrameView> running = symtest::sample_stack(doc_, 0, 0);
   std::vector<FrameView> idle = symtest::sample_stack(doc_, 0, 1);
   ASSERT_EQ(running.size(), 2u);
-  ASSERT_EQ(idle.size(), 2u);
+  ASSERT_EQ(idle.size(), 3u);
   EXPECT_EQ(running[1].category, "Native");
-  EXPECT_EQ(idle[1].category, "Idle");  // exactly the name the viewer looks for
+  EXPECT_EQ(idle[2].category, "Idle");  // exactly the name the viewer looks for
+  EXPECT_EQ(idle[2].func, "[not running]");
+  EXPECT_EQ(idle[2].address, -1);
   EXPECT_EQ(idle[0].category, "Native");
+  EXPECT_EQ(idle[1].category, "Native");
   EXPECT_EQ(idle[1].func, running[1].func);
   EXPECT_EQ(idle[1].address, running[1].address);
-  // The same parent stack node: only the leaf differs.
+  // The idle stack sits on the sample's own stack node.
   const Value& prefix = doc_["shared"]["stackTable"]["prefixOffset"];
-  EXPECT_EQ(stacks[1] - prefix[static_cast<rapidjson::SizeType>(stacks[1])].GetInt64(),
-            stacks[0] - prefix[static_cast<rapidjson::SizeType>(stacks[0])].GetInt64());
+  EXPECT_EQ(stacks[1] - prefix[static_cast<rapidjson::SizeType>(stacks[1])].GetInt64(), stacks[0]);
 
   EXPECT_STREQ(doc_["meta"]["sampleUnits"]["threadCPUDelta"].GetString(), "ns");
   const Value& cpu = samples["threadCPUDelta"];

@@ -32,7 +32,8 @@ class OutputsTest : public ::testing::Test {
     d.sample(1, 1'000'000, {leaf_, caller_ra_});
     d.sample(1, 2'000'000, {leaf_, caller_ra_});
     d.sample(1, 3'000'000, {leaf_});
-    d.repeat(1, 4'000'000);  // idle: left out of folded stacks and rankings
+    // Blocked in a system call: idle, left out of folded stacks and rankings.
+    d.sample(1, 4'000'000, {symtest::after_syscall_address()});
     d.end(5'000'000);
     d.close();
   }

@@ -162,10 +162,10 @@ TEST_F(SymbolicateTest, BuildIdMismatchLeavesTheModuleUnsymbolicated) {
   EXPECT_NE(err_.find("build-id mismatch"), std::string::npos) << err_;
 }
 
-// Repeats without CPU time share one stack among themselves; it differs from the sample's only in
-// the leaf frame's category, Idle (the thread did not run). A repeat that carries CPU time (an
-// expiration of the thread's CPU timer merged at the kernel's tick) ran: the sample's own stack.
-TEST_F(SymbolicateTest, RepeatSamplesShareAnIdleStackAndCarryCpuDeltas) {
+// Repeats share the sample's stack. Those without CPU time did not run, but the leaf is in the
+// program's code, not in a system call: the thread waited for a CPU, which is not idle. A repeat
+// that carries CPU time (an expiration of the thread's CPU timer merged at the kernel's tick) ran.
+TEST_F(SymbolicateTest, RepeatSamplesShareTheStackAndCarryCpuDeltas) {
   uint64_t leaf = reinterpret_cast<uintptr_t>(&symtest::leaf_function);
   uint64_t caller_ra = symtest::caller_function();
   {
@@ -181,17 +181,10 @@ TEST_F(SymbolicateTest, RepeatSamplesShareAnIdleStackAndCarryCpuDeltas) {
   convert();
   const auto& samples = doc_["threads"][0]["samples"];
   ASSERT_EQ(samples["length"].GetUint(), 4u);
-  EXPECT_EQ(symtest::sample_stack_index(doc_, 0, 0), symtest::sample_stack_index(doc_, 0, 3));
-  EXPECT_NE(symtest::sample_stack_index(doc_, 0, 0), symtest::sample_stack_index(doc_, 0, 1));
-  EXPECT_EQ(symtest::sample_stack_index(doc_, 0, 1), symtest::sample_stack_index(doc_, 0, 2));
-  std::vector<FrameView> ran = stack(0), idle = stack(1);
-  ASSERT_EQ(ran.size(), idle.size());
-  for (size_t i = 0; i < ran.size(); ++i) {
-    EXPECT_EQ(ran[i].func, idle[i].func);
-    EXPECT_EQ(ran[i].line, idle[i].line);
+  for (size_t i = 1; i < 4; ++i) {
+    EXPECT_EQ(symtest::sample_stack_index(doc_, 0, 0), symtest::sample_stack_index(doc_, 0, i));
   }
-  EXPECT_EQ(ran.back().category, "Native");
-  EXPECT_EQ(idle.back().category, "Idle");
+  EXPECT_EQ(stack(0).back().category, "Native");
   EXPECT_DOUBLE_EQ(samples["timeDeltas"][0].GetDouble(), 1.0);
   EXPECT_DOUBLE_EQ(samples["timeDeltas"][1].GetDouble(), 1.0);
   EXPECT_DOUBLE_EQ(samples["timeDeltas"][2].GetDouble(), 1.5);
@@ -254,7 +247,8 @@ TEST_F(SymbolicateTest, ProcessAndThreadMetadata) {
   EXPECT_DOUBLE_EQ(threads[1]["registerTime"].GetDouble(), 2.0);
   EXPECT_DOUBLE_EQ(threads[1]["unregisterTime"].GetDouble(), 5.0);
   EXPECT_TRUE(threads[0]["unregisterTime"].IsNull());
-  EXPECT_STREQ(threads[2]["name"].GetString(), "Thread 12");
+  // A thread without a name: the process's name and its id.
+  EXPECT_EQ(threads[2]["name"].GetString(), exe_name() + " 12");
   // The stats are visible in the profile and on stderr.
   std::string extra;
   for (const auto& e : meta["extra"][0]["entries"].GetArray()) {
@@ -320,11 +314,15 @@ TEST_F(SymbolicateTest, ManyModuleEpochsEachResolveTheirOwnLibrary) {
   for (int i = 0; i < kLibraries; ++i) {
     std::string lib = "lib" + std::to_string(i) + ".so";
     for (size_t k : {size_t(2 * i), size_t(2 * i + 1)}) {
+      // The repeat did not run, and its code cannot be read: idle, as an Idle frame on top.
       auto frames = stack(k);
-      ASSERT_EQ(frames.size(), 2u) << "sample " << k;
+      ASSERT_EQ(frames.size(), k % 2 ? 3u : 2u) << "sample " << k;
       EXPECT_EQ(frames[0].func, lib + "+0x20") << "sample " << k;
       EXPECT_EQ(frames[1].func, lib + "+0x10") << "sample " << k;
-      EXPECT_EQ(frames[1].category, k % 2 ? "Idle" : "Native") << "sample " << k;
+      EXPECT_EQ(frames[1].category, "Native") << "sample " << k;
+      if (k % 2) {
+        EXPECT_EQ(frames[2].category, "Idle") << "sample " << k;
+      }
     }
   }
 }

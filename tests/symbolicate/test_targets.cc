@@ -43,3 +43,46 @@ __attribute__((noinline)) uintptr_t outer_with_inline() {
 const int kOuterCallsHelperLine = __LINE__ - 4;
 
 }  // namespace symtest
+
+// Never executed: the address after a system call instruction stands for a thread blocked in
+// the kernel, the address after two no-ops for one stopped in its own code.
+#if defined(__x86_64__)
+asm(".text\n"
+    "  syscall\n"
+    "symtest_after_syscall:\n"
+    "  nop\n"
+    "  nop\n"
+    "symtest_after_plain_code:\n"
+    "  ret\n");
+#elif defined(__aarch64__)
+asm(".text\n"
+    "  svc #0\n"
+    "symtest_after_syscall:\n"
+    "  nop\n"
+    "symtest_after_plain_code:\n"
+    "  ret\n");
+#endif
+
+namespace symtest {
+
+uintptr_t after_syscall_address() {
+  uintptr_t a;
+#if defined(__x86_64__)
+  asm("lea symtest_after_syscall(%%rip), %0" : "=r"(a));
+#elif defined(__aarch64__)
+  asm("adr %0, symtest_after_syscall" : "=r"(a));
+#endif
+  return a;
+}
+
+uintptr_t after_plain_code_address() {
+  uintptr_t a;
+#if defined(__x86_64__)
+  asm("lea symtest_after_plain_code(%%rip), %0" : "=r"(a));
+#elif defined(__aarch64__)
+  asm("adr %0, symtest_after_plain_code" : "=r"(a));
+#endif
+  return a;
+}
+
+}  // namespace symtest

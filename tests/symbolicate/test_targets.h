@@ -13,6 +13,11 @@ uintptr_t caller_function();
 // Returns the return address of a call made from code inlined into it (inlined_helper).
 uintptr_t outer_with_inline();
 
+// Addresses in the test executable: right after a system call instruction, and right after
+// ordinary instructions (x86-64 and aarch64 only).
+uintptr_t after_syscall_address();
+uintptr_t after_plain_code_address();
+
 extern const int kLeafFunctionLine;      // line of leaf_function's definition
 extern const int kCallerFunctionLine;    // line of caller_function's definition
 extern const int kCallerCallLine;        // line of the call inside caller_function

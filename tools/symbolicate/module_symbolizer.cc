@@ -4,6 +4,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -206,6 +207,8 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   }
   std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) override;
   bool has_dwarf() const override { return dwarf_ != nullptr; }
+  bool read_code(uint64_t vaddr, std::span<uint8_t> out) override;
+  void set_main_is_binary(bool yes) { main_is_binary_ = yes; }
 
  private:
   struct ElfSymbol {
@@ -236,6 +239,7 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
 
   Dwfl* dwfl_;
   Dwfl_Module* module_;
+  bool main_is_binary_ = false;  // the main ELF is the module's binary, with its code
   Dwarf* dwarf_ = nullptr;
   uint64_t dwarf_bias_ = 0;
   std::vector<ElfSymbol> symbols_;  // by start address
@@ -518,6 +522,7 @@ std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& file
     if (userdata) *userdata = const_cast<ModuleFiles*>(&files);
   }
   auto symbolizer = std::make_unique<DwarfModuleSymbolizer>(dwfl, mod);
+  symbolizer->set_main_is_binary(!files.binary.empty());
   // The files are only needed while libdwfl looks for the DWARF, which the constructor does.
   void** userdata = nullptr;
   dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
@@ -771,6 +776,31 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
     out.symbol = s;
   }
   return out;
+}
+
+bool DwarfModuleSymbolizer::read_code(uint64_t vaddr, std::span<uint8_t> out) {
+  if (!main_is_binary_ || out.empty()) return false;
+  Dwarf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(module_, &bias);
+  size_t count = 0;
+  if (!elf || elf_getphdrnum(elf, &count) != 0) return false;
+  size_t file_size = 0;
+  const char* file = elf_rawfile(elf, &file_size);
+  if (!file) return false;
+  // The loaded segment holding the range; its file bytes are what the process had mapped.
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
+    if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr > ph.p_filesz ||
+        out.size() > ph.p_filesz - (vaddr - ph.p_vaddr)) {
+      continue;
+    }
+    const uint64_t offset = ph.p_offset + (vaddr - ph.p_vaddr);
+    if (offset > file_size || out.size() > file_size - offset) return false;
+    std::memcpy(out.data(), file + offset, out.size());
+    return true;
+  }
+  return false;
 }
 
 std::optional<unsigned> DwarfModuleSymbolizer::return_address_slot(uint64_t vaddr, bool aarch64) {

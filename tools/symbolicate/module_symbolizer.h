@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -97,6 +98,11 @@ class ModuleSymbolizer {
   virtual std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) = 0;
 
   virtual bool has_dwarf() const = 0;
+
+  // Copies the module's code bytes at [vaddr, vaddr + out.size()) into `out`, from the binary
+  // as it is mapped. False when they are not at hand (only a debug file was found, whose code
+  // sections are empty; a reader that does not offer them).
+  virtual bool read_code(uint64_t /*vaddr*/, std::span<uint8_t> /*out*/) { return false; }
 
  protected:
   ModuleSymbolizer() = default;

@@ -115,14 +115,6 @@ FrameIndex ProfileBuilder::handle_for_frame(FuncIndex func, std::optional<uint64
   return static_cast<FrameIndex>(row);
 }
 
-FrameIndex ProfileBuilder::frame_with_category(FrameIndex frame, CategoryIndex category) {
-  const uint32_t i = raw(frame);
-  if (frames_.category[i] == category) return frame;
-  // A new category starts at its first subcategory: the old one may not exist in it.
-  return handle_for_frame(frames_.func[i], frames_.address[i], frames_.inline_depth[i], category, 0,
-                          frames_.native_symbol[i], frames_.line[i]);
-}
-
 StackIndex ProfileBuilder::handle_for_stack(std::optional<StackIndex> prefix, FrameIndex frame) {
   const auto next = static_cast<uint32_t>(stacks_.size());
   const uint32_t row = stack_index_.find_or_insert(

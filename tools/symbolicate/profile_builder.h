@@ -233,14 +233,21 @@ struct Meta {
   uint64_t interval_ns = 1'000'000;
   std::string product;
   std::string arguments;
-  std::string oscpu;  // architecture
+  std::string oscpu;  // OS, release and architecture: "Linux 6.1.0-27-amd64 x86_64"
   std::string platform;
+  std::string cpu_name;        // empty: not written
+  uint64_t physical_cpus = 0;  // 0: not written
+  uint64_t logical_cpus = 0;
+  uint64_t main_memory = 0;     // bytes
   bool has_cpu_deltas = false;  // write threadCPUDelta columns
   // The recorded session, since start_unix_ns. Without it the viewer's range runs from the first
   // to the last sample and hides markers outside it.
   std::optional<uint64_t> profiling_end_ns;
   uint64_t profiling_start_ns = 0;  // later than 0 for a flight-recorder capture
   std::vector<ExtraEntry> extra;
+  // Thread indices: the tracks shown, and the one selected, when the profile is opened.
+  std::optional<std::vector<uint32_t>> initial_visible_threads;
+  std::optional<std::vector<uint32_t>> initial_selected_threads;
 };
 
 class ProfileBuilder {
@@ -261,8 +268,6 @@ class ProfileBuilder {
                               uint32_t inline_depth, CategoryIndex category, uint32_t subcategory,
                               std::optional<NativeSymbolIndex> native_symbol,
                               std::optional<uint32_t> line);
-  // The same frame with another category (an idle leaf).
-  FrameIndex frame_with_category(FrameIndex frame, CategoryIndex category);
   StackIndex handle_for_stack(std::optional<StackIndex> prefix, FrameIndex frame);
   void add_marker_schema(MarkerSchema schema) { marker_schemas_.push_back(std::move(schema)); }
   void add_counter(Counter counter) { counters_.push_back(std::move(counter)); }

@@ -18,16 +18,11 @@
 #include "module_map.h"
 #include "module_symbolizer.h"
 #include "parallel_symbolizer.h"
+#include "syscall_site.h"
+#include "track_names.h"
 
 namespace inprof::symbolicate {
 namespace {
-
-std::string basename_of(const std::string& path) {
-  // A Windows dump's paths (C:\dir\app.exe) also separate with backslashes.
-  const bool windows = path.size() > 2 && path[1] == ':' && (path[2] == '\\' || path[2] == '/');
-  size_t slash = path.find_last_of(windows ? "\\/" : "/");
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 // The address of the instruction a frame was executing. Only the leaf's is exact: every other
 // frame holds a return address, just past its call, which may already be the next line, another
@@ -55,10 +50,10 @@ std::string hex_u64(uint64_t v) {
   return buf;
 }
 
-// The table stack each (raw stack, module epoch, idle) became: turns the model's packed samples
-// into the profile's when they are written, so that they are kept only once. The first epochs
-// with samples (nearly always the only ones) get a dense row of 2 x (raw stacks) entries; any
-// later ones (a program loading and unloading libraries all the time) only the pairs they use.
+// The table stack each (raw stack, module epoch, CPU use) became: turns the model's packed
+// samples into the profile's when they are written, so that they are kept only once. The first
+// epochs with samples (nearly always the only ones) get a dense row of 4 x (raw stacks) entries;
+// any later ones (a program loading and unloading libraries all the time) only the keys they use.
 class ResolvedStacks {
  public:
   ResolvedStacks(const ModuleMap& module_map, size_t raw_stacks)
@@ -67,9 +62,9 @@ class ResolvedStacks {
   uint32_t& slot(const RawSample& s) {
     size_t epoch = map_.epoch(s.time_ns);
     auto [it, inserted] = rows_.try_emplace(epoch);
-    if (inserted && rows_.size() <= kDenseRows) it->second.dense.assign(raw_stacks_ * 2, 0);
+    if (inserted && rows_.size() <= kDenseRows) it->second.dense.assign(raw_stacks_ * kUses, 0);
     Row& row = it->second;
-    uint64_t key = uint64_t(s.stack) * 2 + (s.idle ? 1 : 0);
+    const uint64_t key = key_of(s);
     return row.dense.empty() ? row.sparse[key] : row.dense[key];
   }
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -90,7 +85,7 @@ class ResolvedStacks {
           row_end = map_.epoch_end(epoch);
           have_row = true;
         }
-        uint64_t key = uint64_t(s.stack) * 2 + (s.idle ? 1 : 0);
+        const uint64_t key = key_of(s);
         uint32_t v = 0;
         if (row && !row->dense.empty()) {
           v = row->dense[key];
@@ -106,6 +101,10 @@ class ResolvedStacks {
 
  private:
   static constexpr size_t kDenseRows = 4;
+  static constexpr size_t kUses = 4;  // CpuUse values
+  static uint64_t key_of(const RawSample& s) {
+    return uint64_t(s.stack) * kUses + static_cast<uint64_t>(s.cpu_use);
+  }
   struct Row {
     std::vector<uint32_t> dense;  // by key, or empty
     std::unordered_map<uint64_t, uint32_t> sparse;
@@ -114,6 +113,9 @@ class ResolvedStacks {
   size_t raw_stacks_;
   std::map<size_t, Row> rows_;  // by epoch
 };
+
+// More threads than this with samples or markers: only the busiest are shown at first.
+constexpr size_t kMaxInitiallyVisibleThreads = 32;
 
 class Converter {
  public:
@@ -126,6 +128,7 @@ class Converter {
     if (model.process()) {
       arch_ = model.process()->arch;
       fix_leaves_ = arch_ == "x86_64" || arch_ == "aarch64";
+      if (model.process()->os == "linux") syscall_size_ = syscall_instruction_size(arch_);
     }
   }
 
@@ -146,6 +149,7 @@ class Converter {
     size_t addresses = 0;
     std::optional<LibIndex> lib;
     std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;  // by leaf address
+    std::unordered_map<uint64_t, std::optional<bool>> syscall_sites;     // by leaf address
     // By address, [0] as a return address, [1] as a leaf: the run of frame_pool_ it became.
     FlatKeyMap frame_runs[2];
     FlatKeyMap funcs;           // by SourceFrame::function_key
@@ -157,18 +161,24 @@ class Converter {
   struct StackCacheEntry {
     size_t epoch = SIZE_MAX;
     std::optional<StackIndex> stack;
+    std::optional<bool> in_syscall;  // of the leaf (idle_stack_cache_ only)
   };
 
   void add_meta();
   void add_categories();
   CategoryIndex category(uint32_t dump_id) const;
   void add_threads();
+  void choose_initial_threads();
   void add_marker_schemas();
   void add_markers();
   std::optional<MarkerData> marker_data(const internal::MarkerRecord& m);
   void add_counters();
   void add_paused_ranges();
-  std::optional<StackIndex> stack_for(RawStackId id, uint64_t time_ns, bool idle);
+  std::optional<StackIndex> stack_for(RawStackId id, uint64_t time_ns, CpuUse use);
+  // Whether a sample whose leaf is `address` was in a system call; nothing if the code there
+  // cannot be read.
+  std::optional<bool> in_syscall(uint64_t address, uint64_t time_ns);
+  FrameIndex idle_frame(bool blocked);
   std::optional<StackIndex> build_stack(const RawStack& raw, uint64_t time_ns);
   FrameIndex label_frame(const internal::SampleLabel& label);
   FrameRun frames_for(uint64_t address, bool leaf, uint64_t time_ns);
@@ -195,14 +205,22 @@ class Converter {
   std::map<uint32_t, std::string> schema_names_;  // by dump marker type
   std::unordered_map<uint64_t, ThreadIndex> thread_by_tid_;
   std::optional<ThreadIndex> main_thread_;
-  uint64_t untyped_markers_ = 0;  // markers whose type has no schema record
+  struct Activity {            // of a thread, to choose what the viewer shows first
+    bool has_content = false;  // samples or markers
+    uint64_t cpu_ns = 0;
+    uint64_t samples = 0;  // with a stack
+  };
+  std::vector<Activity> activity_;  // by ThreadIndex
+  uint64_t untyped_markers_ = 0;    // markers whose type has no schema record
   std::vector<ModuleState> modules_;
   std::map<std::tuple<std::string, std::string, uint64_t>, LibIndex> lib_by_file_;
   std::vector<FrameIndex> frame_pool_;             // the frames of every address, in runs
   std::vector<FrameRun> frame_runs_;               // by the values of ModuleState::frame_runs
   FlatKeyMap unmapped_frame_runs_[2];              // the same for addresses in no module
   std::vector<StackCacheEntry> stack_cache_;       // one slot per raw stack: memory stays bounded
-  std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle leaf
+  std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle frame on top
+  size_t syscall_size_ = 0;                        // 0: leaves are not checked for system calls
+  std::optional<FrameIndex> idle_frames_[2];       // by idle_frame's `blocked`
   std::optional<FrameIndex> truncated_frame_;
   std::shared_ptr<ResolvedStacks> resolved_ =
       std::make_shared<ResolvedStacks>(map_, model_.stack_count());
@@ -235,6 +253,22 @@ ConversionSummary Converter::run() {
   return summary_;
 }
 
+// The command line as a shell would take it: arguments with spaces or quotes are quoted.
+std::string command_line_text(const std::vector<std::string>& args) {
+  std::string text;
+  for (const std::string& arg : args) {
+    if (!text.empty()) text += ' ';
+    if (!arg.empty() && arg.find_first_of(" \t\n'\"\\$`") == std::string::npos) {
+      text += arg;
+      continue;
+    }
+    text += '\'';
+    for (char c : arg) text += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    text += '\'';
+  }
+  return text;
+}
+
 void Converter::add_meta() {
   Meta& meta = b_.meta();
   meta.has_cpu_deltas = model_.any_cpu_delta();
@@ -258,13 +292,19 @@ void Converter::add_meta() {
   if (const auto& p = model_.process()) {
     meta.start_unix_ns = p->start_unix_ns;
     if (p->interval_ns) meta.interval_ns = p->interval_ns;
-    meta.product = basename_of(p->executable);
-    for (size_t i = 0; i < p->command_line.size(); ++i) {
-      if (i) meta.arguments += ' ';
-      meta.arguments += p->command_line[i];
-    }
-    meta.oscpu = p->arch;
+    meta.product = TrackNames(&*p).process_name();
+    meta.arguments = command_line_text(p->command_line);
     meta.platform = p->os == "linux" ? "Linux" : p->os == "windows" ? "Windows" : p->os;
+    // The viewer shows oscpu as the OS, and in the title after the product.
+    meta.oscpu = meta.platform;
+    if (!p->os_release.empty()) meta.oscpu += " " + p->os_release;
+    meta.oscpu += meta.oscpu.empty() ? p->arch : " " + p->arch;
+    meta.cpu_name = p->cpu_name;
+    meta.physical_cpus = p->physical_cpus;
+    meta.logical_cpus = p->logical_cpus;
+    meta.main_memory = p->memory_bytes;
+    if (!p->os_name.empty()) meta.extra.push_back({"Operating system", p->os_name});
+    if (!p->executable.empty()) meta.extra.push_back({"Executable", p->executable});
     meta.extra.push_back({"Process ID", std::to_string(p->pid)});
     meta.extra.push_back({"inprof library version", p->library_version});
   } else {
@@ -288,10 +328,12 @@ void Converter::add_threads() {
   for (const ThreadInfo& t : model_.threads()) order.push_back(&t);
   // A thread may only have markers (recorded while it was never sampled): it still gets a track.
   std::vector<std::unique_ptr<ThreadInfo>> marker_only;
+  std::unordered_set<uint64_t> marker_tids;
   {
     std::unordered_map<uint64_t, ThreadInfo*> known;
     for (const ThreadInfo& t : model_.threads()) known[t.tid] = nullptr;
     for (const internal::MarkerRecord& m : model_.markers()) {
+      marker_tids.insert(m.tid);
       auto [it, inserted] = known.emplace(m.tid, nullptr);
       if (inserted) {
         marker_only.push_back(std::make_unique<ThreadInfo>());
@@ -304,13 +346,21 @@ void Converter::add_threads() {
       }
     }
   }
+  // The profile is the program's: the profiler's own threads are left out. The stopper and the
+  // capture thread only wait (the sampler may still sample them); another inprof-* thread (a
+  // program may name one so) is left out only when it has nothing to show.
+  std::erase_if(order, [&](const ThreadInfo* t) {
+    if (t->name == "inprof-stopper" || t->name == "inprof-capture") return true;
+    return t->name.starts_with("inprof-") && t->samples.empty() && !marker_tids.contains(t->tid);
+  });
   // The main thread first: the viewer shows threads in this order.
   std::stable_partition(order.begin(), order.end(), [](const ThreadInfo* t) { return t->is_main; });
 
   uint64_t pid = model_.process() ? model_.process()->pid : 0;
+  const TrackNames names(model_.process() ? &*model_.process() : nullptr);
   for (const ThreadInfo* info : order) {
     Thread t;
-    t.name = info->name.empty() ? "Thread " + std::to_string(info->tid) : info->name;
+    t.name = names.thread_name(info->tid, info->name, info->is_main);
     t.is_main = info->is_main;
     t.process_name = b_.meta().product;
     t.pid = pid;
@@ -326,21 +376,29 @@ void Converter::add_threads() {
       });
     }
     std::optional<uint64_t> first_time;
+    Activity activity;
+    activity.has_content = !info->samples.empty() || marker_tids.contains(info->tid);
+    auto count = [&](const RawSample& s) {
+      activity.cpu_ns += s.cpu_delta_ns.value_or(0);
+      activity.samples += s.stack != kNoStack;
+    };
     auto add = [&](const RawSample& s) {
+      count(s);
       if (!first_time) first_time = s.time_ns;
       t.samples.push_back(
-          {s.stack == kNoStack ? std::nullopt : stack_for(s.stack, s.time_ns, s.idle), s.time_ns,
+          {s.stack == kNoStack ? std::nullopt : stack_for(s.stack, s.time_ns, s.cpu_use), s.time_ns,
            s.cpu_delta_ns});
     };
     if (info->samples.in_time_order()) {
       // Every stack is built now (the tables are written before the samples), and the samples
       // are read again from the model when they are written: they are not copied.
       info->samples.for_each([&](const RawSample& s) {
+        count(s);
         if (!first_time) first_time = s.time_ns;
         if (s.stack == kNoStack) return;
         uint32_t& slot = resolved_->slot(s);
         if (slot != 0) return;
-        std::optional<StackIndex> stack = stack_for(s.stack, s.time_ns, s.idle);
+        std::optional<StackIndex> stack = stack_for(s.stack, s.time_ns, s.cpu_use);
         slot = stack ? raw(*stack) + 1 : ResolvedStacks::kNone;
       });
       if (!info->samples.empty()) {  // (marker-only threads are gone after this function)
@@ -361,7 +419,40 @@ void Converter::add_threads() {
     ThreadIndex index = b_.add_thread(std::move(t));
     thread_by_tid_.emplace(info->tid, index);
     if (is_main && !main_thread_) main_thread_ = index;
+    activity_.push_back(activity);
   }
+  choose_initial_threads();
+}
+
+void Converter::choose_initial_threads() {
+  // Without a list the viewer hides threads it finds quiet (a database thread that mostly
+  // waits, with all its markers); with one it shows exactly those listed.
+  std::vector<uint32_t> shown;
+  for (uint32_t i = 0; i < activity_.size(); ++i) {
+    if (activity_[i].has_content) shown.push_back(i);
+  }
+  auto busier = [&](uint32_t a, uint32_t b) {
+    const Activity &x = activity_[a], &y = activity_[b];
+    return std::tie(x.cpu_ns, x.samples) > std::tie(y.cpu_ns, y.samples);
+  };
+  if (shown.size() > kMaxInitiallyVisibleThreads) {
+    // Very many threads: the busiest ones (and the main thread, which leads its process).
+    std::stable_sort(shown.begin(), shown.end(), busier);
+    shown.resize(kMaxInitiallyVisibleThreads);
+    if (main_thread_ && std::find(shown.begin(), shown.end(), raw(*main_thread_)) == shown.end()) {
+      shown.back() = raw(*main_thread_);
+    }
+    std::sort(shown.begin(), shown.end());
+  }
+  if (shown.empty()) return;  // no thread: the viewer has nothing to show either way
+  b_.meta().initial_visible_threads = shown;
+  // The thread that used the most CPU (or has the most samples); the first such (the main thread
+  // comes first) on a tie.
+  uint32_t selected = shown[0];
+  for (uint32_t i : shown) {
+    if (busier(i, selected)) selected = i;
+  }
+  b_.meta().initial_selected_threads = {selected};
 }
 
 namespace {
@@ -574,7 +665,7 @@ void Converter::add_paused_ranges() {
   }
 }
 
-std::optional<StackIndex> Converter::stack_for(RawStackId id, uint64_t time_ns, bool idle) {
+std::optional<StackIndex> Converter::stack_for(RawStackId id, uint64_t time_ns, CpuUse use) {
   // The result changes only when modules are loaded or unloaded (a new epoch).
   StackCacheEntry& entry = stack_cache_[id];
   size_t epoch = map_.epoch(time_ns);
@@ -582,18 +673,50 @@ std::optional<StackIndex> Converter::stack_for(RawStackId id, uint64_t time_ns, 
     entry.stack = build_stack(model_.stack(id), time_ns);
     entry.epoch = epoch;
   }
-  if (!idle || !entry.stack) return entry.stack;
-  // The thread did not run: the viewer counts a sample as idle when its leaf frame's category
-  // is Idle, so the leaf is swapped for the same frame in that category.
+  if (use == CpuUse::kMostly || !entry.stack) return entry.stack;
   StackCacheEntry& idle_entry = idle_stack_cache_[id];
   if (idle_entry.epoch != epoch) {
-    const StackTable& st = b_.stacks();
-    const uint32_t leaf = raw(*entry.stack);
+    const RawStack& raw = model_.stack(id);
+    idle_entry.in_syscall = raw.frames.empty() ? std::nullopt : in_syscall(raw.frames[0], time_ns);
+    // The viewer counts a sample as idle when its stack's category is Idle, and a stack takes
+    // the category of its top frame: an idle sample gets an Idle frame of its own on top, and
+    // every other frame keeps its category whatever the sample.
     idle_entry.stack =
-        b_.handle_for_stack(st.prefix[leaf], b_.frame_with_category(st.frame[leaf], idle_));
+        idle_entry.in_syscall == false
+            ? entry.stack
+            : b_.handle_for_stack(entry.stack, idle_frame(idle_entry.in_syscall.has_value()));
     idle_entry.epoch = epoch;
   }
-  return idle_entry.stack;
+  // Blocked: in a system call with little CPU time. Sampled elsewhere, it was runnable (waiting
+  // for a CPU is not idle). Where the code cannot be read, only a thread that did not run at
+  // all is taken as blocked.
+  const bool idle = idle_entry.in_syscall ? *idle_entry.in_syscall : use == CpuUse::kNone;
+  return idle ? idle_entry.stack : entry.stack;
+}
+
+std::optional<bool> Converter::in_syscall(uint64_t address, uint64_t time_ns) {
+  const size_t m = map_.find(address, time_ns);
+  if (syscall_size_ == 0 || m == ModuleMap::kNone || address < syscall_size_) return std::nullopt;
+  auto [it, inserted] = modules_[m].syscall_sites.try_emplace(address);
+  if (inserted) {
+    uint8_t before[8];
+    std::span<uint8_t> code(before, syscall_size_);
+    const uint64_t vaddr = address - syscall_size_ - model_.modules()[m].record.load_bias;
+    ModuleSymbolizer* sym = files(m) ? symbolizer(m) : nullptr;
+    if (sym && sym->read_code(vaddr, code)) it->second = is_syscall_instruction(arch_, code);
+  }
+  return it->second;
+}
+
+FrameIndex Converter::idle_frame(bool blocked) {
+  std::optional<FrameIndex>& frame = idle_frames_[blocked];
+  if (!frame) {
+    FuncIndex func =
+        b_.handle_for_func(b_.handle_for_string(blocked ? "[blocked]" : "[not running]"),
+                           std::nullopt, std::nullopt, std::nullopt);
+    frame = b_.handle_for_frame(func, std::nullopt, 0, idle_, 0, std::nullopt, std::nullopt);
+  }
+  return *frame;
 }
 
 FrameIndex Converter::label_frame(const internal::SampleLabel& label) {

@@ -176,11 +176,29 @@ void write_meta(Emitter& e, const ProfileBuilder& p) {
     e.key("platform");
     e.str(m.platform);
   }
+  if (!m.cpu_name.empty()) {
+    e.key("CPUName");
+    e.str(m.cpu_name);
+  }
+  for (const auto& [key, value] :
+       {std::pair{"physicalCPUs", m.physical_cpus}, std::pair{"logicalCPUs", m.logical_cpus},
+        std::pair{"mainMemory", m.main_memory}}) {
+    if (value == 0) continue;
+    e.key(key);
+    e.u64(value);
+  }
   if (m.profiling_end_ns) {
     e.key("profilingStartTime");
     e.ms(m.profiling_start_ns);
     e.key("profilingEndTime");
     e.ms(*m.profiling_end_ns);
+  }
+  for (const auto& [key, list] :
+       {std::pair{"initialVisibleThreads", &m.initial_visible_threads},
+        std::pair{"initialSelectedThreads", &m.initial_selected_threads}}) {
+    if (!*list) continue;
+    e.key(key);
+    e.array((*list)->size(), [&](size_t i) { e.u64((**list)[i]); });
   }
   e.key("importedFrom");
   e.str("inprof");

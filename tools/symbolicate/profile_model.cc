@@ -115,9 +115,27 @@ RawStackId ProfileModel::stack_of(const internal::SampleRecord& r) {
   return stack_by_key_[index];
 }
 
+namespace {
+
+CpuUse cpu_use(const RawSampleList& earlier, uint64_t time_ns, std::optional<uint64_t> cpu_ns,
+               bool repeat) {
+  // A repeat says the thread has not run since its previous sample; one that carries CPU time
+  // stands for intervals the thread ran through (its CPU timer's expirations merged at the
+  // kernel's tick).
+  if (repeat && (!cpu_ns || *cpu_ns == 0)) return CpuUse::kNone;
+  if (!cpu_ns) return CpuUse::kUnknown;
+  const std::optional<uint64_t> last = earlier.last_time();
+  if (!last || time_ns <= *last) return *cpu_ns == 0 ? CpuUse::kLittle : CpuUse::kUnknown;
+  return *cpu_ns >= (time_ns - *last) / 2 ? CpuUse::kMostly : CpuUse::kLittle;
+}
+
+}  // namespace
+
 void ProfileModel::on_sample(const internal::SampleRecord& r) {
   RawStackId id = stack_of(r);
-  thread(r.tid).samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id, false});
+  RawSampleList& samples = thread(r.tid).samples;
+  samples.push_back(
+      RawSample{r.time_ns, r.cpu_delta_ns, id, cpu_use(samples, r.time_ns, r.cpu_delta_ns, false)});
   saw_time(r.time_ns);
   last_stack_by_tid_[r.tid] = id;
   any_cpu_delta_ |= r.cpu_delta_ns.has_value();
@@ -132,10 +150,9 @@ void ProfileModel::on_sample_repeat(const internal::SampleRepeatRecord& r) {
   } else {
     ++orphan_repeats_;
   }
-  // A repeat that carries CPU time stands for intervals the thread ran through (its CPU timer's
-  // expirations merged at the kernel's tick): not idle.
-  const bool idle = !r.cpu_delta_ns || *r.cpu_delta_ns == 0;
-  thread(r.tid).samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id, idle});
+  RawSampleList& samples = thread(r.tid).samples;
+  samples.push_back(
+      RawSample{r.time_ns, r.cpu_delta_ns, id, cpu_use(samples, r.time_ns, r.cpu_delta_ns, true)});
   saw_time(r.time_ns);
   any_cpu_delta_ |= r.cpu_delta_ns.has_value();
   ++sample_count_;
@@ -212,7 +229,7 @@ void RawSampleList::write(uint64_t v) {
 void RawSampleList::push_back(const RawSample& s) {
   if (s.time_ns < last_time_) in_order_ = false;
   uint64_t stack = s.stack == kNoStack ? 0 : uint64_t(s.stack) + 1;
-  write(stack << 1 | (s.idle ? 1 : 0));
+  write(stack << 2 | static_cast<uint64_t>(s.cpu_use));
   int64_t delta = static_cast<int64_t>(s.time_ns - last_time_);
   write((static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63));  // zig-zag
   write(s.cpu_delta_ns ? std::min<uint64_t>(*s.cpu_delta_ns, UINT64_MAX - 1) + 1 : 0);

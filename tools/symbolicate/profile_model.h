@@ -40,11 +40,20 @@ struct RawStack {
 using RawStackId = uint32_t;
 inline constexpr RawStackId kNoStack = std::numeric_limits<RawStackId>::max();
 
+// How much of the time since its previous sample a thread spent on a CPU. Whether a thread that
+// ran little was blocked or only waited for a CPU is decided from where it was (syscall_site.h).
+enum class CpuUse : uint8_t {
+  kUnknown = 0,  // no CPU time recorded, or no earlier sample to measure from
+  kMostly = 1,   // at least half of it
+  kLittle = 2,   // some, less than half
+  kNone = 3,     // none: a repeat (the sampler saw that the thread had not run at all)
+};
+
 struct RawSample {
   uint64_t time_ns = 0;
   std::optional<uint64_t> cpu_delta_ns;
   RawStackId stack = kNoStack;
-  bool idle = false;  // a repeat without CPU time: the thread did not run since its last sample
+  CpuUse cpu_use = CpuUse::kUnknown;
 };
 
 // A thread's samples in file order, packed as varints (a few bytes each instead of 40).
@@ -54,6 +63,10 @@ class RawSampleList {
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   bool in_time_order() const { return in_order_; }
+  // The time of the latest sample pushed; nothing before the first.
+  std::optional<uint64_t> last_time() const {
+    return size_ ? std::optional<uint64_t>(last_time_) : std::nullopt;
+  }
   // Calls f(const RawSample&) for each sample, in file order.
   template <typename F>
   void for_each(F&& f) const {
@@ -63,8 +76,8 @@ class RawSampleList {
       uint64_t stack = read(i), delta = read(i), cpu = read(i);
       time += (delta >> 1) ^ (~(delta & 1) + 1);  // zig-zag
       s.time_ns = time;
-      s.idle = stack & 1;
-      s.stack = (stack >> 1) ? static_cast<RawStackId>((stack >> 1) - 1) : kNoStack;
+      s.cpu_use = static_cast<CpuUse>(stack & 3);
+      s.stack = (stack >> 2) ? static_cast<RawStackId>((stack >> 2) - 1) : kNoStack;
       s.cpu_delta_ns = cpu ? std::optional<uint64_t>(cpu - 1) : std::nullopt;
       f(s);
     }
