@@ -86,12 +86,18 @@ int PerfEventRing::open(const Spec& spec) {
   std::memset(&attr, 0, sizeof(attr));
   attr.size = sizeof(attr);
   attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_TASK_CLOCK;  // the thread's CPU time: it never fires while it sleeps
+  // The time the thread is on a CPU (what perf samples by default without a PMU): a per-thread
+  // event counts only while its thread runs, so it never fires while the thread sleeps.
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
   attr.sample_period = spec.period_ns;
   attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_READ | PERF_SAMPLE_REGS_USER |
                      PERF_SAMPLE_STACK_USER;
   attr.read_format = 0;  // the sample carries the event's count: the CPU time since open
-  attr.exclude_kernel = 1;
+  // Counting kernel time too (where the kernel allows it: perf_event_paranoid <= 1 or
+  // CAP_PERFMON) keeps the samples whose interval ends while the thread is in the kernel (a
+  // system call, a page fault): they carry the user registers and stack it will return to.
+  // Otherwise those samples are skipped and the next one carries their CPU time.
+  attr.exclude_kernel = spec.user_only ? 1 : 0;
   attr.exclude_hv = 1;
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;  // the clock of every other timestamp in the dump
@@ -102,6 +108,11 @@ int PerfEventRing::open(const Spec& spec) {
   const uint64_t cpu_before = thread_cpu_now(spec.tid);
   int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(spec.tid), -1,
                                     -1, PERF_FLAG_FD_CLOEXEC));
+  if (fd < 0 && !spec.user_only && (errno == EACCES || errno == EPERM)) {
+    attr.exclude_kernel = 1;
+    fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(spec.tid), -1, -1,
+                                  PERF_FLAG_FD_CLOEXEC));
+  }
   if (fd < 0) return errno;
   fd = place_high(fd);
   if (fd < 0) return EMFILE;

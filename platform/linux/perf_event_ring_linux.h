@@ -1,5 +1,5 @@
-// One thread sampled by the kernel itself: a perf_event task-clock event on the thread (user mode
-// only) that, after each `period` of the thread's CPU time, has the kernel copy the thread's user
+// One thread sampled by the kernel itself: a perf_event cpu-clock event on the thread that, after
+// each `period` of the thread's CPU time, has the kernel copy the thread's user
 // registers and the top of its user stack into a ring mapped in our process. Nothing is delivered
 // to the thread: no signal, no handler, nothing it could accept or be interrupted by. The sampler
 // reads the ring at leisure.
@@ -29,6 +29,7 @@ class PerfEventRing {
     uint64_t period_ns = 0;
     uint32_t stack_bytes = 0;  // a multiple of 8, at most kMaxPerfStackBytes
     uint32_t data_pages = 0;   // a power of two
+    bool user_only = false;    // count user time only, even where kernel time may be counted
   };
 
   PerfEventRing() = default;

@@ -82,7 +82,7 @@ bool kernel_samples_us() {
 std::unique_ptr<PerfSelfSampling> PerfSelfSampling::create(LocateStack locate_stack,
                                                            uint64_t interval_ns,
                                                            size_t stack_copy_size) {
-  // The kernel's task-clock timer does not go below 10 µs.
+  // The kernel's cpu-clock timer does not go below 10 µs.
   if (interval_ns < 10000) return nullptr;
   if (!kernel_samples_us()) return nullptr;
   const size_t budget = std::min(kMaxBudgetBytes, user_allowance_bytes() / 2);

@@ -122,7 +122,7 @@ bool kernel_sampling_allowed() {
   perf_event_attr attr{};
   attr.size = sizeof(attr);
   attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
   attr.sample_period = 1000000;
   attr.sample_type = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
   attr.sample_regs_user = 1;
