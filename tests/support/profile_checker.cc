@@ -26,6 +26,15 @@ constexpr size_t kReportsPerColumn = 5;
 const std::set<std::string> kColors = {"transparent", "purple",   "green", "orange",  "yellow",
                                        "lightblue",   "blue",     "brown", "magenta", "red",
                                        "lightred",    "darkgrey", "grey"};
+// The marker chart's colours (GraphColor), fewer than the category colours; a colorField value
+// outside them silently leaves the marker in the default blue.
+const std::set<std::string> kGraphColors = {"blue",   "green",  "grey", "ink",  "magenta",
+                                            "orange", "purple", "red",  "teal", "yellow"};
+const std::set<std::string> kCounterTooltipSources = {"count",          "rate",
+                                                      "cpu-ratio",      "accumulated",
+                                                      "count-range",    "selection-total",
+                                                      "selection-rate", "committed-range-total",
+                                                      "sample-number"};
 const std::set<std::string> kDisplayLocations = {
     "marker-chart", "marker-table",    "timeline-overview", "timeline-memory",
     "timeline-ipc", "timeline-fileio", "timeline-network"};
@@ -754,7 +763,7 @@ void Checker::check_counters(const Value& root) {
       require_string(*display, path + ".display", "unit");
       require_string(*display, path + ".display", "label");
       if (require_string(*display, path + ".display", "color") &&
-          !kColors.count((*display)["color"].GetString())) {
+          !kGraphColors.count((*display)["color"].GetString())) {
         problem(path + ".display.color", "unknown colour " + show((*display)["color"]));
       }
     }

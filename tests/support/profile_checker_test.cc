@@ -357,6 +357,12 @@ TEST_F(CounterCheckTest, MissingDisplay) {
   EXPECT_TRUE(reports(doc_, "counters[0].display", "missing"));
 }
 
+// A counter track's colour is a graph colour: with a category colour the track fails to draw.
+TEST_F(CounterCheckTest, CategoryColourOnATrack) {
+  set("/counters/0/display/color", "lightblue");
+  EXPECT_TRUE(reports(doc_, "counters[0].display.color", "unknown colour"));
+}
+
 TEST_F(CounterCheckTest, TimeGoesBack) {
   set("/counters/0/samples/time/2", 0);
   EXPECT_TRUE(reports(doc_, "counters[0].samples.time[2]", "goes back in time"));

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph_color.h"
 #include "leaf_fixup.h"
 #include "module_map.h"
 #include "module_symbolizer.h"
@@ -632,7 +633,7 @@ void Converter::add_counters() {
     c.name = r.name.empty() ? "Counter " + std::to_string(r.id) : r.name;
     const Category& cat = b_.categories()[raw(category(r.category))];
     c.category = cat.name;
-    c.color = cat.color == "transparent" ? "grey" : cat.color;
+    c.color = std::string(graph_color_for(cat.color));
     c.description = r.description;
     c.pid = pid;
     c.main_thread = main_thread_.value_or(ThreadIndex{0});
