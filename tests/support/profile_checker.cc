@@ -456,6 +456,16 @@ void Checker::check_marker_schema(const Value& meta) {
         }
       }
     }
+    if (const Value* color = member(s, "colorField")) {
+      bool named = false;
+      if (color->IsString() && fields && fields->IsArray()) {
+        for (const Value& f : fields->GetArray()) {
+          const Value* key = member(f, "key");
+          named |= key && *key == *color;
+        }
+      }
+      if (!named) problem(path + ".colorField", show(*color) + " names none of the fields");
+    }
   }
 }
 
@@ -849,6 +859,13 @@ void Checker::check_marker_data(const Value& data, const std::string& path) {
   if (it == schemas_.end()) {
     problem(path + ".type", "no markerSchema entry named " + show(data["type"]));
     return;
+  }
+  if (const Value* key = member(*it->second, "colorField"); key && key->IsString()) {
+    const Value* color = member(data, key->GetString());
+    if (color && !(color->IsString() && kGraphColors.count(color->GetString()))) {
+      problem(path + "." + key->GetString(),
+              "the colour field holds no graph colour: " + show(*color));
+    }
   }
   const Value* fields = member(*it->second, "fields");
   if (!fields || !fields->IsArray()) return;

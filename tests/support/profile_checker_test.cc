@@ -252,6 +252,19 @@ TEST_F(ProfileCheckerTest, BadSchema) {
   EXPECT_TRUE(reports(doc_, "meta.markerSchema[0].fields[1].format", "unknown format"));
 }
 
+// The marker chart reads a marker's colour from the payload key its schema's colorField names;
+// anything but a graph colour silently leaves it blue.
+TEST_F(ProfileCheckerTest, ColorFieldNamingNoFieldOrHoldingNoGraphColour) {
+  set("/meta/markerSchema/0/colorField", "paint");
+  EXPECT_TRUE(reports(doc_, "meta.markerSchema[0].colorField", "names none of the fields"));
+  set("/meta/markerSchema/0/colorField", "label");
+  set("/threads/0/markers/data/1/label", "lightblue");  // a category colour, not a graph colour
+  EXPECT_TRUE(reports(doc_, "threads[0].markers.data[1].label", "holds no graph colour"));
+  set("/threads/0/markers/data/1/label", "teal");
+  std::vector<std::string> problems = check_profile(doc_);
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+}
+
 TEST_F(ProfileCheckerTest, PidAndTidTypes) {
   set("/threads/0/pid", 100);
   set("/threads/0/tid", "101");

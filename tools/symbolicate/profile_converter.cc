@@ -16,6 +16,7 @@
 
 #include "graph_color.h"
 #include "leaf_fixup.h"
+#include "marker_context.h"
 #include "module_map.h"
 #include "module_symbolizer.h"
 #include "parallel_symbolizer.h"
@@ -173,6 +174,7 @@ class Converter {
   void add_marker_schemas();
   void add_markers();
   std::optional<MarkerData> marker_data(const internal::MarkerRecord& m);
+  const std::string& untyped_schema();
   void add_counters();
   void add_paused_ranges();
   std::optional<StackIndex> stack_for(RawStackId id, uint64_t time_ns, CpuUse use);
@@ -201,9 +203,11 @@ class Converter {
   std::string arch_;
   bool fix_leaves_ = false;
   CategoryIndex other_{}, native_{}, idle_{};
-  std::optional<CategoryIndex> jit_;              // only when the dump has a JIT map
-  std::map<uint32_t, CategoryIndex> categories_;  // by dump category id
-  std::map<uint32_t, std::string> schema_names_;  // by dump marker type
+  std::optional<CategoryIndex> jit_;                       // only when the dump has a JIT map
+  std::map<uint32_t, CategoryIndex> categories_;           // by dump category id
+  std::map<uint32_t, std::string> schema_names_;           // by dump marker type
+  std::map<std::string, MarkerContextKeys> context_keys_;  // by schema name
+  std::optional<std::string> untyped_schema_;              // its name, once added
   std::unordered_map<uint64_t, ThreadIndex> thread_by_tid_;
   std::optional<ThreadIndex> main_thread_;
   struct Activity {            // of a thread, to choose what the viewer shows first
@@ -514,8 +518,21 @@ void Converter::add_marker_schemas() {
     for (const internal::MarkerFieldRecord& f : record.fields) {
       schema.fields.push_back({f.key, f.label.empty() ? f.key : f.label, format_name(f.format)});
     }
+    context_keys_[name] = add_context_fields(schema);
     b_.add_marker_schema(std::move(schema));
   }
+}
+
+const std::string& Converter::untyped_schema() {
+  if (!untyped_schema_) {
+    std::string name = "Marker";
+    for (int n = 2; context_keys_.contains(name); ++n) name = "Marker " + std::to_string(n);
+    MarkerSchema schema = untyped_marker_schema(name);
+    context_keys_[name] = add_context_fields(schema);
+    b_.add_marker_schema(std::move(schema));
+    untyped_schema_ = name;
+  }
+  return *untyped_schema_;
 }
 
 std::optional<MarkerData> Converter::marker_data(const internal::MarkerRecord& m) {
@@ -608,9 +625,14 @@ void Converter::add_markers() {
     t.start_ns.push_back(o.start);
     t.end_ns.push_back(o.end);
     t.phase.push_back(o.phase);
-    t.category.push_back(category(m.category));
+    const CategoryIndex cat = category(m.category);
+    t.category.push_back(cat);
     std::optional<MarkerData> data = marker_data(m);
     if (!data && o.end_record) data = marker_data(markers[*o.end_record]);
+    // Every marker gets a payload: the viewer shows fields, colours and timeline entries only
+    // for markers with one.
+    if (!data) data = MarkerData{untyped_schema(), {}};
+    add_context(*data, context_keys_.at(data->type), b_.categories()[raw(cat)], m.tid);
     t.data.push_back(std::move(data));
   }
   if (untyped_markers_) {

@@ -134,9 +134,17 @@ void write_marker_schema(Emitter& e, const MarkerSchema& schema) {
     e.str(f.label);
     e.key("format");
     e.str(f.format);
+    if (f.hidden) {
+      e.key("hidden");
+      e.boolean(true);
+    }
     e.end_object();
   }
   e.end_array();
+  if (!schema.color_field.empty()) {
+    e.key("colorField");
+    e.str(schema.color_field);
+  }
   e.end_object();
 }
 
