@@ -776,6 +776,19 @@ void Checker::check_counters(const Value& root) {
           !kGraphColors.count((*display)["color"].GetString())) {
         problem(path + ".display.color", "unknown colour " + show((*display)["color"]));
       }
+      const Value* rows = member(*display, "tooltipRows");
+      for (size_t j = 0; rows && rows->IsArray() && j < rows->Size(); ++j) {
+        const Value& row = (*rows)[static_cast<rapidjson::SizeType>(j)];
+        const Value* source = row.IsObject() ? member(row, "source") : nullptr;
+        if (!source) continue;  // a separator
+        std::string rpath = at(path + ".display.tooltipRows", j) + ".source";
+        if (!source->IsString() || !kCounterTooltipSources.count(source->GetString())) {
+          problem(rpath, "unknown source " + show(*source));
+        } else if (*source == "sample-number" && c.HasMember("samples") &&
+                   c["samples"].IsObject() && !member(c["samples"], "number")) {
+          problem(rpath, "reads samples.number, which the counter does not have");
+        }
+      }
     }
     Table samples = open_table(&c, path, "samples", {"count"});
     if (!samples.ok) continue;

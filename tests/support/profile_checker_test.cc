@@ -376,6 +376,20 @@ TEST_F(CounterCheckTest, CategoryColourOnATrack) {
   EXPECT_TRUE(reports(doc_, "counters[0].display.color", "unknown colour"));
 }
 
+TEST_F(CounterCheckTest, TooltipRowReadingAMissingColumn) {
+  Document rows;
+  rows.Parse(R"([{"type": "value", "source": "sample-number", "format": {"unit": "number"},
+                  "label": "value"}, {"type": "separator"},
+                 {"type": "value", "source": "level", "format": {"unit": "number"}, "label": "x"}])");
+  set("/counters/0/display/tooltipRows", rows);
+  EXPECT_TRUE(reports(doc_, "counters[0].display.tooltipRows[0].source", "samples.number"));
+  EXPECT_TRUE(reports(doc_, "counters[0].display.tooltipRows[2].source", "unknown source"));
+  Document number;
+  number.Parse("[10, 20, 5]");
+  set("/counters/0/samples/number", number);
+  EXPECT_FALSE(reports(doc_, "counters[0].display.tooltipRows[0].source", "samples.number"));
+}
+
 TEST_F(CounterCheckTest, TimeGoesBack) {
   set("/counters/0/samples/time/2", 0);
   EXPECT_TRUE(reports(doc_, "counters[0].samples.time[2]", "goes back in time"));

@@ -612,16 +612,70 @@ TEST_F(MarkersTest, CountersBecomeTracks) {
   EXPECT_STREQ(c["display"]["graphType"].GetString(), "line-accumulated");
   EXPECT_STREQ(c["display"]["color"].GetString(), "magenta");
   const Value& s = c["samples"];
-  ASSERT_EQ(s["length"].GetUint(), 3u);
+  ASSERT_EQ(s["length"].GetUint(), 4u);
+  ASSERT_TRUE(s.HasMember("number"));
   std::vector<double> time;
-  std::vector<int64_t> count;
-  for (rapidjson::SizeType i = 0; i < 3; ++i) {
+  std::vector<int64_t> count, number;
+  for (rapidjson::SizeType i = 0; i < 4; ++i) {
     time.push_back(s["time"][i].GetDouble());
     count.push_back(s["count"][i].GetInt64());
+    number.push_back(s["number"][i].GetInt64());
   }
-  EXPECT_EQ(time, (std::vector<double>{1.0, 2.0, 3.0}));
+  // The last value holds to the end of the recording.
+  EXPECT_EQ(time, (std::vector<double>{1.0, 2.0, 3.0, 5.0}));
   // Changes since the previous sample; the first is the value itself.
-  EXPECT_EQ(count, (std::vector<int64_t>{10, 10, -15}));
+  EXPECT_EQ(count, (std::vector<int64_t>{10, 10, -15, 0}));
+  EXPECT_EQ(number, (std::vector<int64_t>{10, 20, 5, 5}));
+}
+
+// Issue 22, item 7: the viewer draws a counter's running total of `count` less its lowest point,
+// and its tooltip showed that too (16 where the value was -1). The tooltip must read the real
+// value, and a value that holds between two changes must be drawn as a step.
+TEST_F(MarkersTest, CounterTracksShowTheRealValues) {
+  {
+    symtest::DumpFile d(dump_path());
+    d.process(symtest::test_process());  // 1 ms interval
+    builtin_categories(d);
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.counter(3, 3, "queue", "Waiting");
+    d.counter_sample(3, 2 * kMs, 0);
+    d.counter_sample(3, 3 * kMs, -1);    // next tick: no step needed
+    d.counter_sample(3, 10 * kMs, -17);  // 7 ms later: it was still -1 one tick before
+    d.counter_sample(3, 12 * kMs, 4);
+    d.sample(1, 1 * kMs, {0x1000});
+    d.pause(15 * kMs);  // never resumed: the counter was not read after it
+    d.end(20 * kMs);
+    d.close();
+  }
+  convert();
+  const Value& c = doc_["counters"][0];
+  EXPECT_STREQ(c["display"]["graphType"].GetString(), "line-accumulated");  // a level
+  EXPECT_STREQ(c["display"]["color"].GetString(),
+               "teal");  // Network's lightblue is no graph colour
+  // The tooltip's first row is the value, read from samples.number.
+  const Value& rows = c["display"]["tooltipRows"];
+  ASSERT_GE(rows.Size(), 1u);
+  EXPECT_STREQ(rows[0]["source"].GetString(), "sample-number");
+  ASSERT_TRUE(c["samples"].HasMember("number"));
+  for (const Value& row : rows.GetArray()) {
+    EXPECT_STRNE(row["source"].GetString(), "accumulated");  // offset by the minimum
+  }
+  const Value& s = c["samples"];
+  std::vector<double> time;
+  std::vector<int64_t> count, number;
+  for (rapidjson::SizeType i = 0; i < s["length"].GetUint(); ++i) {
+    time.push_back(s["time"][i].GetDouble());
+    count.push_back(s["count"][i].GetInt64());
+    number.push_back(s["number"][i].GetInt64());
+  }
+  EXPECT_EQ(time, (std::vector<double>{2, 3, 9, 10, 11, 12, 15}));
+  EXPECT_EQ(number, (std::vector<int64_t>{0, -1, -1, -17, -17, 4, 4}));
+  // The running total of the counts is the value itself.
+  int64_t total = 0;
+  for (size_t i = 0; i < count.size(); ++i) {
+    total += count[i];
+    EXPECT_EQ(total, number[i]) << i;
+  }
 }
 
 TEST_F(MarkersTest, PausedRangesReachEveryThread) {

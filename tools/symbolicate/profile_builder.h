@@ -210,6 +210,9 @@ struct Counter {
   std::string color = "grey";
   std::vector<uint64_t> time_ns;  // since the profile's start
   std::vector<int64_t> count;     // change since the previous sample; the first is the value
+  // The counter's value at each sample, written as samples.number: the viewer's running total
+  // of `count` is shown minus its lowest point, so only this column gives the real value.
+  std::vector<int64_t> value;
   size_t size() const { return time_ns.size(); }
 };
 

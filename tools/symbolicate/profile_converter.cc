@@ -662,13 +662,31 @@ void Converter::add_counters() {
     std::vector<internal::CounterSampleRecord> samples = info.samples;
     std::stable_sort(samples.begin(), samples.end(),
                      [](const auto& a, const auto& b) { return a.time_ns < b.time_ns; });
-    int64_t previous = 0;
-    for (const auto& s : samples) {
-      c.time_ns.push_back(s.time_ns);
+    const uint64_t interval = b_.meta().interval_ns;
+    auto add = [&](uint64_t time_ns, int64_t value) {
+      const int64_t previous = c.value.empty() ? 0 : c.value.back();
+      c.time_ns.push_back(time_ns);
       // The viewer adds the counts up; the first one is the starting value.
       c.count.push_back(
-          static_cast<int64_t>(static_cast<uint64_t>(s.value) - static_cast<uint64_t>(previous)));
-      previous = s.value;
+          static_cast<int64_t>(static_cast<uint64_t>(value) - static_cast<uint64_t>(previous)));
+      c.value.push_back(value);
+    };
+    for (const auto& s : samples) {
+      // The library records a value only when it changed, but reads it at every tick: one tick
+      // before a change it still had the previous value. Saying so draws a step; without it the
+      // graph would slope from one change to the next as if the value moved in between.
+      if (!c.value.empty() && s.time_ns > c.time_ns.back() + interval) {
+        add(s.time_ns - interval, c.value.back());
+      }
+      add(s.time_ns, s.value);
+    }
+    // Unchanged since, up to the end of the recording: the library reads counters until it
+    // stops, or until a pause that was never resumed.
+    if (std::optional<uint64_t> end = model_.end_ns()) {
+      for (const PauseRange& p : model_.pauses()) {
+        if (!p.end_ns) end = std::min(*end, p.start_ns);
+      }
+      if (*end > c.time_ns.back()) add(*end, c.value.back());
     }
     b_.add_counter(std::move(c));
   }
