@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 import { wronglyOtherCallNodes } from './call_node_categories.mjs';
+import { counterProblems } from './counter_view.mjs';
 import { run, withSession } from './profiler_cli.mjs';
 
 // CPU ratios are loose: the test machine is shared (two cores, parallel builds and tests), and a
@@ -214,6 +215,21 @@ function checkWithCli(cli) {
   const napInfo = nap && info(nap);
   check(napInfo && napInfo.category.name === 'IO', `"Nap" has category IO`);
 
+  // Every marker, typed or not, shows its category and thread among its fields (issue 22, item
+  // 6); the colour the marker chart draws it in is a hidden field, not shown.
+  for (const [name, markers, thread] of [['Start', mainMarkers, main], ['Nap', mainMarkers, main],
+                                         ['Fetch', mainMarkers, main], ['Log', mainMarkers, main],
+                                         ['Handoff', busyMarkers, busy]]) {
+    const group = markers.get(name);
+    if (!group) continue;  // reported above
+    const f = info(group);
+    const shown = new Map((f.fields ?? []).map((x) => [x.label, x]));
+    check(shown.get('Category')?.value === f.category.name &&
+          shown.get('Thread')?.value === thread.original.tid && !shown.has('Colour'),
+          `"${name}" shows its category and thread as fields ` +
+          `(${[...shown.keys()].join(', ')}; category ${f.category.name})`);
+  }
+
   // The label: busy_outer -> parse_with_label -> Parse -> parse_work.
   const tree = (thread, idle) => JSON.parse(cli(
       'thread', 'samples-top-down', '--thread', thread.threadHandle, '--json', '--max-lines', '500',
@@ -265,6 +281,22 @@ function checkWithCli(cli) {
           `"queue-length" belongs to the main thread`);
     checkUnlessWine(q.rangeSampleCount >= 3, `"queue-length" has ${q.rangeSampleCount} samples`,
                     'late sampler ticks can miss a 150 ms value');
+    // The values the program set (issue 22, item 7): the tooltip reads samples.number. The
+    // CLI's levels are the viewer's running total less its lowest point, so only their steps
+    // can be compared with the program's.
+    const original = profile.counters[q.counterIndex];
+    const wrong = counterProblems(original);
+    check(wrong.length === 0, `"queue-length" shows its real values`, wrong.join('\n'));
+    const steps = (values) => values.filter((v, i) => i === 0 || v !== values[i - 1]);
+    const values = steps(original.samples.number ?? []);
+    checkUnlessWine(JSON.stringify(values.filter((v) => v !== 0)) === '[10,20,5]',
+                    `"queue-length" takes the values 10, 20, 5 (${JSON.stringify(values)})`,
+                    'late sampler ticks can miss a 150 ms value');
+    const levels = steps(q.graph);
+    const moves = levels.slice(1).map((v, i) => v - levels[i]);
+    checkUnlessWine(JSON.stringify(moves.slice(-2)) === '[10,-15]',
+                    `profiler-cli's levels of "queue-length" step by +10 and -15 ` +
+                    `(${JSON.stringify(levels)})`, 'late sampler ticks can miss a 150 ms value');
   }
 
   // The paused range: no thread has samples inside it (sampling stopped while main spun), while

@@ -1,7 +1,8 @@
 // Checks what a person sees first when a profile opens in the Firefox Profiler, on any profile
 // symbolicate wrote (the examples'): no code drawn grey as "Other", no thread of the profiler's
 // own, every thread with samples or markers visible and one selected, the main thread named
-// after the process, and Profile Info filled. Reads the JSON only (no profiler-cli needed).
+// after the process, Profile Info filled, markers coloured by category with their fields, and
+// counters showing their real values. Reads the JSON only (no profiler-cli needed).
 //
 //   node check_view.mjs --profile X.json
 //
@@ -10,6 +11,8 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
 import { wronglyOtherCallNodes } from './call_node_categories.mjs';
+import { counterProblems } from './counter_view.mjs';
+import { markerProblems } from './marker_view.mjs';
 
 let options;
 try {
@@ -64,6 +67,19 @@ check(meta.logicalCPUs >= 1 && meta.mainMemory > 0,
       `CPU count and memory (${meta.logicalCPUs}, ${meta.mainMemory})`);
 check(typeof meta.arguments === 'string' && meta.arguments.length > 0,
       `the command line (${meta.arguments})`);
+
+// Markers and counters (issue 22, items 6 and 7).
+for (const thread of threads) {
+  const wrong = markerProblems(profile, thread);
+  check(wrong.length === 0,
+        `thread "${thread.name}": every marker shows its category, colour and thread`,
+        wrong.slice(0, 5).map((p) => `  ${p}`).join('\n'));
+}
+for (const counter of profile.counters ?? []) {
+  const wrong = counterProblems(counter);
+  check(wrong.length === 0, `counter "${counter.name}" shows its real values`,
+        wrong.slice(0, 5).map((p) => `  ${p}`).join('\n'));
+}
 
 if (failures > 0) {
   console.log(`check_view: ${failures} check(s) failed`);

@@ -26,6 +26,15 @@ constexpr size_t kReportsPerColumn = 5;
 const std::set<std::string> kColors = {"transparent", "purple",   "green", "orange",  "yellow",
                                        "lightblue",   "blue",     "brown", "magenta", "red",
                                        "lightred",    "darkgrey", "grey"};
+// The marker chart's colours (GraphColor), fewer than the category colours; a colorField value
+// outside them silently leaves the marker in the default blue.
+const std::set<std::string> kGraphColors = {"blue",   "green",  "grey", "ink",  "magenta",
+                                            "orange", "purple", "red",  "teal", "yellow"};
+const std::set<std::string> kCounterTooltipSources = {"count",          "rate",
+                                                      "cpu-ratio",      "accumulated",
+                                                      "count-range",    "selection-total",
+                                                      "selection-rate", "committed-range-total",
+                                                      "sample-number"};
 const std::set<std::string> kDisplayLocations = {
     "marker-chart", "marker-table",    "timeline-overview", "timeline-memory",
     "timeline-ipc", "timeline-fileio", "timeline-network"};
@@ -447,6 +456,16 @@ void Checker::check_marker_schema(const Value& meta) {
         }
       }
     }
+    if (const Value* color = member(s, "colorField")) {
+      bool named = false;
+      if (color->IsString() && fields && fields->IsArray()) {
+        for (const Value& f : fields->GetArray()) {
+          const Value* key = member(f, "key");
+          named |= key && *key == *color;
+        }
+      }
+      if (!named) problem(path + ".colorField", show(*color) + " names none of the fields");
+    }
   }
 }
 
@@ -754,8 +773,21 @@ void Checker::check_counters(const Value& root) {
       require_string(*display, path + ".display", "unit");
       require_string(*display, path + ".display", "label");
       if (require_string(*display, path + ".display", "color") &&
-          !kColors.count((*display)["color"].GetString())) {
+          !kGraphColors.count((*display)["color"].GetString())) {
         problem(path + ".display.color", "unknown colour " + show((*display)["color"]));
+      }
+      const Value* rows = member(*display, "tooltipRows");
+      for (size_t j = 0; rows && rows->IsArray() && j < rows->Size(); ++j) {
+        const Value& row = (*rows)[static_cast<rapidjson::SizeType>(j)];
+        const Value* source = row.IsObject() ? member(row, "source") : nullptr;
+        if (!source) continue;  // a separator
+        std::string rpath = at(path + ".display.tooltipRows", j) + ".source";
+        if (!source->IsString() || !kCounterTooltipSources.count(source->GetString())) {
+          problem(rpath, "unknown source " + show(*source));
+        } else if (*source == "sample-number" && c.HasMember("samples") &&
+                   c["samples"].IsObject() && !member(c["samples"], "number")) {
+          problem(rpath, "reads samples.number, which the counter does not have");
+        }
       }
     }
     Table samples = open_table(&c, path, "samples", {"count"});
@@ -840,6 +872,13 @@ void Checker::check_marker_data(const Value& data, const std::string& path) {
   if (it == schemas_.end()) {
     problem(path + ".type", "no markerSchema entry named " + show(data["type"]));
     return;
+  }
+  if (const Value* key = member(*it->second, "colorField"); key && key->IsString()) {
+    const Value* color = member(data, key->GetString());
+    if (color && !(color->IsString() && kGraphColors.count(color->GetString()))) {
+      problem(path + "." + key->GetString(),
+              "the colour field holds no graph colour: " + show(*color));
+    }
   }
   const Value* fields = member(*it->second, "fields");
   if (!fields || !fields->IsArray()) return;

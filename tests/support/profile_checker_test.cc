@@ -252,6 +252,19 @@ TEST_F(ProfileCheckerTest, BadSchema) {
   EXPECT_TRUE(reports(doc_, "meta.markerSchema[0].fields[1].format", "unknown format"));
 }
 
+// The marker chart reads a marker's colour from the payload key its schema's colorField names;
+// anything but a graph colour silently leaves it blue.
+TEST_F(ProfileCheckerTest, ColorFieldNamingNoFieldOrHoldingNoGraphColour) {
+  set("/meta/markerSchema/0/colorField", "paint");
+  EXPECT_TRUE(reports(doc_, "meta.markerSchema[0].colorField", "names none of the fields"));
+  set("/meta/markerSchema/0/colorField", "label");
+  set("/threads/0/markers/data/1/label", "lightblue");  // a category colour, not a graph colour
+  EXPECT_TRUE(reports(doc_, "threads[0].markers.data[1].label", "holds no graph colour"));
+  set("/threads/0/markers/data/1/label", "teal");
+  std::vector<std::string> problems = check_profile(doc_);
+  EXPECT_TRUE(problems.empty()) << joined(problems);
+}
+
 TEST_F(ProfileCheckerTest, PidAndTidTypes) {
   set("/threads/0/pid", 100);
   set("/threads/0/tid", "101");
@@ -355,6 +368,26 @@ TEST_F(CounterCheckTest, UnknownCategoryName) {
 TEST_F(CounterCheckTest, MissingDisplay) {
   erase("/counters/0/display");
   EXPECT_TRUE(reports(doc_, "counters[0].display", "missing"));
+}
+
+// A counter track's colour is a graph colour: with a category colour the track fails to draw.
+TEST_F(CounterCheckTest, CategoryColourOnATrack) {
+  set("/counters/0/display/color", "lightblue");
+  EXPECT_TRUE(reports(doc_, "counters[0].display.color", "unknown colour"));
+}
+
+TEST_F(CounterCheckTest, TooltipRowReadingAMissingColumn) {
+  Document rows;
+  rows.Parse(R"([{"type": "value", "source": "sample-number", "format": {"unit": "number"},
+                  "label": "value"}, {"type": "separator"},
+                 {"type": "value", "source": "level", "format": {"unit": "number"}, "label": "x"}])");
+  set("/counters/0/display/tooltipRows", rows);
+  EXPECT_TRUE(reports(doc_, "counters[0].display.tooltipRows[0].source", "samples.number"));
+  EXPECT_TRUE(reports(doc_, "counters[0].display.tooltipRows[2].source", "unknown source"));
+  Document number;
+  number.Parse("[10, 20, 5]");
+  set("/counters/0/samples/number", number);
+  EXPECT_FALSE(reports(doc_, "counters[0].display.tooltipRows[0].source", "samples.number"));
 }
 
 TEST_F(CounterCheckTest, TimeGoesBack) {

@@ -220,7 +220,7 @@ TEST_F(MarkersTest, PhasesTimesAndPayloads) {
   EXPECT_EQ(m->phase, 0);
   EXPECT_DOUBLE_EQ(*m->start, 1.0);  // ms since meta.startTime, like samples
   EXPECT_FALSE(m->end);
-  EXPECT_TRUE(m->data->IsNull());
+  EXPECT_STREQ((*m->data)["type"].GetString(), "Marker");  // no type: the untyped schema
 
   m = find(ms, "interval");
   ASSERT_TRUE(m);
@@ -250,9 +250,10 @@ TEST_F(MarkersTest, PhasesTimesAndPayloads) {
   ASSERT_TRUE(m);
   EXPECT_TRUE((*m->data)["ratio"].IsNull());
 
-  m = find(ms, "unknown type");  // no schema for type 42: no payload rather than a broken one
+  m = find(ms, "unknown type");  // no schema for type 42: untyped rather than a broken payload
   ASSERT_TRUE(m);
-  EXPECT_TRUE(m->data->IsNull());
+  EXPECT_STREQ((*m->data)["type"].GetString(), "Marker");
+  EXPECT_FALSE(m->data->HasMember("f0"));
   EXPECT_NE(err_.find("marker type"), std::string::npos) << err_;
 
   // The cross-thread pair: on the thread that started it, as one interval.
@@ -292,9 +293,10 @@ TEST_F(MarkersTest, PhasesTimesAndPayloads) {
     last = t;
   }
 
-  // The schemas.
+  // The schemas: the dump's two, then the untyped markers'.
   const Value& schemas = meta["markerSchema"];
-  ASSERT_EQ(schemas.Size(), 2u);
+  ASSERT_EQ(schemas.Size(), 3u);
+  EXPECT_STREQ(schemas[2]["name"].GetString(), "Marker");
   const Value& s = schemas[0];
   EXPECT_STREQ(s["name"].GetString(), "Request");
   std::vector<std::string> display;
@@ -307,13 +309,138 @@ TEST_F(MarkersTest, PhasesTimesAndPayloads) {
   EXPECT_STREQ(s["description"].GetString(), "An HTTP request");
   std::vector<std::string> formats;
   for (const Value& f : s["fields"].GetArray()) formats.push_back(f["format"].GetString());
-  EXPECT_EQ(formats,
-            (std::vector<std::string>{"url", "bytes", "percentage", "integer", "file-path"}));
+  // The dump's fields, then the context every marker gets (category, thread, colour).
+  EXPECT_EQ(formats, (std::vector<std::string>{"url", "bytes", "percentage", "integer", "file-path",
+                                               "string", "tid", "string"}));
   EXPECT_STREQ(s["fields"][0]["key"].GetString(), "url");
   EXPECT_STREQ(s["fields"][0]["label"].GetString(), "URL");
   EXPECT_STREQ(schemas[1]["name"].GetString(), "Text");
   EXPECT_STREQ(schemas[1]["chartLabel"].GetString(), "{marker.data.text}");
   EXPECT_FALSE(schemas[1].HasMember("description"));
+}
+
+// Issue 22, item 6: the marker chart colours a marker only through its schema's colorField, and
+// shows fields and timeline entries only for markers with a payload. Every marker, typed or
+// not, carries its category (as a field and as a colour) and its thread.
+TEST_F(MarkersTest, EveryMarkerShowsItsCategoryThreadAndColour) {
+  MarkerSchemaRecord text_schema;
+  text_schema.type = 1;
+  text_schema.name = "Text";
+  text_schema.table_label = "{marker.name} — {marker.data.text}";
+  text_schema.fields = {{"text", "Text", 0}};
+  MarkerSchemaRecord own;  // a schema with fields of the context's names, and no table label
+  own.type = 2;
+  own.name = "Own";
+  own.fields = {{"category", "Kind", 0}, {"color", "Paint", 0}};
+  {
+    symtest::DumpFile d(dump_path());
+    d.process(symtest::test_process());
+    builtin_categories(d);
+    d.category(7, 2, "Database");
+    d.marker_schema(text_schema);
+    d.marker_schema(own);
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.thread_start(2, 0, "database");
+    d.marker(marker(2, 0, 1 * kMs, 1 * kMs, "sql", 7, 1, {text("SELECT 1")}));
+    d.marker(marker(2, 1, 2 * kMs, 5 * kMs, "query", 7));
+    d.marker(marker(1, 1, 3 * kMs, 4 * kMs, "load-interval", 2));
+    d.marker(marker(1, 0, 4 * kMs, 4 * kMs, "fetch", 3));
+    d.marker(marker(1, 0, 5 * kMs, 5 * kMs, "plain"));
+    d.marker(marker(1, 0, 6 * kMs, 6 * kMs, "mine", 5, 2, {text("k"), text("p")}));
+    d.marker(marker(1, 2, 7 * kMs, 7 * kMs, "pair", 7));  // untyped start, typed end
+    d.marker(marker(1, 3, 8 * kMs, 8 * kMs, "pair", 0, 1, {text("end text")}));
+    d.sample(1, 9 * kMs, {0x1000});
+    d.end(10 * kMs);
+    d.close();
+  }
+  convert();
+  std::map<std::string, const Value*> schemas;
+  for (const Value& v : doc_["meta"]["markerSchema"].GetArray())
+    schemas[v["name"].GetString()] = &v;
+  ASSERT_EQ(schemas.size(), 3u);
+  ASSERT_TRUE(schemas.count("Marker"));  // the untyped markers'
+  for (const auto& [name, schema] : schemas) {
+    SCOPED_TRACE(name);
+    const Value& sc = *schema;
+    std::vector<std::string> display;
+    for (const Value& v : sc["display"].GetArray()) display.push_back(v.GetString());
+    EXPECT_EQ(display,
+              (std::vector<std::string>{"marker-chart", "marker-table", "timeline-overview"}));
+    ASSERT_TRUE(sc.HasMember("colorField"));
+    std::map<std::string, const Value*> fields;
+    for (const Value& f : sc["fields"].GetArray()) fields[f["key"].GetString()] = &f;
+    ASSERT_TRUE(fields.count(sc["colorField"].GetString()));
+    EXPECT_TRUE((*fields[sc["colorField"].GetString()])["hidden"].GetBool());
+  }
+  // The context fields of the untyped schema; a table label naming the category.
+  const Value& untyped = *schemas["Marker"];
+  std::vector<std::string> keys, labels, formats;
+  for (const Value& f : untyped["fields"].GetArray()) {
+    keys.push_back(f["key"].GetString());
+    labels.push_back(f["label"].GetString());
+    formats.push_back(f["format"].GetString());
+  }
+  EXPECT_EQ(keys, (std::vector<std::string>{"category", "thread", "color"}));
+  EXPECT_EQ(labels, (std::vector<std::string>{"Category", "Thread", "Colour"}));
+  EXPECT_EQ(formats, (std::vector<std::string>{"string", "tid", "string"}));
+  EXPECT_STREQ(untyped["colorField"].GetString(), "color");
+  EXPECT_STREQ(untyped["tableLabel"].GetString(), "{marker.category}");
+  // A label the dump gives stays; a schema without one names the category.
+  EXPECT_STREQ((*schemas["Text"])["tableLabel"].GetString(), "{marker.name} — {marker.data.text}");
+  EXPECT_STREQ((*schemas["Own"])["tableLabel"].GetString(), "{marker.category}");
+  // The user's own "category" and "color" keep their meaning; the context takes other keys.
+  EXPECT_STREQ((*schemas["Own"])["colorField"].GetString(), "color_");
+
+  auto expect_context = [&](const Marker* m, const char* type, const char* category, uint64_t tid,
+                            const char* color, const char* category_key = "category",
+                            const char* color_key = "color") {
+    ASSERT_TRUE(m);
+    SCOPED_TRACE(m->name);
+    const Value& data = *m->data;
+    ASSERT_TRUE(data.IsObject());
+    EXPECT_STREQ(data["type"].GetString(), type);
+    EXPECT_EQ(m->category, category);
+    EXPECT_STREQ(data[category_key].GetString(), category);
+    EXPECT_EQ(data["thread"].GetUint64(), tid);
+    EXPECT_STREQ(data[color_key].GetString(), color);
+  };
+  std::vector<Marker> db = markers(thread_index(2));
+  std::vector<Marker> main = markers(thread_index(1));
+  expect_context(find(db, "sql"), "Text", "Database", 2, "purple");
+  EXPECT_STREQ((*find(db, "sql")->data)["text"].GetString(), "SELECT 1");
+  expect_context(find(db, "query"), "Marker", "Database", 2, "purple");
+  expect_context(find(main, "load-interval"), "Marker", "IO", 1, "green");
+  expect_context(find(main, "fetch"), "Marker", "Network", 1, "teal");  // lightblue
+  expect_context(find(main, "plain"), "Marker", "Other", 1, "grey");
+  expect_context(find(main, "mine"), "Own", "Memory", 1, "magenta", "category_", "color_");
+  EXPECT_STREQ((*find(main, "mine")->data)["category"].GetString(), "k");
+  EXPECT_STREQ((*find(main, "mine")->data)["color"].GetString(), "p");
+  // A pair takes its payload from its end, and its category from its start.
+  expect_context(find(main, "pair"), "Text", "Database", 1, "purple");
+  EXPECT_STREQ((*find(main, "pair")->data)["text"].GetString(), "end text");
+}
+
+// A dump schema named like the untyped one keeps its name; the untyped markers' takes another.
+TEST_F(MarkersTest, TheUntypedSchemaTakesAFreeName) {
+  MarkerSchemaRecord named;
+  named.type = 1;
+  named.name = "Marker";
+  named.fields = {{"n", "N", 1}};
+  {
+    symtest::DumpFile d(dump_path());
+    d.process(symtest::test_process());
+    d.marker_schema(named);
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.marker(marker(1, 0, 1 * kMs, 1 * kMs, "typed", 0, 1, {integer(3)}));
+    d.marker(marker(1, 0, 2 * kMs, 2 * kMs, "untyped"));
+    d.sample(1, 3 * kMs, {0x1000});
+    d.close();
+  }
+  convert();
+  std::vector<Marker> ms = markers(0);
+  EXPECT_STREQ((*find(ms, "typed")->data)["type"].GetString(), "Marker");
+  EXPECT_EQ((*find(ms, "typed")->data)["n"].GetInt64(), 3);
+  EXPECT_STREQ((*find(ms, "untyped")->data)["type"].GetString(), "Marker 2");
 }
 
 TEST_F(MarkersTest, EveryFormatHasItsName) {
@@ -333,6 +460,7 @@ TEST_F(MarkersTest, EveryFormatHasItsName) {
   for (const Value& f : doc_["meta"]["markerSchema"][0]["fields"].GetArray()) {
     formats.push_back(f["format"].GetString());
   }
+  formats.resize(12);  // the dump's fields; the context fields follow
   EXPECT_EQ(formats, (std::vector<std::string>{"string", "integer", "decimal", "bytes",
                                                "percentage", "duration", "milliseconds",
                                                "microseconds", "nanoseconds", "file-path", "url",
@@ -484,16 +612,70 @@ TEST_F(MarkersTest, CountersBecomeTracks) {
   EXPECT_STREQ(c["display"]["graphType"].GetString(), "line-accumulated");
   EXPECT_STREQ(c["display"]["color"].GetString(), "magenta");
   const Value& s = c["samples"];
-  ASSERT_EQ(s["length"].GetUint(), 3u);
+  ASSERT_EQ(s["length"].GetUint(), 4u);
+  ASSERT_TRUE(s.HasMember("number"));
   std::vector<double> time;
-  std::vector<int64_t> count;
-  for (rapidjson::SizeType i = 0; i < 3; ++i) {
+  std::vector<int64_t> count, number;
+  for (rapidjson::SizeType i = 0; i < 4; ++i) {
     time.push_back(s["time"][i].GetDouble());
     count.push_back(s["count"][i].GetInt64());
+    number.push_back(s["number"][i].GetInt64());
   }
-  EXPECT_EQ(time, (std::vector<double>{1.0, 2.0, 3.0}));
+  // The last value holds to the end of the recording.
+  EXPECT_EQ(time, (std::vector<double>{1.0, 2.0, 3.0, 5.0}));
   // Changes since the previous sample; the first is the value itself.
-  EXPECT_EQ(count, (std::vector<int64_t>{10, 10, -15}));
+  EXPECT_EQ(count, (std::vector<int64_t>{10, 10, -15, 0}));
+  EXPECT_EQ(number, (std::vector<int64_t>{10, 20, 5, 5}));
+}
+
+// Issue 22, item 7: the viewer draws a counter's running total of `count` less its lowest point,
+// and its tooltip showed that too (16 where the value was -1). The tooltip must read the real
+// value, and a value that holds between two changes must be drawn as a step.
+TEST_F(MarkersTest, CounterTracksShowTheRealValues) {
+  {
+    symtest::DumpFile d(dump_path());
+    d.process(symtest::test_process());  // 1 ms interval
+    builtin_categories(d);
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.counter(3, 3, "queue", "Waiting");
+    d.counter_sample(3, 2 * kMs, 0);
+    d.counter_sample(3, 3 * kMs, -1);    // next tick: no step needed
+    d.counter_sample(3, 10 * kMs, -17);  // 7 ms later: it was still -1 one tick before
+    d.counter_sample(3, 12 * kMs, 4);
+    d.sample(1, 1 * kMs, {0x1000});
+    d.pause(15 * kMs);  // never resumed: the counter was not read after it
+    d.end(20 * kMs);
+    d.close();
+  }
+  convert();
+  const Value& c = doc_["counters"][0];
+  EXPECT_STREQ(c["display"]["graphType"].GetString(), "line-accumulated");  // a level
+  EXPECT_STREQ(c["display"]["color"].GetString(),
+               "teal");  // Network's lightblue is no graph colour
+  // The tooltip's first row is the value, read from samples.number.
+  const Value& rows = c["display"]["tooltipRows"];
+  ASSERT_GE(rows.Size(), 1u);
+  EXPECT_STREQ(rows[0]["source"].GetString(), "sample-number");
+  ASSERT_TRUE(c["samples"].HasMember("number"));
+  for (const Value& row : rows.GetArray()) {
+    EXPECT_STRNE(row["source"].GetString(), "accumulated");  // offset by the minimum
+  }
+  const Value& s = c["samples"];
+  std::vector<double> time;
+  std::vector<int64_t> count, number;
+  for (rapidjson::SizeType i = 0; i < s["length"].GetUint(); ++i) {
+    time.push_back(s["time"][i].GetDouble());
+    count.push_back(s["count"][i].GetInt64());
+    number.push_back(s["number"][i].GetInt64());
+  }
+  EXPECT_EQ(time, (std::vector<double>{2, 3, 9, 10, 11, 12, 15}));
+  EXPECT_EQ(number, (std::vector<int64_t>{0, -1, -1, -17, -17, 4, 4}));
+  // The running total of the counts is the value itself.
+  int64_t total = 0;
+  for (size_t i = 0; i < count.size(); ++i) {
+    total += count[i];
+    EXPECT_EQ(total, number[i]) << i;
+  }
 }
 
 TEST_F(MarkersTest, PausedRangesReachEveryThread) {

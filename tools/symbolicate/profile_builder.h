@@ -179,7 +179,8 @@ struct MarkerTable {
 struct MarkerSchemaField {
   std::string key;
   std::string label;
-  std::string format;  // a Firefox Profiler format name: "string", "bytes", "url", ...
+  std::string format;   // a Firefox Profiler format name: "string", "bytes", "url", ...
+  bool hidden = false;  // kept out of the tooltip and sidebar (a value only the viewer reads)
 };
 
 struct MarkerSchema {
@@ -187,6 +188,9 @@ struct MarkerSchema {
   std::vector<std::string> display;
   std::string chart_label, table_label, tooltip_label, description;  // empty: not written
   std::vector<MarkerSchemaField> fields;
+  // The payload key whose value (a GraphColor name) colours the marker in the marker chart;
+  // empty: not written, and the chart draws the marker in its default blue.
+  std::string color_field;
 };
 
 struct PausedRange {
@@ -206,6 +210,9 @@ struct Counter {
   std::string color = "grey";
   std::vector<uint64_t> time_ns;  // since the profile's start
   std::vector<int64_t> count;     // change since the previous sample; the first is the value
+  // The counter's value at each sample, written as samples.number: the viewer's running total
+  // of `count` is shown minus its lowest point, so only this column gives the real value.
+  std::vector<int64_t> value;
   size_t size() const { return time_ns.size(); }
 };
 

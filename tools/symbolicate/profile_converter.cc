@@ -14,7 +14,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graph_color.h"
 #include "leaf_fixup.h"
+#include "marker_context.h"
 #include "module_map.h"
 #include "module_symbolizer.h"
 #include "parallel_symbolizer.h"
@@ -172,6 +174,7 @@ class Converter {
   void add_marker_schemas();
   void add_markers();
   std::optional<MarkerData> marker_data(const internal::MarkerRecord& m);
+  const std::string& untyped_schema();
   void add_counters();
   void add_paused_ranges();
   std::optional<StackIndex> stack_for(RawStackId id, uint64_t time_ns, CpuUse use);
@@ -200,9 +203,11 @@ class Converter {
   std::string arch_;
   bool fix_leaves_ = false;
   CategoryIndex other_{}, native_{}, idle_{};
-  std::optional<CategoryIndex> jit_;              // only when the dump has a JIT map
-  std::map<uint32_t, CategoryIndex> categories_;  // by dump category id
-  std::map<uint32_t, std::string> schema_names_;  // by dump marker type
+  std::optional<CategoryIndex> jit_;                       // only when the dump has a JIT map
+  std::map<uint32_t, CategoryIndex> categories_;           // by dump category id
+  std::map<uint32_t, std::string> schema_names_;           // by dump marker type
+  std::map<std::string, MarkerContextKeys> context_keys_;  // by schema name
+  std::optional<std::string> untyped_schema_;              // its name, once added
   std::unordered_map<uint64_t, ThreadIndex> thread_by_tid_;
   std::optional<ThreadIndex> main_thread_;
   struct Activity {            // of a thread, to choose what the viewer shows first
@@ -513,8 +518,21 @@ void Converter::add_marker_schemas() {
     for (const internal::MarkerFieldRecord& f : record.fields) {
       schema.fields.push_back({f.key, f.label.empty() ? f.key : f.label, format_name(f.format)});
     }
+    context_keys_[name] = add_context_fields(schema);
     b_.add_marker_schema(std::move(schema));
   }
+}
+
+const std::string& Converter::untyped_schema() {
+  if (!untyped_schema_) {
+    std::string name = "Marker";
+    for (int n = 2; context_keys_.contains(name); ++n) name = "Marker " + std::to_string(n);
+    MarkerSchema schema = untyped_marker_schema(name);
+    context_keys_[name] = add_context_fields(schema);
+    b_.add_marker_schema(std::move(schema));
+    untyped_schema_ = name;
+  }
+  return *untyped_schema_;
 }
 
 std::optional<MarkerData> Converter::marker_data(const internal::MarkerRecord& m) {
@@ -607,9 +625,14 @@ void Converter::add_markers() {
     t.start_ns.push_back(o.start);
     t.end_ns.push_back(o.end);
     t.phase.push_back(o.phase);
-    t.category.push_back(category(m.category));
+    const CategoryIndex cat = category(m.category);
+    t.category.push_back(cat);
     std::optional<MarkerData> data = marker_data(m);
     if (!data && o.end_record) data = marker_data(markers[*o.end_record]);
+    // Every marker gets a payload: the viewer shows fields, colours and timeline entries only
+    // for markers with one.
+    if (!data) data = MarkerData{untyped_schema(), {}};
+    add_context(*data, context_keys_.at(data->type), b_.categories()[raw(cat)], m.tid);
     t.data.push_back(std::move(data));
   }
   if (untyped_markers_) {
@@ -632,20 +655,38 @@ void Converter::add_counters() {
     c.name = r.name.empty() ? "Counter " + std::to_string(r.id) : r.name;
     const Category& cat = b_.categories()[raw(category(r.category))];
     c.category = cat.name;
-    c.color = cat.color == "transparent" ? "grey" : cat.color;
+    c.color = std::string(graph_color_for(cat.color));
     c.description = r.description;
     c.pid = pid;
     c.main_thread = main_thread_.value_or(ThreadIndex{0});
     std::vector<internal::CounterSampleRecord> samples = info.samples;
     std::stable_sort(samples.begin(), samples.end(),
                      [](const auto& a, const auto& b) { return a.time_ns < b.time_ns; });
-    int64_t previous = 0;
-    for (const auto& s : samples) {
-      c.time_ns.push_back(s.time_ns);
+    const uint64_t interval = b_.meta().interval_ns;
+    auto add = [&](uint64_t time_ns, int64_t value) {
+      const int64_t previous = c.value.empty() ? 0 : c.value.back();
+      c.time_ns.push_back(time_ns);
       // The viewer adds the counts up; the first one is the starting value.
       c.count.push_back(
-          static_cast<int64_t>(static_cast<uint64_t>(s.value) - static_cast<uint64_t>(previous)));
-      previous = s.value;
+          static_cast<int64_t>(static_cast<uint64_t>(value) - static_cast<uint64_t>(previous)));
+      c.value.push_back(value);
+    };
+    for (const auto& s : samples) {
+      // The library records a value only when it changed, but reads it at every tick: one tick
+      // before a change it still had the previous value. Saying so draws a step; without it the
+      // graph would slope from one change to the next as if the value moved in between.
+      if (!c.value.empty() && s.time_ns > c.time_ns.back() + interval) {
+        add(s.time_ns - interval, c.value.back());
+      }
+      add(s.time_ns, s.value);
+    }
+    // Unchanged since, up to the end of the recording: the library reads counters until it
+    // stops, or until a pause that was never resumed.
+    if (std::optional<uint64_t> end = model_.end_ns()) {
+      for (const PauseRange& p : model_.pauses()) {
+        if (!p.end_ns) end = std::min(*end, p.start_ns);
+      }
+      if (*end > c.time_ns.back()) add(*end, c.value.back());
     }
     b_.add_counter(std::move(c));
   }

@@ -134,9 +134,17 @@ void write_marker_schema(Emitter& e, const MarkerSchema& schema) {
     e.str(f.label);
     e.key("format");
     e.str(f.format);
+    if (f.hidden) {
+      e.key("hidden");
+      e.boolean(true);
+    }
     e.end_object();
   }
   e.end_array();
+  if (!schema.color_field.empty()) {
+    e.key("colorField");
+    e.str(schema.color_field);
+  }
   e.end_object();
 }
 
@@ -594,21 +602,28 @@ void write_counter(Emitter& e, const Counter& c) {
   e.u64(50);
   e.key("label");
   e.str(c.name);
+  // The counter's own value first (samples.number, see Counter::value), then its change. The
+  // running total less its minimum ("accumulated") is what the graph draws, but it is not the
+  // value as soon as the counter goes below zero.
   e.key("tooltipRows");
   e.begin_array();
-  e.begin_object();
-  e.key("type");
-  e.str("value");
-  e.key("source");
-  e.str("accumulated");
-  e.key("format");
-  e.begin_object();
-  e.key("unit");
-  e.str(c.unit == "bytes" ? "bytes" : "number");
-  e.end_object();
-  e.key("label");
-  e.str("value at this time");
-  e.end_object();
+  const std::pair<const char*, const char*> rows[] = {
+      {"sample-number", "value at this time"}, {"count", "change since the previous sample"}};
+  for (const auto& [source, label] : rows) {
+    e.begin_object();
+    e.key("type");
+    e.str("value");
+    e.key("source");
+    e.str(source);
+    e.key("format");
+    e.begin_object();
+    e.key("unit");
+    e.str(c.unit == "bytes" ? "bytes" : "number");
+    e.end_object();
+    e.key("label");
+    e.str(label);
+    e.end_object();
+  }
   e.end_array();
   e.end_object();
   e.key("samples");
@@ -619,6 +634,8 @@ void write_counter(Emitter& e, const Counter& c) {
   e.array(c.size(), [&](size_t i) { e.ms(c.time_ns[i]); });
   e.key("count");
   e.array(c.size(), [&](size_t i) { e.i64(c.count[i]); });
+  e.key("number");
+  e.array(c.size(), [&](size_t i) { e.i64(c.value[i]); });
   e.end_object();
   e.end_object();
 }
