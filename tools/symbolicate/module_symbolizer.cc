@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -243,6 +244,7 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   Dwarf* dwarf_ = nullptr;
   uint64_t dwarf_bias_ = 0;
   std::vector<ElfSymbol> symbols_;             // by start address
+  std::deque<std::string> unversioned_names_;  // of symbols named "name@VERSION"
   std::unordered_map<const char*, std::string> demangled_;
   std::unordered_map<uint64_t, std::unique_ptr<UnitIndex>> units_;    // by CU DIE offset
   std::unordered_map<uint64_t, std::unique_ptr<ScopeIndex>> scopes_;  // by CU DIE offset
@@ -647,6 +649,11 @@ void DwarfModuleSymbolizer::load_symbols() {
     if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
     int binding = GELF_ST_BIND(sym.st_info);
     int rank = (binding == STB_GLOBAL ? 4 : binding == STB_WEAK ? 2 : 0) + (sym.st_size ? 1 : 0);
+    // glibc's .symver compat symbols keep their version in .symtab ("xdr_uint32_t@GLIBC_2.2.5"):
+    // the function is "xdr_uint32_t". No mangled name contains '@'.
+    if (const char* at = std::strchr(name + 1, '@')) {
+      name = unversioned_names_.emplace_back(name, at - name).c_str();
+    }
     symbols_.push_back({addr, sym.st_size, name, rank});
   }
   std::sort(symbols_.begin(), symbols_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
