@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "elf_file.h"
+#include "code_layout.h"
 #include "libdw_line_tables.h"
 
 namespace inprof::symbolicate {
@@ -148,15 +148,6 @@ void expect_agreement(const std::string& path) {
               c.addresses);
 }
 
-std::string debug_file_by_build_id(const std::string& binary) {
-  std::string why;
-  auto info = inspect_elf_file(binary, &why);
-  if (!info || info->build_id.empty()) return {};
-  const std::string& id = info->build_id;
-  std::string path = "/usr/lib/debug/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
-  return fs::exists(path) ? path : std::string();
-}
-
 TEST(LineTableTest, AgreesWithLibdwOnThisTest) { expect_agreement("/proc/self/exe"); }
 
 TEST(LineTableTest, AgreesWithLibdwOnDwarf4) { expect_agreement(DWARF4_TARGET); }
@@ -168,14 +159,14 @@ TEST(LineTableTest, AgreesWithLibdwOnLibcDebugFile) {
   Dl_info info;
   ASSERT_NE(dladdr(dlsym(handle, "qsort"), &info), 0);
   const std::string libc = fs::canonical(info.dli_fname);
-  std::string debug = debug_file_by_build_id(libc);
+  std::string debug = symtest::debug_file_by_build_id(libc);
   ASSERT_FALSE(debug.empty())
       << "libc's debug file is missing: install the Debian package libc6-dbg";
   expect_agreement(debug);
 }
 
 TEST(LineTableTest, AgreesWithLibdwOnPythonWhenInstalled) {
-  std::string debug = debug_file_by_build_id("/usr/bin/python3.11");
+  std::string debug = symtest::debug_file_by_build_id("/usr/bin/python3.11");
   if (debug.empty()) GTEST_SKIP() << "python3.11-dbg is not installed";
   expect_agreement(debug);
 }

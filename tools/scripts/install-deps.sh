@@ -10,9 +10,9 @@ packages=(
   libdeflate-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev
   python3 xz-utils
-  # symbolicate's tests: Debian's detached libc debug symbols, llvm-symbolizer to agree with,
-  # elfutils' debuginfod client.
-  libc6-dbg llvm-14 libdebuginfod1
+  # symbolicate's tests: Debian's detached libc and python3.11 debug symbols, llvm-symbolizer to
+  # agree with, elfutils' debuginfod client.
+  libc6-dbg python3.11-dbg llvm-14 libdebuginfod1
 )
 # The Firefox Profiler's own loading code (profiler-cli, from npm) checks generated profiles.
 if ! command -v node >/dev/null 2>&1; then packages+=(nodejs); fi

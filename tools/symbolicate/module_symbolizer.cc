@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -242,7 +243,8 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   bool main_is_binary_ = false;  // the main ELF is the module's binary, with its code
   Dwarf* dwarf_ = nullptr;
   uint64_t dwarf_bias_ = 0;
-  std::vector<ElfSymbol> symbols_;  // by start address
+  std::vector<ElfSymbol> symbols_;             // by start address
+  std::deque<std::string> unversioned_names_;  // of symbols named "name@VERSION"
   std::unordered_map<const char*, std::string> demangled_;
   std::unordered_map<uint64_t, std::unique_ptr<UnitIndex>> units_;    // by CU DIE offset
   std::unordered_map<uint64_t, std::unique_ptr<ScopeIndex>> scopes_;  // by CU DIE offset
@@ -267,7 +269,7 @@ struct DwarfModuleSymbolizer::UnitIndex {
     Dwarf_Off die = 0;
     uint32_t parent = 0;
     uint32_t first_child = 0, end_child = 0;  // its children's ranges in `ranges`
-    uint64_t low = 0;                         // lowest address (DWARF), for the ELF name check
+    uint64_t entry = 0;                       // where it is entered (DWARF), for its ELF name
     uint16_t depth = 0;                       // of its DIE under the unit's, for the limit
     bool expanded = true;                     // its children are in the tree
     bool described = false;
@@ -327,11 +329,11 @@ struct DwarfModuleSymbolizer::UnitIndex {
         case DW_TAG_inlined_subroutine: {
           uint32_t node = static_cast<uint32_t>(nodes.size());
           bool any = false;
-          uint64_t low = UINT64_MAX;
+          uint64_t first = 0;
           auto add = [&](uint64_t start, uint64_t end) {
             if (end <= start) return;
             ranges.push_back({parent_node, start, end, node});
-            low = std::min<uint64_t>(low, start);
+            if (!any) first = start;
             any = true;
           };
           // What dwarf_ranges and dwarf_lowpc would say, from one pass over the attributes
@@ -364,7 +366,9 @@ struct DwarfModuleSymbolizer::UnitIndex {
           Node n;
           n.die = dwarf_dieoffset(&child);
           n.parent = parent_node;
-          n.low = has_entry ? entry : low;
+          // Without DW_AT_low_pc, DWARF's entry is the first listed range's start: for a
+          // function GCC split, its hot part, listed before the .cold part it placed lower.
+          n.entry = has_entry ? entry : first;
           n.depth = static_cast<uint16_t>(depth);
           n.expanded = inside;
           nodes.push_back(std::move(n));
@@ -645,6 +649,11 @@ void DwarfModuleSymbolizer::load_symbols() {
     if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
     int binding = GELF_ST_BIND(sym.st_info);
     int rank = (binding == STB_GLOBAL ? 4 : binding == STB_WEAK ? 2 : 0) + (sym.st_size ? 1 : 0);
+    // glibc's .symver compat symbols keep their version in .symtab ("xdr_uint32_t@GLIBC_2.2.5"):
+    // the function is "xdr_uint32_t". No mangled name contains '@'.
+    if (const char* at = std::strchr(name + 1, '@')) {
+      name = unversioned_names_.emplace_back(name, at - name).c_str();
+    }
     symbols_.push_back({addr, sym.st_size, name, rank});
   }
   std::sort(symbols_.begin(), symbols_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
@@ -716,11 +725,12 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
     FunctionAttributes attributes = function_attributes(&die);
     node.name = linkage_name(attributes);
     if (node.name.empty() && i == 0) {
-      // A C++ function without a linkage name: the ELF symbol at its start names it fully. (Looked
-      // up at the node's start, not at this address: the name must not depend on which address
-      // described the node first.)
-      const ElfSymbol* at_start = symbol_at(node.low + bias);
-      if (at_start && at_start->start == node.low + bias && at_start->name[0] == '_' &&
+      // A C++ function without a linkage name (internal linkage): the ELF symbol at its entry
+      // names it fully. At the entry, not at its lowest address, which may be its .cold part's
+      // ("f() [clone .cold]"); and not at this address: the name must not depend on which
+      // address described the node first.
+      const ElfSymbol* at_start = symbol_at(node.entry + bias);
+      if (at_start && at_start->start == node.entry + bias && at_start->name[0] == '_' &&
           at_start->name[1] == 'Z') {
         node.name = demangled(*at_start);
       }
@@ -764,16 +774,17 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
     out.frames.push_back(SourceFrame{out.symbol->name, leaf_file, 0, leaf_line});
   }
   if (!out.symbol && !chain.empty()) {
-    // No ELF symbol (stripped symtab): describe the physical function from DWARF.
-    const UnitIndex::Node& outer = unit.nodes[chain[0]];
-    NativeSymbolInfo s{out.frames[0].function, outer.low + bias, std::nullopt};
-    Dwarf_Die die;
-    Dwarf_Addr low = 0, high = 0;
-    if (dwarf_offdie(dwarf_, outer.die, &die) && dwarf_lowpc(&die, &low) == 0 &&
-        dwarf_highpc(&die, &high) == 0 && high > low) {
-      s.size = high - low;
+    // No ELF symbol (stripped symtab): the part of the physical function holding the address,
+    // from DWARF, as a symbol would give it (a split function's hot and .cold parts apart).
+    const UnitIndex::Node& outer = unit.nodes[0];
+    for (uint32_t r = outer.first_child; r < outer.end_child; ++r) {
+      const UnitIndex::Range& range = unit.ranges[r];
+      if (range.node == chain[0] && range.low <= pc && pc < range.high) {
+        out.symbol =
+            NativeSymbolInfo{out.frames[0].function, range.low + bias, range.high - range.low};
+        break;
+      }
     }
-    out.symbol = s;
   }
   return out;
 }
