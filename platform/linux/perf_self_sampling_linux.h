@@ -45,6 +45,9 @@ class PerfSelfSampling final : public SelfSampling {
   int start(uint64_t tid, uint64_t sp, const LabelStack* labels) override;
   void stop(int handle) override;
   bool set_stack(int handle, uint64_t sp) override;
+  // False once its ring could not be reopened (a resize the kernel refused): the sampler lets it
+  // go and counts it, rather than wait for samples that cannot come.
+  bool still_allowed(int handle) override { return valid(handle) && rings_[handle].ring.is_open(); }
   void set_labels(int /*handle*/, const LabelStack* /*labels*/) override {}
   const StackSnapshot* front(int handle) override;
   void pop(int handle) override;
