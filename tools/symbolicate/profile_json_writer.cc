@@ -201,12 +201,13 @@ void write_meta(Emitter& e, const ProfileBuilder& p) {
     e.key("profilingEndTime");
     e.ms(*m.profiling_end_ns);
   }
-  for (const auto& [key, list] :
+  for (const auto& [key, field] :
        {std::pair{"initialVisibleThreads", &m.initial_visible_threads},
         std::pair{"initialSelectedThreads", &m.initial_selected_threads}}) {
-    if (!*list) continue;
+    if (!*field) continue;
     e.key(key);
-    e.array((*list)->size(), [&](size_t i) { e.u64((**list)[i]); });
+    const auto& list = **field;  // a plain name: clang before 16 cannot capture a binding
+    e.array(list.size(), [&](size_t i) { e.u64(list[i]); });
   }
   e.key("importedFrom");
   e.str("inprof");
