@@ -40,9 +40,10 @@ targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_c
 # LD_PRELOAD; a sanitized library cannot be preloaded into an unsanitized program), the
 # performance-property tests (timing, meaningless under a sanitizer), disabled_build (the API
 # compiled to nothing), the examples, and the transparency programs (each runs preloaded as well
-# as linked, and compares the profiled run's behaviour with an unsanitized one's).
+# as linked, and compares the profiled run's behaviour with an unsanitized one's), and the
+# launcher's command-line checks (the launcher is not built here).
 never_here=('e2e_.*' 'consumer_.*' 'preload_.*' 'perf\..*' 'inprof_perf_tests.*' disabled_build
-            'example_.*' 'transparency_.*')
+            'example_.*' 'transparency_.*' launcher_cli)
 
 configure_and_build() {
   local dir=$1 sanitize=$2 flags=$3
