@@ -18,9 +18,9 @@
 
 namespace inprof::internal {
 
-// The largest stack the kernel copies per sample (sample_stack_user must stay below 64 KiB, and
-// the whole record must fit its 16-bit size).
-inline constexpr uint32_t kMaxPerfStackBytes = 60 * 1024;
+// The largest stack the kernel copies per sample: the whole record (about 200 bytes besides the
+// stack) must fit its 16-bit size.
+inline constexpr uint32_t kMaxPerfStackBytes = (65535 - 256) & ~7u;
 
 class PerfEventRing {
  public:

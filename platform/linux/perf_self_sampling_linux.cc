@@ -96,6 +96,7 @@ PerfSelfSampling::PerfSelfSampling(LocateStack locate_stack, uint64_t interval_n
       interval_ns_(interval_ns),
       max_stack_bytes_(static_cast<uint32_t>(
           std::clamp<size_t>(stack_copy_size & ~size_t(7), kMinStackBytes, kMaxPerfStackBytes))),
+      copy_wanted_deeper_(stack_copy_size > kMaxPerfStackBytes),
       budget_bytes_(budget_bytes),
       staging_(new uint8_t[kMaxPerfStackBytes + kRecordOverhead]),
       staging_size_(kMaxPerfStackBytes + kRecordOverhead) {}
@@ -161,6 +162,7 @@ int PerfSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels)
   r.grow_to = 0;
   r.deepest = 0;
   r.since_resize = 0;
+  r.too_deep = false;
   r.answered = 0;
   const uint64_t depth = r.region && sp < r.region->end ? r.region->end - sp : 0;
   if (open_ring(r, stack_bytes_for(depth)) != 0) return -1;
@@ -210,6 +212,9 @@ const StackSnapshot* PerfSelfSampling::front(int handle) {
     snapshot_.stack_truncated = snapshot_.stack_size < above;
     r.deepest = std::max(r.deepest, above);
     ++r.since_resize;
+    if (snapshot_.stack_truncated && r.ring.stack_bytes() >= max_stack_bytes_) {
+      r.too_deep = copy_wanted_deeper_;
+    }
     if (snapshot_.stack_truncated && r.ring.stack_bytes() < max_stack_bytes_) {
       r.grow_to =
           std::max(std::min(max_stack_bytes_, 2 * r.ring.stack_bytes()), stack_bytes_for(above));

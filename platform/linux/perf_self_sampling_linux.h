@@ -47,6 +47,9 @@ class PerfSelfSampling final : public SelfSampling {
   bool set_stack(int handle, uint64_t sp) override;
   // False once its ring could not be reopened (a resize the kernel refused): the sampler lets it
   // go and counts it, rather than wait for samples that cannot come.
+  // Its samples come back cut at the most the kernel copies, and a deeper copy was asked for
+  // (Options::stack_copy_size): a timer's handler can copy that much.
+  bool too_deep(int handle) const { return valid(handle) && rings_[handle].too_deep; }
   bool still_allowed(int handle) override { return valid(handle) && rings_[handle].ring.is_open(); }
   void set_labels(int /*handle*/, const LabelStack* /*labels*/) override {}
   const StackSnapshot* front(int handle) override;
@@ -66,6 +69,7 @@ class PerfSelfSampling final : public SelfSampling {
     uint32_t grow_to = 0;               // a larger stack size asked for by a cut sample
     uint64_t deepest = 0;               // its deepest stack (bytes above SP) since the last resize
     uint32_t since_resize = 0;          // samples since the last resize
+    bool too_deep = false;              // cut at the most the kernel copies (see too_deep())
     uint64_t answered = 0;
     PerfEventRing ring;
   };
@@ -82,6 +86,7 @@ class PerfSelfSampling final : public SelfSampling {
   const LocateStack locate_stack_;
   const uint64_t interval_ns_;
   const uint32_t max_stack_bytes_;
+  const bool copy_wanted_deeper_;  // stack_copy_size asks for more than the kernel copies
   const size_t budget_bytes_;
   Ring rings_[kMaxPerfThreads];
   StackSnapshot snapshot_;              // what front() returns

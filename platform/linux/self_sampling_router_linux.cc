@@ -117,7 +117,9 @@ const StackSnapshot* SelfSamplingRouter::front(int handle) {
   if (!valid(handle)) return nullptr;
   Route& r = routes_[handle];
   const StackSnapshot* snapshot = way(r)->front(r.inner);
-  if (snapshot == nullptr && r.way == Way::kPerf && r.pending_labels != nullptr) {
+  // Once its ring is read out: labels appeared, or its stack is deeper than the kernel copies.
+  if (snapshot == nullptr && r.way == Way::kPerf &&
+      (r.pending_labels != nullptr || perf_->too_deep(r.inner))) {
     move_to_timer(r);
   }
   return snapshot;

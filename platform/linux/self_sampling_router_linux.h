@@ -1,7 +1,8 @@
 // Which way a busy thread samples itself on Linux: by the kernel (PerfSelfSampling: full rate,
 // nothing delivered to the thread) where the kernel allows it and the thread has no labels to
 // copy, else by its CPU-time timer's signal (LinuxSelfSampling). A thread whose first label
-// appears while the kernel samples it is moved to a timer once its ring is read to the end.
+// appears while the kernel samples it, or whose stack turns out deeper than the kernel copies
+// (when Options::stack_copy_size asks for more), is moved to a timer once its ring is read out.
 //
 // INPROF_SELF_SAMPLING=timer keeps to timers (to compare, or where perf events are unwelcome).
 #ifndef INPROF_PLATFORM_LINUX_SELF_SAMPLING_ROUTER_LINUX_H_
