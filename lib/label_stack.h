@@ -26,7 +26,13 @@ struct LabelStack {
 
   void push(const LabelEntry& e) {
     const uint32_t d = depth.load(std::memory_order_relaxed);
-    if (d < kMaxLabelDepth) entries[d] = e;
+    if (d < kMaxLabelDepth) {
+      // Word by word, atomically: the sampler may read a sleeping thread's entries from its own
+      // thread (and drops the copy if this thread ran meanwhile); no torn or racy word either way.
+      __atomic_store_n(&entries[d].name, e.name, __ATOMIC_RELAXED);
+      __atomic_store_n(&entries[d].address, e.address, __ATOMIC_RELAXED);
+      __atomic_store_n(&entries[d].category, e.category, __ATOMIC_RELAXED);
+    }
     // The handler runs on this thread: a compiler fence orders the entry before the depth.
     std::atomic_signal_fence(std::memory_order_release);
     depth.store(d + 1, std::memory_order_relaxed);
@@ -44,7 +50,11 @@ inline size_t copy_labels(const LabelStack* stack, uint64_t tid, LabelEntry* out
   std::atomic_signal_fence(std::memory_order_acquire);
   if (n > kMaxLabelDepth) n = kMaxLabelDepth;
   if (n > max) n = max;
-  for (size_t i = 0; i < n; ++i) out[i] = stack->entries[i];
+  for (size_t i = 0; i < n; ++i) {
+    out[i].name = __atomic_load_n(&stack->entries[i].name, __ATOMIC_RELAXED);
+    out[i].address = __atomic_load_n(&stack->entries[i].address, __ATOMIC_RELAXED);
+    out[i].category = __atomic_load_n(&stack->entries[i].category, __ATOMIC_RELAXED);
+  }
   return n;
 }
 

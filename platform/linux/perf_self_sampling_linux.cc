@@ -196,7 +196,11 @@ const StackSnapshot* PerfSelfSampling::front(int handle) {
       resize = stack_bytes_for(r.deepest);
     }
     if (resize != 0 && resize != now) {
-      if (open_ring(r, resize) != 0 && open_ring(r, now) != 0) r.ring.close();
+      if (open_ring(r, resize) != 0) {
+        // No room to grow (the memory budget): a timer's handler copies what it needs.
+        if (resize > now) r.too_deep = true;
+        if (open_ring(r, now) != 0) r.ring.close();
+      }
       r.since_resize = 0;
       r.deepest = 0;
     }

@@ -47,8 +47,9 @@ class PerfSelfSampling final : public SelfSampling {
   bool set_stack(int handle, uint64_t sp) override;
   // False once its ring could not be reopened (a resize the kernel refused): the sampler lets it
   // go and counts it, rather than wait for samples that cannot come.
-  // Its samples come back cut at the most the kernel copies, and a deeper copy was asked for
-  // (Options::stack_copy_size): a timer's handler can copy that much.
+  // Its samples come back cut at the most the kernel copies while a deeper copy was asked for
+  // (Options::stack_copy_size), or its ring could not grow within the budget: a timer's handler
+  // copies what stack_copy_size allows.
   bool too_deep(int handle) const { return valid(handle) && rings_[handle].too_deep; }
   bool still_allowed(int handle) override { return valid(handle) && rings_[handle].ring.is_open(); }
   void set_labels(int /*handle*/, const LabelStack* /*labels*/) override {}
