@@ -95,7 +95,6 @@ class WindowsThreadLister final : public ThreadLister {
     return described;
   }
 
-
   void forget(uint64_t tid) override {
     auto it = threads_.find(tid);
     if (it == threads_.end()) return;
