@@ -53,12 +53,6 @@ constexpr int kDwarfFromPerf[kRegisterCount] = {0,  1,  2,  3,  4,  5,  6,  7,  
 #endif
 constexpr int kRegsInRecord = __builtin_popcountll(kRegsMask);
 
-uint64_t thread_cpu_now(uint64_t tid) {
-  timespec ts;
-  if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return 0;
-  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
-
 // The program's descriptors are handed out lowest first, so `fd` (just opened) says how many it
 // uses. Ours are kept only while it uses less than half of its limit, and go to the top of its
 // range, so that numbers it may expect (a daemon reopening 0-2, select's first 1024) stay as they
@@ -105,7 +99,7 @@ int PerfEventRing::open(const Spec& spec) {
   attr.sample_stack_user = spec.stack_bytes;
   attr.watermark = 1;
   attr.wakeup_watermark = spec.data_pages * static_cast<uint32_t>(getpagesize()) / 4 * 3;
-  const uint64_t cpu_before = thread_cpu_now(spec.tid);
+  const uint64_t cpu_before = read_thread_cpu_ns(spec.tid).value_or(0);
   int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(spec.tid), -1,
                                     -1, PERF_FLAG_FD_CLOEXEC));
   if (fd < 0 && !spec.user_only && (errno == EACCES || errno == EPERM)) {

@@ -96,11 +96,7 @@ std::string signal_name(int sig) {
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
-uint64_t thread_cpu_ns(uint64_t tid) {
-  timespec ts;
-  if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return UINT64_MAX;
-  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
+uint64_t thread_cpu_ns(uint64_t tid) { return read_thread_cpu_ns(tid).value_or(UINT64_MAX); }
 
 class SignalStackCopier final : public StackCopier {
  public:

@@ -17,6 +17,13 @@ inline clockid_t thread_cpu_clock(uint64_t tid) {
   return static_cast<clockid_t>((~static_cast<clockid_t>(tid) << 3) | 6);
 }
 
+// Thread `tid`'s CPU time in nanoseconds, from its CPU clock (no /proc file involved).
+inline std::optional<uint64_t> read_thread_cpu_ns(uint64_t tid) {
+  timespec ts;
+  if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return std::nullopt;
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
 // From /proc/self/task/TID/status.
 struct ThreadSignalState {
   bool blocks_signal = false;  // `signal` is in the thread's blocked mask (SigBlk)
