@@ -385,8 +385,8 @@ void Sampler::write_repeat(uint64_t tid, ThreadState& state, uint64_t at,
   commit_record(RecordType::kSampleRepeat, w, state);
 }
 
-void Sampler::write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
-                           std::optional<uint64_t> cpu_delta, uint64_t time_ns) {
+UnwindOutput Sampler::write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
+                                   std::optional<uint64_t> cpu_delta, uint64_t time_ns) {
   const UnwindOutput unwound = unwinder_->unwind(snapshot, frames_, frame_sps_);
   LeafCandidate candidates[kLeafCandidateSlots + 1];
   size_t candidate_count = 0;
@@ -400,6 +400,7 @@ void Sampler::write_sample(uint64_t tid, ThreadState& state, const StackSnapshot
                 std::span<const SampleLabel>(labels, label_count));
   state.has_stack = true;
   commit_record(RecordType::kSample, w, state);
+  return unwound;
 }
 
 void Sampler::commit_record(RecordType type, const ByteWriter& w, ThreadState& state) {
@@ -495,9 +496,14 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
     state.last_self_sample_ns = snapshot->time_ns;
     std::optional<uint64_t> share;
     if (cpu_delta) share = *cpu_delta / (merged + 1);
-    write_sample(tid, state, *snapshot,
-                 cpu_delta ? std::optional<uint64_t>(*cpu_delta - merged * *share) : cpu_delta,
-                 first_ns);
+    const UnwindOutput unwound = write_sample(
+        tid, state, *snapshot,
+        cpu_delta ? std::optional<uint64_t>(*cpu_delta - merged * *share) : cpu_delta, first_ns);
+    // How much of the copy the walk used: where the kernel copies, the copy's size follows it.
+    const uint64_t outermost_sp = unwound.count > 0 ? frame_sps_[unwound.count - 1] : 0;
+    self_sampling_->note_walk(state.self_handle,
+                              outermost_sp > snapshot->sp() ? outermost_sp - snapshot->sp() : 0,
+                              unwound.result == UnwindResult::kTruncated);
     for (uint64_t i = 1; i <= merged && state.has_stack; ++i) {
       const uint64_t at = std::min(first_ns + i * config_.interval_ns, snapshot->time_ns);
       write_repeat(tid, state, at, share);

@@ -145,8 +145,8 @@ class Sampler {
   void select(uint64_t tid, ThreadState& state, uint64_t now);
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
   // Unwinds `snapshot` and writes it as the thread's sample at `time_ns`.
-  void write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
-                    std::optional<uint64_t> cpu_delta, uint64_t time_ns);
+  UnwindOutput write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
+                            std::optional<uint64_t> cpu_delta, uint64_t time_ns);
   // Writes an encoded record and counts it (written or dropped).
   void commit_record(RecordType type, const ByteWriter& w, ThreadState& state);
   void note_timeout(ThreadState& state);

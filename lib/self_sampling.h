@@ -44,6 +44,11 @@ class SelfSampling {
 
   // The oldest queued snapshot, or null; valid until pop().
   virtual const StackSnapshot* front(int handle) = 0;
+  // The snapshot at front() was unwound: the walk used `bytes_used` bytes above its SP (to the
+  // outermost frame it reached), and ran out of copied stack if `cut`. Where the copy's size is
+  // chosen per thread (the kernel copies the size it was given at every sample), this is what it
+  // follows: the stack a walk needs, not the mapping above SP (which holds TLS and more).
+  virtual void note_walk(int /*handle*/, uint64_t /*bytes_used*/, bool /*cut*/) {}
   virtual void pop(int handle) = 0;
 
   struct Counts {

@@ -134,10 +134,15 @@ uint64_t PerfSelfSampling::records_per_ring() const {
 
 int PerfSelfSampling::open_ring(Ring& r, uint32_t stack_bytes) {
   const uint64_t page = static_cast<uint64_t>(getpagesize());
-  const uint64_t data =
-      std::max(round_up_pow2(records_per_ring() * (stack_bytes + kRecordOverhead)), page);
-  const size_t bytes = static_cast<size_t>(data + page);
-  if (used_bytes() - r.ring.mapped_bytes() + bytes > budget_bytes_) return ENOMEM;
+  const uint64_t record = stack_bytes + kRecordOverhead;
+  // A ring's data area is a power of two pages: where the rounding would overrun the budget, a
+  // ring that holds fewer records (down to kMinRecordsPerRing) rather than none (its thread would
+  // get a timer); the sampler is woken sooner to read it.
+  uint64_t data = std::max(round_up_pow2(records_per_ring() * record), page);
+  const uint64_t least = std::max(round_up_pow2(kMinRecordsPerRing * record), page);
+  const size_t others = used_bytes() - r.ring.mapped_bytes();
+  while (data > least && others + data + page > budget_bytes_) data /= 2;
+  if (others + data + page > budget_bytes_) return ENOMEM;
   r.ring.close();
   PerfEventRing::Spec spec;
   spec.tid = r.tid;
@@ -164,8 +169,10 @@ int PerfSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels)
   r.since_resize = 0;
   r.too_deep = false;
   r.answered = 0;
-  const uint64_t depth = r.region && sp < r.region->end ? r.region->end - sp : 0;
-  if (open_ring(r, stack_bytes_for(depth)) != 0) return -1;
+  r.front_above = 0;
+  // The mapping above SP also holds the thread's TLS and descriptor, which no walk reads: a
+  // modest start, grown at once by the first walk that runs out of it.
+  if (open_ring(r, stack_bytes_for(0)) != 0) return -1;
   r.active = true;
   return index;
 }
@@ -210,21 +217,33 @@ const StackSnapshot* PerfSelfSampling::front(int handle) {
   const uint64_t sp = snapshot_.sp();
   const bool in_region = r.region && sp >= r.region->begin && sp < r.region->end;
   snapshot_.stack_region_known = in_region;
+  r.front_above = 0;
   if (in_region) {
     const uint64_t above = r.region->end - sp;
     snapshot_.stack_size = static_cast<size_t>(std::min<uint64_t>(snapshot_.stack_size, above));
     snapshot_.stack_truncated = snapshot_.stack_size < above;
-    r.deepest = std::max(r.deepest, above);
-    ++r.since_resize;
-    if (snapshot_.stack_truncated && r.ring.stack_bytes() >= max_stack_bytes_) {
-      r.too_deep = copy_wanted_deeper_;
-    }
-    if (snapshot_.stack_truncated && r.ring.stack_bytes() < max_stack_bytes_) {
-      r.grow_to =
-          std::max(std::min(max_stack_bytes_, 2 * r.ring.stack_bytes()), stack_bytes_for(above));
-    }
+    r.front_above = above;
   }
   return &snapshot_;
+}
+
+void PerfSelfSampling::note_walk(int handle, uint64_t bytes_used, bool cut) {
+  if (!valid(handle)) return;
+  Ring& r = rings_[handle];
+  const uint32_t now = r.ring.stack_bytes();
+  if (!cut) {
+    r.deepest = std::max(r.deepest, bytes_used);
+    ++r.since_resize;
+    return;
+  }
+  if (now >= max_stack_bytes_) {
+    r.too_deep = copy_wanted_deeper_;
+    return;
+  }
+  // At once to what the mapping above SP holds (more than any walk needs) or twice the size:
+  // one cut sample, not a series of them. The next shrink follows what the walks used.
+  r.grow_to =
+      std::max({r.grow_to, std::min(max_stack_bytes_, 2 * now), stack_bytes_for(r.front_above)});
 }
 
 void PerfSelfSampling::pop(int handle) {

@@ -10,10 +10,10 @@
 // Bounds: at most kMaxPerfThreads rings (each a descriptor, numbered from the top of the
 // program's limit, and none while it uses half of its limit), their mappings together within a
 // memory budget (half the user's perf_event_mlock_kb allowance, at most 1 MiB): beyond that,
-// start() refuses and the thread gets a timer instead. Each ring takes the stack size its thread
-// needs (its depth when it starts, larger at once when a sample comes back cut, smaller when its
-// deepest stack over many samples needs much less): the kernel copies the whole size at every
-// sample.
+// start() refuses and the thread gets a timer instead. Each ring takes the stack size its
+// thread's walks need (note_walk(): larger at once when a walk runs out of copied stack, smaller
+// when the most any walk used over many samples is much less): the kernel copies the whole size
+// at every sample, so the size is most of what a sample costs the thread.
 #ifndef INPROF_PLATFORM_LINUX_PERF_SELF_SAMPLING_LINUX_H_
 #define INPROF_PLATFORM_LINUX_PERF_SELF_SAMPLING_LINUX_H_
 
@@ -54,6 +54,7 @@ class PerfSelfSampling final : public SelfSampling {
   bool still_allowed(int handle) override { return valid(handle) && rings_[handle].ring.is_open(); }
   void set_labels(int /*handle*/, const LabelStack* /*labels*/) override {}
   const StackSnapshot* front(int handle) override;
+  void note_walk(int handle, uint64_t bytes_used, bool cut) override;
   void pop(int handle) override;
   Counts counts(int handle) const override;
   bool waitable() override { return active() > 0; }
@@ -67,8 +68,9 @@ class PerfSelfSampling final : public SelfSampling {
     bool hung_up = false;  // its thread exited: poll would report it again and again
     uint64_t tid = 0;
     std::optional<StackRegion> region;  // the mapping of its stack, as last located
-    uint32_t grow_to = 0;               // a larger stack size asked for by a cut sample
-    uint64_t deepest = 0;               // its deepest stack (bytes above SP) since the last resize
+    uint32_t grow_to = 0;               // a larger stack size asked for by a cut walk
+    uint64_t deepest = 0;               // the most stack a walk used since the last resize
+    uint64_t front_above = 0;           // the front snapshot's mapping above SP (0: unknown)
     uint32_t since_resize = 0;          // samples since the last resize
     bool too_deep = false;              // cut at the most the kernel copies (see too_deep())
     uint64_t answered = 0;

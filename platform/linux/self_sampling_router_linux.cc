@@ -125,6 +125,12 @@ const StackSnapshot* SelfSamplingRouter::front(int handle) {
   return snapshot;
 }
 
+void SelfSamplingRouter::note_walk(int handle, uint64_t bytes_used, bool cut) {
+  if (!valid(handle)) return;
+  const Route& r = routes_[handle];
+  way(r)->note_walk(r.inner, bytes_used, cut);
+}
+
 void SelfSamplingRouter::pop(int handle) {
   if (!valid(handle)) return;
   const Route& r = routes_[handle];

@@ -34,6 +34,7 @@ class SelfSamplingRouter final : public SelfSampling {
   bool usable() override;
   void set_labels(int handle, const LabelStack* labels) override;
   const StackSnapshot* front(int handle) override;
+  void note_walk(int handle, uint64_t bytes_used, bool cut) override;
   void pop(int handle) override;
   Counts counts(int handle) const override;
   bool waitable() override { return perf_ && perf_->waitable(); }
