@@ -292,7 +292,12 @@ bool LinuxSelfSampling::still_allowed(int handle) {
   const uint64_t tid =
       g_mailboxes[handle].load(std::memory_order_relaxed)->tid.load(std::memory_order_relaxed);
   const std::optional<ThreadSignalState> state = read_thread_signal_state(tid, owner_.signal);
-  return state && !state->blocks_signal && !state->seccomp;
+  if (!state || state->seccomp) return false;
+  // While our handler runs, the kernel blocks the signal; a thread preempted on its way into the
+  // handler (the signal taken, the mask set, not one instruction run yet) shows that mask for as
+  // long as it waits for a CPU. The program's own block leaves our timer's signal pending: the
+  // thread ran two intervals of its CPU since its last answer.
+  return !state->blocks_signal || !state->signal_pending;
 }
 
 bool LinuxSelfSampling::set_stack(int handle, uint64_t sp) {

@@ -56,6 +56,9 @@ std::optional<ThreadSignalState> read_thread_signal_state(uint64_t tid, int sign
   // Hexadecimal, signal 1 in the lowest bit.
   const uint64_t mask = std::strtoull(blocked, nullptr, 16);
   state.blocks_signal = (mask >> (signal - 1)) & 1;
+  if (const char* pending = field(text, "SigPnd")) {
+    state.signal_pending = (std::strtoull(pending, nullptr, 16) >> (signal - 1)) & 1;
+  }
   if (const char* seccomp = field(text, "Seccomp")) state.seccomp = *seccomp != '0';
   return state;
 }

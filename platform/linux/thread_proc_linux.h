@@ -26,9 +26,10 @@ inline std::optional<uint64_t> read_thread_cpu_ns(uint64_t tid) {
 
 // From /proc/self/task/TID/status.
 struct ThreadSignalState {
-  bool blocks_signal = false;  // `signal` is in the thread's blocked mask (SigBlk)
-  bool seccomp = false;        // the thread runs under seccomp (strict or filter): a handler's
-                               // system calls might kill it
+  bool blocks_signal = false;   // `signal` is in the thread's blocked mask (SigBlk)
+  bool signal_pending = false;  // `signal` waits in the thread's own pending set (SigPnd)
+  bool seccomp = false;         // the thread runs under seccomp (strict or filter): a handler's
+                                // system calls might kill it
 };
 std::optional<ThreadSignalState> read_thread_signal_state(uint64_t tid, int signal);
 

@@ -406,6 +406,47 @@ TEST(KernelSampling, ABusyThreadGetsAStackForEveryIntervalOfItsCpu) {
   busy.join();
 }
 
+// Spins `depth` calls below its caller, each frame holding 256 bytes.
+__attribute__((noinline)) void spin_below(int depth) {
+  volatile char pad[256];
+  pad[0] = static_cast<char>(depth);
+  if (depth > 0) {
+    spin_below(depth - 1);
+  } else {
+    spin();
+  }
+  asm volatile("" : : "r"(pad) : "memory");
+}
+
+// Two busy threads at 10 kHz whose walks need some KiB of stack: both keep a ring of their own
+// within the memory budget (the copy follows what the walks use; a ring the power-of-two rounding
+// would take over the budget holds fewer records) rather than one of them going to a timer,
+// which gets a stack only at the scheduler's tick.
+TEST(KernelSampling, TwoBusyThreadsAtTenKilohertzBothStayWithTheKernel) {
+  if (!kernel_sampling_allowed()) GTEST_SKIP() << "perf events refused here";
+  g_spin = true;
+  std::atomic<uint64_t> tids[2] = {0, 0};
+  std::thread busy[2];
+  for (int i = 0; i < 2; ++i) {
+    busy[i] = std::thread([&, i] {
+      tids[i] = current_thread_id();
+      spin_below(24);
+    });
+  }
+  while (!tids[0] || !tids[1]) std::this_thread::yield();
+  {
+    Harness h(100000);
+    EXPECT_TRUE(h.tick_until([&] { return h.sampler->self_sampled_threads() == 2; }));
+    EXPECT_TRUE(h.tick_until(
+        [&] { return h.with_frames[tids[0]] >= 3000 && h.with_frames[tids[1]] >= 3000; }));
+    EXPECT_EQ(perf_event_descriptors(), 2) << "each thread keeps its ring";
+    EXPECT_EQ(h.sampler->self_sampled_threads(), 2u);
+    EXPECT_EQ(h.sampler->stats().samples_dropped, 0u);
+  }
+  g_spin = false;
+  for (std::thread& t : busy) t.join();
+}
+
 // Nothing reaches the thread: one that blocks every signal (or waits for them in sigwait) is
 // sampled all the same, and never timed out.
 TEST(KernelSampling, AThreadThatBlocksEverySignalIsSampledAllTheSame) {
