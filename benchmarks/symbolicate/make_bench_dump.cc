@@ -25,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "debug_file_locator.h"
 #include "dump/dump_records.h"
 #include "dump/dump_writer.h"
-#include "elf_file.h"
 #include "output_file.h"
+#include "symbolize/debug_file_locator.h"
+#include "symbolize/elf_file.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "jit_map.h"
+#include "read/jit_map.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   inprof::symbolicate::JitMap map;

@@ -7,13 +7,13 @@
 #include <cstdlib>
 #include <span>
 
+#include "convert/profile_builder.h"
+#include "convert/profile_converter.h"
 #include "diagnostics.h"
 #include "dump/dump_reader.h"
 #include "fuzz_support.h"
-#include "profile_builder.h"
-#include "profile_converter.h"
-#include "profile_json_writer.h"
-#include "profile_model.h"
+#include "read/profile_model.h"
+#include "write/profile_json_writer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace inprof::symbolicate;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "call_site_targets.h"
-#include "module_symbolizer.h"
+#include "symbolize/module_symbolizer.h"
 #include "test_support.h"
 #include "test_targets.h"
 

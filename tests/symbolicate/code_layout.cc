@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "elf_file.h"
+#include "symbolize/elf_file.h"
 
 namespace symtest {
 

@@ -8,9 +8,9 @@
 #include <map>
 
 #include "code_layout.h"
-#include "demangle.h"
-#include "elf_file.h"
-#include "module_symbolizer.h"
+#include "symbolize/demangle.h"
+#include "symbolize/elf_file.h"
+#include "symbolize/module_symbolizer.h"
 
 namespace {
 

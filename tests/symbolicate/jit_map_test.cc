@@ -1,6 +1,6 @@
 // JIT symbol maps (perf's /tmp/perf-<pid>.map) copied into the dump: the parser on its own, then
 // whole dumps whose frames lie in JIT code.
-#include "jit_map.h"
+#include "read/jit_map.h"
 
 #include <gtest/gtest.h>
 

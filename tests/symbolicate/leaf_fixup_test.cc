@@ -1,8 +1,8 @@
-#include "leaf_fixup.h"
+#include "symbolize/leaf_fixup.h"
 
 #include <gtest/gtest.h>
 
-#include "module_symbolizer.h"
+#include "symbolize/module_symbolizer.h"
 #include "test_support.h"
 #include "test_targets.h"
 

@@ -3,7 +3,7 @@
 // and line (or the same "nothing here"). Programs: this test itself (DWARF 5, C++), a DWARF 4
 // build of the release target, libc's detached debug file (libc6-dbg) and, when installed,
 // python3.11's (an LTO build with huge units).
-#include "line_table.h"
+#include "symbolize/line_table.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "code_layout.h"
-#include "libdw_line_tables.h"
+#include "symbolize/libdw_line_tables.h"
 
 namespace inprof::symbolicate {
 namespace {

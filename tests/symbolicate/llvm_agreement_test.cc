@@ -18,9 +18,9 @@
 #include <sstream>
 
 #include "code_layout.h"
-#include "demangle.h"
-#include "elf_file.h"
-#include "module_symbolizer.h"
+#include "symbolize/demangle.h"
+#include "symbolize/elf_file.h"
+#include "symbolize/module_symbolizer.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <filesystem>
 
 #include "code_layout.h"
-#include "elf_file.h"
-#include "module_symbolizer.h"
+#include "symbolize/elf_file.h"
+#include "symbolize/module_symbolizer.h"
 
 namespace {
 

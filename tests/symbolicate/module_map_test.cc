@@ -1,7 +1,7 @@
 // ModuleMap finds modules through an index by start address; its answers must be those of the
 // rule it documents, checked here against a plain scan of every module on random layouts with
 // overlaps, reloads at the same address and unloads.
-#include "module_map.h"
+#include "symbolize/module_map.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "profile_builder.h"
+#include "convert/profile_builder.h"
 
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "flat_index_set.h"
-#include "profile_converter.h"
-#include "profile_json_writer.h"
+#include "convert/profile_converter.h"
+#include "read/flat_index_set.h"
+#include "write/profile_json_writer.h"
 
 namespace {
 

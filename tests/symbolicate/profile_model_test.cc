@@ -1,4 +1,4 @@
-#include "profile_model.h"
+#include "read/profile_model.h"
 
 #include <gtest/gtest.h>
 

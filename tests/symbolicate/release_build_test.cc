@@ -21,8 +21,8 @@
 #include <map>
 #include <sstream>
 
-#include "debug_image.h"
-#include "elf_file.h"
+#include "symbolize/debug_image.h"
+#include "symbolize/elf_file.h"
 #include "test_support.h"
 
 namespace {

@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "profile_server.h"
+#include "serve/profile_server.h"
 #include "test_support.h"
 #include "test_targets.h"
 

@@ -7,8 +7,8 @@
 
 #include <filesystem>
 
-#include "module_symbolizer.h"
-#include "profile_converter.h"
+#include "convert/profile_converter.h"
+#include "symbolize/module_symbolizer.h"
 #include "test_support.h"
 #include "test_targets.h"
 

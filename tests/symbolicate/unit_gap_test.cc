@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "module_symbolizer.h"
+#include "symbolize/module_symbolizer.h"
 #include "test_support.h"
 
 namespace {

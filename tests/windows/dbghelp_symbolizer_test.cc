@@ -11,9 +11,9 @@
 #include <fstream>
 #include <string>
 
-#include "debug_file_locator.h"
 #include "module_lister.h"
-#include "module_symbolizer.h"
+#include "symbolize/debug_file_locator.h"
+#include "symbolize/module_symbolizer.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string>
 
-#include "profile_server.h"
+#include "serve/profile_server.h"
 #include "symbolicate.h"
 #if defined(_WIN32)
 #include "windows/compressed_chunk_check.h"

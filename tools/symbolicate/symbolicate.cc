@@ -8,15 +8,15 @@
 #include <memory>
 #include <string>
 
+#include "convert/profile_builder.h"
+#include "convert/profile_converter.h"
 #include "diagnostics.h"
 #include "dump/dump_reader.h"
-#include "folded_writer.h"
-#include "gzip_stream.h"
-#include "profile_builder.h"
-#include "profile_converter.h"
-#include "profile_json_writer.h"
-#include "profile_model.h"
-#include "text_summary.h"
+#include "read/profile_model.h"
+#include "write/folded_writer.h"
+#include "write/gzip_stream.h"
+#include "write/profile_json_writer.h"
+#include "write/text_summary.h"
 
 namespace inprof::symbolicate {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <string>
 
-#include "debug_file_locator.h"
-#include "parallel_symbolizer.h"
+#include "symbolize/debug_file_locator.h"
+#include "symbolize/parallel_symbolizer.h"
 
 namespace inprof::symbolicate {
 

@@ -18,8 +18,8 @@
 #include <atomic>
 #include <mutex>
 
-#include "module_symbolizer.h"
 #include "pe_file.h"
+#include "symbolize/module_symbolizer.h"
 #include "text_windows.h"
 
 namespace inprof::symbolicate {

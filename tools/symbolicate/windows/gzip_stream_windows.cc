@@ -2,7 +2,7 @@
 // runtime lacks. main.cc refuses a .gz output there with a clear message; these only fail.
 #include <cerrno>
 
-#include "gzip_stream.h"
+#include "write/gzip_stream.h"
 
 namespace inprof::symbolicate {
 

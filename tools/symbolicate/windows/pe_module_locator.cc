@@ -5,9 +5,9 @@
 // differ (SYMOPT_EXACT_SYMBOLS).
 #include <string>
 
-#include "debug_file_locator.h"
+#include "convert/profile_converter.h"  // hex_string
 #include "pe_file.h"
-#include "profile_converter.h"  // hex_string
+#include "symbolize/debug_file_locator.h"
 
 namespace inprof::symbolicate {
 namespace {

@@ -2,7 +2,7 @@
 // browser); main.cc refuses --open there before this could run.
 #include <cstdio>
 
-#include "profile_server.h"
+#include "serve/profile_server.h"
 
 namespace inprof::symbolicate {
 

@@ -1,0 +1,64 @@
+// Turns the raw profile collected from a dump into processed-format tables: maps addresses to
+// modules, symbolizes them, applies the leaf fix-up and builds the stack, frame and func tables.
+#ifndef INPROF_TOOLS_SYMBOLICATE_PROFILE_CONVERTER_H_
+#define INPROF_TOOLS_SYMBOLICATE_PROFILE_CONVERTER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "convert/profile_builder.h"
+#include "diagnostics.h"
+#include "read/profile_model.h"
+#include "symbolize/debug_file_locator.h"
+#include "symbolize/parallel_symbolizer.h"
+
+namespace inprof::symbolicate {
+
+struct ConvertOptions {
+  LocateOptions locate;  // where debug files and binaries are looked for
+  unsigned jobs = 0;     // symbolizing threads; 0: one per CPU
+  size_t min_addresses_per_handle = kMinAddressesPerHandle;
+  // Called now and then while addresses are symbolized (null: never).
+  std::function<void(size_t done, size_t total)> progress;
+  // The process exits right after: what symbolization built (debug-file handles, every
+  // address's frames) is left to the OS instead of being freed piece by piece.
+  bool exiting_after = false;
+};
+
+// How one module that samples point into was symbolicated.
+struct ModuleReport {
+  enum Status { kDwarf, kSymbolsOnly, kNone };
+  std::string path;  // as recorded
+  std::string build_id;
+  Status status = kNone;
+  std::string source;                 // the file that gave the names, if any
+  std::string detail;                 // where it was found, or why nothing was
+  std::vector<std::string> rejected;  // files that were found but not used, and why
+  size_t addresses = 0;               // distinct addresses looked up in it
+};
+
+struct ConversionSummary {
+  size_t modules_used = 0;          // modules some sample points into
+  size_t modules_symbolicated = 0;  // of those, how many had a usable file
+  size_t leaf_callers_inserted = 0;
+  size_t jit_frames = 0;              // distinct frame addresses named by the JIT map
+  size_t unique_addresses = 0;        // distinct (module, address) pairs symbolized
+  double symbolize_seconds = 0;       // wall time of the parallel symbolization
+  double symbolize_cpu_seconds = 0;   // its CPU time, all threads together
+  unsigned threads = 1;               // that it used
+  std::vector<ModuleReport> modules;  // the modules used, in dump order
+};
+
+// Fills `builder` from `model`. Problems (unusable module files, ...) go to `diag`.
+ConversionSummary convert_profile(const ProfileModel& model, ProfileBuilder& builder,
+                                  Diagnostics& diag, const ConvertOptions& options = {});
+
+// Helpers exposed for tests.
+std::string hex_string(const std::vector<uint8_t>& bytes);  // lowercase
+std::string breakpad_id(const std::vector<uint8_t>& build_id);
+
+}  // namespace inprof::symbolicate
+
+#endif  // INPROF_TOOLS_SYMBOLICATE_PROFILE_CONVERTER_H_

@@ -1,0 +1,449 @@
+#include "convert/stack_converter.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "convert/track_names.h"
+#include "symbolize/leaf_fixup.h"
+#include "symbolize/module_map.h"
+#include "symbolize/module_symbolizer.h"
+#include "symbolize/parallel_symbolizer.h"
+#include "symbolize/syscall_site.h"
+
+namespace inprof::symbolicate {
+namespace {
+
+// The address of the instruction a frame was executing. Only the leaf's is exact: every other
+// frame holds a return address, just past its call, which may already be the next line, another
+// inline level, the next function or past the module's end; the call's last byte is one before
+// it. It is also the address the Firefox Profiler expects of a stack-walked frame.
+uint64_t code_address(uint64_t address, bool leaf) {
+  return leaf || address == 0 ? address : address - 1;
+}
+
+// The file a module was mapped from. The library records it (the loader's link resolved); a dump
+// from before it did names the link (liblzma.so.5 for liblzma.so.5.4.1). The file that link
+// leads to here is the mapped one if the locator found the module's own build there.
+std::string mapped_path(const internal::ModuleRecord& rec, const ModuleFiles* files) {
+  if (!files || rec.build_id.empty() || files->binary != rec.path || rec.path[0] != '/') {
+    return rec.path;
+  }
+  std::error_code error;
+  std::filesystem::path real = std::filesystem::canonical(rec.path, error);
+  return error ? rec.path : real.string();
+}
+
+std::string hex_u64(uint64_t v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
+  return buf;
+}
+
+}  // namespace
+
+StackConverter::StackConverter(const ProfileModel& model, ProfileBuilder& builder,
+                               Diagnostics& diag, const ConvertOptions& options,
+                               ConversionSummary& summary)
+    : model_(model),
+      b_(builder),
+      diag_(diag),
+      options_(options),
+      summary_(summary),
+      map_(model.modules()) {
+  modules_.resize(model.modules().size());
+  stack_cache_.resize(model.stack_count());
+  idle_stack_cache_.resize(model.stack_count());
+  if (model.process()) {
+    arch_ = model.process()->arch;
+    fix_leaves_ = arch_ == "x86_64" || arch_ == "aarch64";
+    if (model.process()->os == "linux") syscall_size_ = syscall_instruction_size(arch_);
+  }
+}
+
+CategoryIndex StackConverter::category(uint32_t dump_id) const {
+  auto it = categories_.find(dump_id);
+  return it == categories_.end() ? other_ : it->second;
+}
+
+std::optional<StackIndex> StackConverter::stack_for(RawStackId id, uint64_t time_ns, CpuUse use) {
+  // The result changes only when modules are loaded or unloaded (a new epoch).
+  StackCacheEntry& entry = stack_cache_[id];
+  size_t epoch = map_.epoch(time_ns);
+  if (entry.epoch != epoch) {
+    entry.stack = build_stack(model_.stack(id), time_ns);
+    entry.epoch = epoch;
+  }
+  if (use == CpuUse::kMostly || !entry.stack) return entry.stack;
+  StackCacheEntry& idle_entry = idle_stack_cache_[id];
+  if (idle_entry.epoch != epoch) {
+    const RawStack& raw = model_.stack(id);
+    idle_entry.in_syscall = raw.frames.empty() ? std::nullopt : in_syscall(raw.frames[0], time_ns);
+    // The viewer counts a sample as idle when its stack's category is Idle, and a stack takes
+    // the category of its top frame: an idle sample gets an Idle frame of its own on top, and
+    // every other frame keeps its category whatever the sample.
+    idle_entry.stack =
+        idle_entry.in_syscall == false
+            ? entry.stack
+            : b_.handle_for_stack(entry.stack, idle_frame(idle_entry.in_syscall.has_value()));
+    idle_entry.epoch = epoch;
+  }
+  // Blocked: in a system call with little CPU time. Sampled elsewhere, it was runnable (waiting
+  // for a CPU is not idle). Where the code cannot be read, only a thread that did not run at
+  // all is taken as blocked.
+  const bool idle = idle_entry.in_syscall ? *idle_entry.in_syscall : use == CpuUse::kNone;
+  return idle ? idle_entry.stack : entry.stack;
+}
+
+std::optional<bool> StackConverter::in_syscall(uint64_t address, uint64_t time_ns) {
+  const size_t m = map_.find(address, time_ns);
+  if (syscall_size_ == 0 || m == ModuleMap::kNone || address < syscall_size_) return std::nullopt;
+  auto [it, inserted] = modules_[m].syscall_sites.try_emplace(address);
+  if (inserted) {
+    uint8_t before[8];
+    std::span<uint8_t> code(before, syscall_size_);
+    const uint64_t vaddr = address - syscall_size_ - model_.modules()[m].record.load_bias;
+    ModuleSymbolizer* sym = files(m) ? symbolizer(m) : nullptr;
+    if (sym && sym->read_code(vaddr, code)) it->second = is_syscall_instruction(arch_, code);
+  }
+  return it->second;
+}
+
+FrameIndex StackConverter::idle_frame(bool blocked) {
+  std::optional<FrameIndex>& frame = idle_frames_[blocked];
+  if (!frame) {
+    FuncIndex func =
+        b_.handle_for_func(b_.handle_for_string(blocked ? "[blocked]" : "[not running]"),
+                           std::nullopt, std::nullopt, std::nullopt);
+    frame = b_.handle_for_frame(func, std::nullopt, 0, idle_, 0, std::nullopt, std::nullopt);
+  }
+  return *frame;
+}
+
+FrameIndex StackConverter::label_frame(const internal::SampleLabel& label) {
+  const std::string* text = model_.string(label.string_id);
+  std::string name = text ? *text : "[label " + std::to_string(label.string_id) + "]";
+  FuncIndex func =
+      b_.handle_for_func(b_.handle_for_string(name), std::nullopt, std::nullopt, std::nullopt);
+  return b_.handle_for_frame(func, std::nullopt, 0, category(label.category), 0, std::nullopt,
+                             std::nullopt);
+}
+
+std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint64_t time_ns) {
+  std::span<const uint64_t> addresses(raw.frames);
+  std::vector<uint64_t> with_caller;  // the frames with a leaf's caller put back, if missing
+  bool inserted_caller = false;
+  if (fix_leaves_ && (raw.flags & internal::kSampleFramePointerWalk) && !addresses.empty() &&
+      !raw.leaf_candidates.empty()) {
+    uint64_t leaf = addresses[0];
+    size_t m = map_.find(leaf, time_ns);
+    if (m != ModuleMap::kNone) {
+      ModuleState& state = modules_[m];
+      auto it = state.return_slots.find(leaf);
+      if (it == state.return_slots.end()) {
+        std::optional<unsigned> slot;
+        if (ModuleSymbolizer* sym = symbolizer(m)) {
+          slot = sym->return_address_slot(leaf - model_.modules()[m].record.load_bias,
+                                          arch_ == "aarch64");
+        }
+        it = state.return_slots.emplace(leaf, slot).first;
+      }
+      if (auto caller = missing_leaf_caller(raw.frames, raw.leaf_candidates, it->second)) {
+        with_caller = raw.frames;
+        with_caller.insert(with_caller.begin() + 1, *caller);
+        addresses = with_caller;
+        inserted_caller = true;
+        ++summary_.leaf_callers_inserted;
+      }
+    }
+  }
+
+  // Labels in recording order: an earlier one at the same position is the outer one.
+  std::vector<LabelView> labels;
+  for (const internal::SampleLabel& l : raw.labels) {
+    uint32_t position = std::min<uint32_t>(l.position, static_cast<uint32_t>(raw.frames.size()));
+    // The walk had merged the leaf's frame with its caller's: a label counted in the leaf's
+    // frame (position 0) really lives in the caller, and every later frame moved down by one.
+    if (inserted_caller) ++position;
+    labels.push_back({position, label_frame(l)});
+  }
+  auto push_labels_at = [&](size_t position, std::optional<StackIndex>& prefix) {
+    for (const LabelView& l : labels) {
+      if (l.position == position) prefix = b_.handle_for_stack(prefix, l.frame);
+    }
+  };
+
+  std::optional<StackIndex> prefix;
+  if (raw.flags & (internal::kSampleTruncatedCopy | internal::kSampleDepthLimit)) {
+    prefix = b_.handle_for_stack(std::nullopt, truncated_frame());
+  }
+  // A label at position p sits between frames[p] (its caller) and frames[p - 1]; position ==
+  // frame count puts it above the outermost frame.
+  push_labels_at(addresses.size(), prefix);
+  for (size_t i = addresses.size(); i-- > 0;) {
+    const FrameRun run = frames_for(addresses[i], i == 0, time_ns);
+    for (uint32_t k = run.begin; k < run.end; ++k) {
+      prefix = b_.handle_for_stack(prefix, frame_pool_[k]);
+    }
+    push_labels_at(i, prefix);
+  }
+  return prefix;
+}
+
+FrameIndex StackConverter::truncated_frame() {
+  if (!truncated_frame_) {
+    FuncIndex func = b_.handle_for_func(b_.handle_for_string("[truncated stack]"), std::nullopt,
+                                        std::nullopt, std::nullopt);
+    truncated_frame_ =
+        b_.handle_for_frame(func, std::nullopt, 0, other_, 0, std::nullopt, std::nullopt);
+  }
+  return *truncated_frame_;
+}
+
+StackConverter::FrameRun StackConverter::frames_for(uint64_t address, bool leaf, uint64_t time_ns) {
+  const size_t m = map_.find(code_address(address, leaf), time_ns);
+  FlatKeyMap& runs =
+      m == ModuleMap::kNone ? unmapped_frame_runs_[leaf] : modules_[m].frame_runs[leaf];
+  return frame_runs_[runs.get_or_make(address, [&] {
+    const auto begin = static_cast<uint32_t>(frame_pool_.size());
+    make_frames(m, address, leaf);
+    frame_runs_.push_back({begin, static_cast<uint32_t>(frame_pool_.size())});
+    return static_cast<uint32_t>(frame_runs_.size() - 1);
+  })];
+}
+
+void StackConverter::make_frames(size_t m, uint64_t address, bool leaf) {
+  if (m == ModuleMap::kNone) {
+    // Code in no module may be a JIT's (node, python -X perf). Its frames get no library: the
+    // map gives names only, and a library would invite the viewer to symbolicate it.
+    const uint64_t lookup = code_address(address, leaf);
+    if (const std::string* name = jit_ ? model_.jit_map().find(lookup) : nullptr) {
+      FuncIndex func =
+          b_.handle_for_func(b_.handle_for_string(*name), std::nullopt, std::nullopt, std::nullopt);
+      ++summary_.jit_frames;
+      frame_pool_.push_back(
+          b_.handle_for_frame(func, std::nullopt, 0, *jit_, 0, std::nullopt, std::nullopt));
+      return;
+    }
+    FuncIndex func = b_.handle_for_func(b_.handle_for_string(hex_u64(address)), std::nullopt,
+                                        std::nullopt, std::nullopt);
+    frame_pool_.push_back(
+        b_.handle_for_frame(func, std::nullopt, 0, native_, 0, std::nullopt, std::nullopt));
+    return;
+  }
+  const internal::ModuleRecord& rec = model_.modules()[m].record;
+  LibIndex lib_index = lib(m);
+  ResourceIndex resource = b_.resource_for_lib(lib_index);
+  const uint64_t lookup = code_address(address, leaf);
+  const uint64_t relative = lookup - rec.start;
+
+  if (files(m)) {
+    const AddressSymbol& info = *symbol_for(m, lookup - rec.load_bias);
+    if (!info.frames.empty()) {
+      ModuleState& state = modules_[m];
+      std::optional<NativeSymbolIndex> native;
+      if (info.symbol) {
+        uint64_t start = info.symbol->vaddr + rec.load_bias;
+        if (start >= rec.start && start < rec.end) {
+          // By its address alone, as the table keys it: its name is hashed only once.
+          native = static_cast<NativeSymbolIndex>(state.native_symbols.get_or_make(start, [&] {
+            return raw(b_.handle_for_native_symbol(lib_index, start - rec.start,
+                                                   b_.handle_for_string(info.symbol->name),
+                                                   info.symbol->size));
+          }));
+        }
+      }
+      for (size_t depth = 0; depth < info.frames.size(); ++depth) {
+        const SourceFrame& f = info.frames[depth];
+        auto make_func = [&] {
+          std::optional<SourceIndex> source;
+          if (!f.file.empty()) source = b_.handle_for_source(f.file);
+          return b_.handle_for_func(
+              b_.handle_for_string(f.function), resource, source,
+              f.decl_line ? std::optional<uint32_t>(f.decl_line) : std::nullopt);
+        };
+        const FuncIndex func = f.function_key
+                                   ? static_cast<FuncIndex>(state.funcs.get_or_make(
+                                         f.function_key, [&] { return raw(make_func()); }))
+                                   : make_func();
+        frame_pool_.push_back(
+            b_.handle_for_frame(func, relative, static_cast<uint32_t>(depth), native_, 0, native,
+                                f.line ? std::optional<uint32_t>(f.line) : std::nullopt));
+      }
+      return;
+    }
+  }
+  // Named by the address the dump holds, as other tools print a return address.
+  std::string name = b_.libs()[raw(lib_index)].name + "+" + hex_u64(address - rec.start);
+  FuncIndex func =
+      b_.handle_for_func(b_.handle_for_string(name), resource, std::nullopt, std::nullopt);
+  frame_pool_.push_back(
+      b_.handle_for_frame(func, relative, 0, native_, 0, std::nullopt, std::nullopt));
+}
+
+const ModuleFiles* StackConverter::files(size_t m) {
+  ModuleState& state = modules_[m];
+  if (!state.located) {
+    state.located = true;
+    const internal::ModuleRecord& rec = model_.modules()[m].record;
+    state.files = locate_module_files(rec, options_.locate, &state.why);
+    if (!state.files && !(rec.flags & internal::kModuleVdso)) {
+      diag_.warn("module '" + rec.path + "': " + state.why + "; its frames stay unsymbolicated");
+    }
+  }
+  return state.files ? &*state.files : nullptr;
+}
+
+ModuleSymbolizer* StackConverter::symbolizer(size_t m) {
+  ModuleState& state = modules_[m];
+  if (!state.opened) {
+    state.opened = true;
+    // A handle that symbolized ahead knows the module's units already.
+    if (!state.batch.handles.empty()) {
+      state.symbolizer = std::move(state.batch.handles.back());
+      state.batch.handles.pop_back();
+      return state.symbolizer.get();
+    }
+    if (const ModuleFiles* f = files(m)) {
+      state.symbolizer = ModuleSymbolizer::open(*f, &state.why);
+      if (!state.symbolizer) {
+        diag_.warn("module '" + model_.modules()[m].record.path + "': " + state.why +
+                   "; its frames stay unsymbolicated");
+      }
+    }
+  }
+  return state.symbolizer.get();
+}
+
+const AddressSymbol* StackConverter::symbol_for(size_t m, uint64_t vaddr) {
+  static const AddressSymbol kNothing;
+  ModuleState& state = modules_[m];
+  const ModuleAddresses& batch = state.batch;
+  auto it = std::lower_bound(batch.vaddrs.begin(), batch.vaddrs.end(), vaddr);
+  if (it != batch.vaddrs.end() && *it == vaddr) {
+    size_t i = static_cast<size_t>(it - batch.vaddrs.begin());
+    if (batch.done[i]) return &batch.results[i];
+  }
+  // Not looked up ahead (a caller the leaf fix-up inserted): do it here.
+  ModuleSymbolizer* sym = symbolizer(m);
+  return sym ? &sym->lookup(vaddr) : &kNothing;
+}
+
+void StackConverter::symbolize_ahead() {
+  // Every distinct address of every sampled stack, per module, at each module epoch it was
+  // sampled in; then all of them at once, on every core.
+  std::unordered_set<uint64_t> seen;  // (epoch << 32) | stack
+  std::vector<std::vector<uint64_t>> wanted(modules_.size());
+  for (const ThreadInfo& t : model_.threads()) {
+    t.samples.for_each([&](const RawSample& s) {
+      if (s.stack == kNoStack) return;
+      size_t epoch = map_.epoch(s.time_ns);
+      if (!seen.insert((uint64_t(epoch) << 32) | s.stack).second) return;
+      const std::vector<uint64_t>& frames = model_.stack(s.stack).frames;
+      for (size_t i = 0; i < frames.size(); ++i) {
+        const uint64_t lookup = code_address(frames[i], i == 0);
+        size_t m = map_.find(lookup, s.time_ns);
+        if (m == ModuleMap::kNone) continue;
+        wanted[m].push_back(lookup - model_.modules()[m].record.load_bias);
+      }
+    });
+  }
+  std::vector<ModuleAddresses> batches;
+  std::vector<size_t> batch_module;
+  for (size_t m = 0; m < modules_.size(); ++m) {
+    if (wanted[m].empty()) continue;
+    std::vector<uint64_t>& v = wanted[m];
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    modules_[m].addresses = v.size();
+    summary_.unique_addresses += v.size();
+    if (!files(m)) continue;
+    ModuleAddresses batch;
+    batch.files = *modules_[m].files;
+    batch.vaddrs = std::move(v);
+    std::vector<uint64_t>().swap(wanted[m]);
+    batches.push_back(std::move(batch));
+    batch_module.push_back(m);
+  }
+  auto start = std::chrono::steady_clock::now();
+  const std::clock_t cpu_start = std::clock();  // the process's CPU time, every thread's
+  symbolize_in_parallel(batches, options_.jobs, options_.progress,
+                        options_.min_addresses_per_handle);
+  summary_.symbolize_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary_.symbolize_cpu_seconds = double(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  summary_.threads = effective_jobs(options_.jobs);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    ModuleState& state = modules_[batch_module[i]];
+    state.files->debug_image = batches[i].files.debug_image;  // for this thread's own handle
+    state.batch = std::move(batches[i]);
+  }
+}
+
+void StackConverter::report_modules() {
+  for (size_t m = 0; m < modules_.size(); ++m) {
+    const ModuleState& state = modules_[m];
+    if (!state.located) continue;
+    const internal::ModuleRecord& rec = model_.modules()[m].record;
+    ++summary_.modules_used;
+    ModuleReport r;
+    r.path = rec.path;
+    r.build_id = hex_string(rec.build_id);
+    r.addresses = state.addresses;
+    if (state.files && !(state.opened && !state.symbolizer)) {
+      ++summary_.modules_symbolicated;
+      const ModuleFiles& f = *state.files;
+      r.status = f.debug.empty() ? ModuleReport::kSymbolsOnly : ModuleReport::kDwarf;
+      r.source = f.debug.empty() ? f.binary : f.debug;
+      r.detail = f.origin;
+      r.rejected = f.rejected;
+    } else {
+      r.detail = state.why;
+    }
+    summary_.modules.push_back(std::move(r));
+  }
+}
+
+LibIndex StackConverter::lib(size_t m) {
+  ModuleState& state = modules_[m];
+  if (state.lib) return *state.lib;
+  const internal::ModuleRecord& rec = model_.modules()[m].record;
+  // The same file mapped again (dlclose + dlopen) is the same library.
+  auto key = std::make_tuple(rec.path, hex_string(rec.build_id), rec.file_offset);
+  auto it = lib_by_file_.find(key);
+  if (it == lib_by_file_.end()) {
+    Lib lib;
+    lib.path = mapped_path(rec, files(m));
+    lib.name = basename_of(lib.path);
+    // The Firefox Profiler asks symbol servers for a library by debugName + breakpadId; an ELF
+    // file's debug name is its own file name (as samply writes it), not its soname.
+    lib.debug_name = lib.name;
+    lib.debug_path = lib.path;
+    lib.breakpad_id = breakpad_id(rec.build_id);
+    if (model_.process() && model_.process()->os == "windows" && rec.build_id.size() == 20) {
+      // A PDB debug id: the GUID, then its age (FORMAT.md, "Modules"), which is not always 0.
+      uint32_t age = 0;
+      for (int b = 3; b >= 0; --b) age = age << 8 | rec.build_id[16 + b];
+      char text[16];
+      std::snprintf(text, sizeof text, "%X", age);
+      lib.breakpad_id.replace(32, std::string::npos, text);
+    }
+    if (!rec.build_id.empty()) lib.code_id = hex_string(rec.build_id);
+    lib.arch = arch_;
+    it = lib_by_file_.emplace(key, b_.add_lib(std::move(lib))).first;
+  }
+  state.lib = it->second;
+  return it->second;
+}
+
+}  // namespace inprof::symbolicate

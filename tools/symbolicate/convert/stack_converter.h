@@ -1,0 +1,123 @@
+// Turns the model's raw stacks into the profile's stack, frame, func and lib tables: maps each
+// address to its module, symbolizes it (ahead of time, in parallel, and on demand), applies the
+// leaf fix-up, names JIT code, and marks samples idle or in a system call. Used by
+// convert_profile (profile_converter.cc), which turns the rest of the model into tables.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "convert/profile_builder.h"
+#include "convert/profile_converter.h"
+#include "read/flat_index_set.h"
+#include "read/profile_model.h"
+#include "symbolize/debug_file_locator.h"
+#include "symbolize/module_map.h"
+#include "symbolize/module_symbolizer.h"
+#include "symbolize/parallel_symbolizer.h"
+
+namespace inprof::symbolicate {
+
+class StackConverter {
+ public:
+  // Adds what it learns (symbolization times, modules, JIT frames, ...) to `summary`.
+  StackConverter(const ProfileModel& model, ProfileBuilder& builder, Diagnostics& diag,
+                 const ConvertOptions& options, ConversionSummary& summary);
+
+  // The categories its frames are put in, and the dump's own (by dump category id); set before
+  // the first stack_for.
+  void set_categories(CategoryIndex other, CategoryIndex native, CategoryIndex idle,
+                      std::optional<CategoryIndex> jit,
+                      std::map<uint32_t, CategoryIndex> by_dump_id) {
+    other_ = other;
+    native_ = native;
+    idle_ = idle;
+    jit_ = jit;
+    categories_ = std::move(by_dump_id);
+  }
+  // The profile's category for a dump category id (Other if the dump did not define it).
+  CategoryIndex category(uint32_t dump_id) const;
+  const ModuleMap& module_map() const { return map_; }
+  // Symbolizes every sampled address in parallel, before the stacks are built.
+  void symbolize_ahead();
+  std::optional<StackIndex> stack_for(RawStackId id, uint64_t time_ns, CpuUse use);
+  // Fills summary.modules and warns about modules left unsymbolicated.
+  void report_modules();
+
+ private:
+  struct LabelView {  // a label ready to be placed: its frame and its slot in the stack
+    uint32_t position;
+    FrameIndex frame;
+  };
+  struct ModuleState {
+    bool located = false;
+    std::optional<ModuleFiles> files;
+    std::string why;  // when no files
+    bool opened = false;
+    std::unique_ptr<ModuleSymbolizer> symbolizer;  // this thread's, for CFI and stragglers
+    ModuleAddresses batch;                         // symbolized ahead, in parallel
+    size_t addresses = 0;
+    std::optional<LibIndex> lib;
+    std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;  // by leaf address
+    std::unordered_map<uint64_t, std::optional<bool>> syscall_sites;     // by leaf address
+    // By address, [0] as a return address, [1] as a leaf: the run of frame_pool_ it became.
+    FlatKeyMap frame_runs[2];
+    FlatKeyMap funcs;           // by SourceFrame::function_key
+    FlatKeyMap native_symbols;  // by the symbol's address in the module
+  };
+  struct FrameRun {  // frame_pool_[begin, end): an address's frames, outermost first
+    uint32_t begin, end;
+  };
+  struct StackCacheEntry {
+    size_t epoch = SIZE_MAX;
+    std::optional<StackIndex> stack;
+    std::optional<bool> in_syscall;  // of the leaf (idle_stack_cache_ only)
+  };
+
+  // Whether a sample whose leaf is `address` was in a system call; nothing if the code there
+  // cannot be read.
+  std::optional<bool> in_syscall(uint64_t address, uint64_t time_ns);
+  FrameIndex idle_frame(bool blocked);
+  std::optional<StackIndex> build_stack(const RawStack& raw, uint64_t time_ns);
+  FrameIndex label_frame(const internal::SampleLabel& label);
+  FrameRun frames_for(uint64_t address, bool leaf, uint64_t time_ns);
+  // Appends the frames of `address` in `module` (ModuleMap::kNone: in none) to frame_pool_.
+  void make_frames(size_t module, uint64_t address, bool leaf);
+  ModuleSymbolizer* symbolizer(size_t module);
+  const ModuleFiles* files(size_t module);
+  const AddressSymbol* symbol_for(size_t module, uint64_t vaddr);
+  LibIndex lib(size_t module);
+  FrameIndex truncated_frame();
+
+  const ProfileModel& model_;
+  ProfileBuilder& b_;
+  Diagnostics& diag_;
+  const ConvertOptions& options_;
+  ConversionSummary& summary_;
+  ModuleMap map_;
+  std::string arch_;
+  bool fix_leaves_ = false;
+  CategoryIndex other_{}, native_{}, idle_{};
+  std::optional<CategoryIndex> jit_;              // only when the dump has a JIT map
+  std::map<uint32_t, CategoryIndex> categories_;  // by dump category id
+  std::vector<ModuleState> modules_;
+  std::map<std::tuple<std::string, std::string, uint64_t>, LibIndex> lib_by_file_;
+  std::vector<FrameIndex> frame_pool_;             // the frames of every address, in runs
+  std::vector<FrameRun> frame_runs_;               // by the values of ModuleState::frame_runs
+  FlatKeyMap unmapped_frame_runs_[2];              // the same for addresses in no module
+  std::vector<StackCacheEntry> stack_cache_;       // one slot per raw stack: memory stays bounded
+  std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle frame on top
+  size_t syscall_size_ = 0;                        // 0: leaves are not checked for system calls
+  std::optional<FrameIndex> idle_frames_[2];       // by idle_frame's `blocked`
+  std::optional<FrameIndex> truncated_frame_;
+};
+
+}  // namespace inprof::symbolicate

@@ -1,0 +1,247 @@
+#include "read/profile_model.h"
+
+namespace inprof::symbolicate {
+
+namespace {
+// Flags that change how a stack is converted; the others do not split identical stacks.
+constexpr uint32_t kStackFlags = internal::kSampleTruncatedCopy | internal::kSampleDepthLimit |
+                                 internal::kSampleFramePointerWalk;
+}  // namespace
+
+uint64_t ProfileModel::key_hash(std::span<const uint64_t> key) {
+  // Four independent lanes: every sample's stack is hashed, and one multiply chain through 40
+  // frames was a visible part of reading a long recording.
+  constexpr uint64_t kMul = 0x9e3779b97f4a7c15ull;
+  uint64_t h[4] = {key.size(), 0x243f6a8885a308d3ull, 0x13198a2e03707344ull, 0xa4093822299f31d0ull};
+  size_t i = 0;
+  for (; i + 4 <= key.size(); i += 4) {
+    for (int lane = 0; lane < 4; ++lane) h[lane] = (h[lane] ^ key[i + lane]) * kMul;
+  }
+  for (; i < key.size(); ++i) h[0] = (h[0] ^ key[i]) * kMul;
+  uint64_t x = h[0] ^ (h[1] >> 17) ^ (h[2] << 23) ^ (h[3] >> 31) ^ h[1] ^ h[2] ^ h[3];
+  x = (x ^ (x >> 29)) * kMul;
+  return x ^ (x >> 32);
+}
+
+void ProfileModel::on_process(const internal::ProcessRecord& r) { process_ = r; }
+
+void ProfileModel::on_module_load(const internal::ModuleRecord& r) {
+  module_by_id_[r.id] = modules_.size();
+  modules_.push_back(ModuleInfo{r, kNever});
+}
+
+void ProfileModel::on_module_unload(const internal::ModuleUnloadRecord& r) {
+  auto it = module_by_id_.find(r.id);
+  if (it != module_by_id_.end()) modules_[it->second].unload_ns = r.time_ns;
+}
+
+ThreadInfo& ProfileModel::thread(uint64_t tid) {
+  auto [it, inserted] = thread_by_tid_.try_emplace(tid, threads_.size());
+  if (inserted) {
+    threads_.emplace_back();
+    threads_.back().tid = tid;
+  }
+  return threads_[it->second];
+}
+
+void ProfileModel::on_thread_start(const internal::ThreadRecord& r) {
+  saw_time(r.time_ns);
+  ThreadInfo& t = thread(r.tid);
+  if (!t.start_ns || r.time_ns < *t.start_ns) t.start_ns = r.time_ns;
+  if (!r.name.empty()) t.name = r.name;
+  if (r.flags & internal::kThreadMain) t.is_main = true;
+}
+
+void ProfileModel::on_thread_name(const internal::ThreadRecord& r) {
+  ThreadInfo& t = thread(r.tid);
+  if (!r.name.empty()) t.name = r.name;
+  if (r.flags & internal::kThreadMain) t.is_main = true;
+}
+
+void ProfileModel::on_thread_end(const internal::ThreadEndRecord& r) {
+  saw_time(r.time_ns);
+  thread(r.tid).end_ns = r.time_ns;
+}
+
+RawStackId ProfileModel::intern(const internal::SampleRecord& r) {
+  uint32_t flags = r.flags & kStackFlags;
+  bool keep_candidates = flags & internal::kSampleFramePointerWalk;
+  key_scratch_.clear();
+  key_scratch_.push_back(flags);
+  key_scratch_.push_back(r.frames.size());
+  key_scratch_.insert(key_scratch_.end(), r.frames.begin(), r.frames.end());
+  if (keep_candidates) {
+    for (const auto& c : r.leaf_candidates) {
+      key_scratch_.push_back(c.slot);
+      key_scratch_.push_back(c.value);
+    }
+  }
+  // Labels split stacks too. The frame count above keeps frames and labels from running
+  // into each other.
+  key_scratch_.push_back(r.labels.size());
+  for (const auto& l : r.labels) {
+    key_scratch_.push_back(l.position);
+    key_scratch_.push_back(l.string_id);
+    key_scratch_.push_back(l.category);
+  }
+  const auto next = static_cast<RawStackId>(stacks_.size());
+  const std::span<const uint64_t> key(key_scratch_);
+  const RawStackId found = stack_ids_.find_or_insert(key_hash(key), next, [&](uint32_t r) {
+    return std::equal(key.begin(), key.end(), stack_keys_.begin() + key_begin_[r],
+                      stack_keys_.begin() + key_begin_[r + 1]);
+  });
+  if (found != next) return found;
+  stack_keys_.insert(stack_keys_.end(), key.begin(), key.end());
+  key_begin_.push_back(stack_keys_.size());
+
+  auto id = next;
+  auto stack = std::make_unique<RawStack>();
+  stack->frames = r.frames;
+  stack->flags = flags;
+  if (keep_candidates) stack->leaf_candidates = r.leaf_candidates;
+  stack->labels = r.labels;
+  stacks_.push_back(std::move(stack));
+  return id;
+}
+
+RawStackId ProfileModel::stack_of(const internal::SampleRecord& r) {
+  if (r.frames.empty() && r.labels.empty()) return kNoStack;
+  // Every sample that refers to the same stack record carries the same key: interned once.
+  constexpr RawStackId kNotYet = kNoStack;
+  if (r.stack_key == 0 || r.stack_key > std::numeric_limits<uint32_t>::max()) return intern(r);
+  const size_t index = r.stack_key - 1;
+  if (index >= stack_by_key_.size()) stack_by_key_.resize(index + 1, kNotYet);
+  if (stack_by_key_[index] == kNotYet) stack_by_key_[index] = intern(r);
+  return stack_by_key_[index];
+}
+
+namespace {
+
+CpuUse cpu_use(const RawSampleList& earlier, uint64_t time_ns, std::optional<uint64_t> cpu_ns,
+               bool repeat) {
+  // A repeat says the thread has not run since its previous sample; one that carries CPU time
+  // stands for intervals the thread ran through (its CPU timer's expirations merged at the
+  // kernel's tick).
+  if (repeat && (!cpu_ns || *cpu_ns == 0)) return CpuUse::kNone;
+  if (!cpu_ns) return CpuUse::kUnknown;
+  const std::optional<uint64_t> last = earlier.last_time();
+  if (!last || time_ns <= *last) return *cpu_ns == 0 ? CpuUse::kLittle : CpuUse::kUnknown;
+  return *cpu_ns >= (time_ns - *last) / 2 ? CpuUse::kMostly : CpuUse::kLittle;
+}
+
+}  // namespace
+
+void ProfileModel::on_sample(const internal::SampleRecord& r) {
+  RawStackId id = stack_of(r);
+  RawSampleList& samples = thread(r.tid).samples;
+  samples.push_back(
+      RawSample{r.time_ns, r.cpu_delta_ns, id, cpu_use(samples, r.time_ns, r.cpu_delta_ns, false)});
+  saw_time(r.time_ns);
+  last_stack_by_tid_[r.tid] = id;
+  any_cpu_delta_ |= r.cpu_delta_ns.has_value();
+  ++sample_count_;
+}
+
+void ProfileModel::on_sample_repeat(const internal::SampleRepeatRecord& r) {
+  RawStackId id = kNoStack;
+  auto it = last_stack_by_tid_.find(r.tid);
+  if (it != last_stack_by_tid_.end()) {
+    id = it->second;
+  } else {
+    ++orphan_repeats_;
+  }
+  RawSampleList& samples = thread(r.tid).samples;
+  samples.push_back(
+      RawSample{r.time_ns, r.cpu_delta_ns, id, cpu_use(samples, r.time_ns, r.cpu_delta_ns, true)});
+  saw_time(r.time_ns);
+  any_cpu_delta_ |= r.cpu_delta_ns.has_value();
+  ++sample_count_;
+}
+
+void ProfileModel::on_stats(const internal::StatsRecord& r) { stats_ = r; }
+
+void ProfileModel::on_end(const internal::EndRecord& r) {
+  end_ns_ = r.time_ns;
+  saw_time(r.time_ns);
+}
+
+void ProfileModel::on_category(const internal::CategoryRecord& r) { categories_[r.id] = r; }
+
+void ProfileModel::on_marker_schema(const internal::MarkerSchemaRecord& r) { schemas_[r.type] = r; }
+
+void ProfileModel::on_marker(const internal::MarkerRecord& r) {
+  markers_.push_back(r);
+  saw_time(std::max(r.start_ns, r.end_ns));
+}
+
+void ProfileModel::on_string(const internal::StringRecord& r) { strings_[r.id] = r.text; }
+
+const std::string* ProfileModel::string(uint64_t id) const {
+  auto it = strings_.find(id);
+  return it == strings_.end() ? nullptr : &it->second;
+}
+
+CounterInfo& ProfileModel::counter(uint32_t id) {
+  auto [it, inserted] = counter_by_id_.try_emplace(id, counters_.size());
+  if (inserted) {
+    counters_.emplace_back();
+    counters_.back().record.id = id;
+  }
+  return counters_[it->second];
+}
+
+void ProfileModel::on_counter(const internal::CounterRecord& r) {
+  CounterInfo& c = counter(r.id);
+  c.record = r;
+  c.declared = true;
+}
+
+// Samples and declarations travel through different buffers, so a sample may come first.
+void ProfileModel::on_counter_sample(const internal::CounterSampleRecord& r) {
+  saw_time(r.time_ns);
+  counter(r.id).samples.push_back(r);
+}
+
+void ProfileModel::on_pause(const internal::PauseRecord& r) {
+  saw_time(r.time_ns);
+  // A second pause while paused changes nothing (the library ignores it too).
+  if (!pauses_.empty() && !pauses_.back().end_ns) return;
+  pauses_.push_back(PauseRange{r.time_ns, std::nullopt});
+}
+
+void ProfileModel::on_resume(const internal::PauseRecord& r) {
+  saw_time(r.time_ns);
+  if (pauses_.empty() || pauses_.back().end_ns) return;  // a resume without a pause
+  pauses_.back().end_ns = std::max(r.time_ns, pauses_.back().start_ns);
+}
+
+// Parsed as it arrives, so memory follows the number of ranges, not the size of the text.
+void ProfileModel::on_jit_map(const internal::JitMapRecord& r) { jit_map_.add_piece(r.text); }
+
+void RawSampleList::write(uint64_t v) {
+  while (v >= 0x80) {
+    bytes_.push_back(static_cast<uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  bytes_.push_back(static_cast<uint8_t>(v));
+}
+
+void RawSampleList::push_back(const RawSample& s) {
+  if (s.time_ns < last_time_) in_order_ = false;
+  uint64_t stack = s.stack == kNoStack ? 0 : uint64_t(s.stack) + 1;
+  write(stack << 2 | static_cast<uint64_t>(s.cpu_use));
+  int64_t delta = static_cast<int64_t>(s.time_ns - last_time_);
+  write((static_cast<uint64_t>(delta) << 1) ^ static_cast<uint64_t>(delta >> 63));  // zig-zag
+  write(s.cpu_delta_ns ? std::min<uint64_t>(*s.cpu_delta_ns, UINT64_MAX - 1) + 1 : 0);
+  last_time_ = s.time_ns;
+  ++size_;
+}
+
+std::vector<RawSample> RawSampleList::to_vector() const {
+  std::vector<RawSample> out;
+  out.reserve(size_);
+  for_each([&](const RawSample& s) { out.push_back(s); });
+  return out;
+}
+
+}  // namespace inprof::symbolicate

@@ -1,0 +1,856 @@
+#include "symbolize/module_symbolizer.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+
+#include "dump/dump_records.h"
+#include "symbolize/debug_image.h"
+#include "symbolize/elf_file.h"
+#include "symbolize/libdw_line_tables.h"
+#include "symbolize/line_table.h"
+
+namespace inprof::symbolicate {
+namespace {
+
+constexpr int kMaxScopeDepth = 64;  // corrupt DWARF must not recurse forever
+
+// The attributes that place a function's or an inlined call's code, gathered in one pass.
+struct CodeAttributes {
+  Dwarf_Attribute low{}, high{};  // form 0: absent
+  bool has_ranges = false;
+};
+
+int note_code_attribute(Dwarf_Attribute* attribute, void* arg) {
+  auto* code = static_cast<CodeAttributes*>(arg);
+  // The first of each, as dwarf_attr finds it.
+  switch (dwarf_whatattr(attribute)) {
+    case DW_AT_low_pc:
+      if (!code->low.form) code->low = *attribute;
+      break;
+    case DW_AT_high_pc:
+      if (!code->high.form) code->high = *attribute;
+      break;
+    case DW_AT_ranges:
+      code->has_ranges = true;
+      break;
+    default:
+      break;
+  }
+  return DWARF_CB_OK;
+}
+
+// DW_AT_high_pc is an address in these forms, an offset from DW_AT_low_pc in the others.
+bool is_address_form(unsigned form) {
+  switch (form) {
+    case DW_FORM_addr:
+    case DW_FORM_addrx:
+    case DW_FORM_addrx1:
+    case DW_FORM_addrx2:
+    case DW_FORM_addrx3:
+    case DW_FORM_addrx4:
+    case DW_FORM_GNU_addr_index:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A descriptor of its own on `image` (libdwfl closes what it is given).
+int dup_image(const DebugImage& image) { return ::fcntl(image.fd(), F_DUPFD_CLOEXEC, 0); }
+
+// The module's debug file was found beforehand (debug_file_locator): hand it, or its inflated
+// image, to libdwfl. The ModuleFiles ride in the module's userdata slot. The name stays the
+// file's own: libdwfl looks for a .gnu_debugaltlink file next to it.
+int find_located_debuginfo(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr, const char*,
+                           const char*, GElf_Word, char** debuginfo_file_name) {
+  const auto* files = static_cast<const ModuleFiles*>(*userdata);
+  if (!files) return -1;
+  std::string why;
+  int fd =
+      files->debug_image ? dup_image(*files->debug_image) : open_regular_file(files->debug, &why);
+  if (fd >= 0) *debuginfo_file_name = strdup(files->debug.c_str());
+  return fd;
+}
+
+char* no_search_path = nullptr;
+const Dwfl_Callbacks kCallbacks = {
+    .find_elf = nullptr,
+    .find_debuginfo = find_located_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &no_search_path,
+};
+
+// What describes a function: its DIE's own attributes first, then those of the DIEs it completes
+// (DW_AT_abstract_origin, else DW_AT_specification), as dwarf_attr_integrate looks them up, but
+// in one pass over each DIE's attributes instead of one per attribute and DIE.
+struct FunctionAttributes {
+  Dwarf_Attribute linkage{}, mips_linkage{}, decl_file{}, decl_line{};  // form 0: absent
+  std::optional<Dwarf_Die> named;  // the first DIE of the chain with a DW_AT_name
+};
+
+struct OneDie {
+  Dwarf_Attribute linkage{}, mips_linkage{}, decl_file{}, decl_line{}, origin{}, specification{};
+  bool has_name = false;
+};
+
+int note_function_attribute(Dwarf_Attribute* attribute, void* arg) {
+  auto* d = static_cast<OneDie*>(arg);
+  Dwarf_Attribute* slot = nullptr;
+  switch (dwarf_whatattr(attribute)) {
+    case DW_AT_linkage_name:
+      slot = &d->linkage;
+      break;
+    case DW_AT_MIPS_linkage_name:
+      slot = &d->mips_linkage;
+      break;
+    case DW_AT_decl_file:
+      slot = &d->decl_file;
+      break;
+    case DW_AT_decl_line:
+      slot = &d->decl_line;
+      break;
+    case DW_AT_abstract_origin:
+      slot = &d->origin;
+      break;
+    case DW_AT_specification:
+      slot = &d->specification;
+      break;
+    case DW_AT_name:
+      d->has_name = true;
+      break;
+    default:
+      break;
+  }
+  if (slot && !slot->form) *slot = *attribute;  // the first, as dwarf_attr finds it
+  return DWARF_CB_OK;
+}
+
+FunctionAttributes function_attributes(Dwarf_Die* die) {
+  FunctionAttributes out;
+  Dwarf_Die current = *die;
+  for (int hop = 0; hop < 9; ++hop) {  // dwarf_attr_integrate's limit
+    OneDie d;
+    if (dwarf_getattrs(&current, note_function_attribute, &d, 0) != 1) break;
+    for (auto [have, found] : {std::pair{&out.linkage, &d.linkage},
+                               {&out.mips_linkage, &d.mips_linkage},
+                               {&out.decl_file, &d.decl_file},
+                               {&out.decl_line, &d.decl_line}}) {
+      if (!have->form) *have = *found;
+    }
+    if (!out.named && d.has_name) out.named = current;
+    Dwarf_Attribute* next = d.origin.form          ? &d.origin
+                            : d.specification.form ? &d.specification
+                                                   : nullptr;
+    Dwarf_Die target;
+    if (!next || !dwarf_formref_die(next, &target)) break;
+    current = target;
+  }
+  return out;
+}
+
+std::string linkage_name(FunctionAttributes& attributes) {
+  const char* linkage = dwarf_formstring(attributes.linkage.form ? &attributes.linkage : nullptr);
+  if (!linkage) {
+    linkage = dwarf_formstring(attributes.mips_linkage.form ? &attributes.mips_linkage : nullptr);
+  }
+  // Only a mangled name says more than DW_AT_name; a C function's linkage name is an asm label
+  // (glibc's "__GI_memcpy" for memcpy), not what its source calls it.
+  if (!linkage || linkage[0] != '_' || (linkage[1] != 'Z' && linkage[1] != 'R')) return {};
+  return demangle(linkage);
+}
+
+uint32_t udata_attr(Dwarf_Die* die, unsigned name) {
+  Dwarf_Attribute attr;
+  Dwarf_Word value;
+  if (dwarf_formudata(dwarf_attr(die, name, &attr), &value) != 0) return 0;
+  return value > UINT32_MAX ? 0 : static_cast<uint32_t>(value);
+}
+
+// libdw's way (it decodes the unit's whole line program for its file table).
+std::string libdw_call_file(Dwarf_Die* cudie, Dwarf_Die* inlined) {
+  Dwarf_Attribute attr;
+  Dwarf_Word index;
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &index) != 0) return {};
+  Dwarf_Files* files;
+  size_t count;
+  if (dwarf_getsrcfiles(cudie, &files, &count) != 0 || index >= count) return {};
+  const char* name = dwarf_filesrc(files, index, nullptr, nullptr);
+  return name ? name : "";
+}
+
+// The Linux reader: libdwfl over the module's ELF file and its debug file. DWARF function names,
+// inline chains and lines first, the ELF symbol table as a fallback. Each compilation unit is
+// indexed once (its function and inline ranges as a tree), so an address costs a few binary
+// searches. Also answers the CFI question behind the leaf fix-up.
+class DwarfModuleSymbolizer final : public ModuleSymbolizer {
+ public:
+  DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module);
+  ~DwarfModuleSymbolizer() override;
+
+  AddressSymbol symbolize(uint64_t vaddr) override;
+  uint64_t unit_of(uint64_t vaddr) override {
+    Dwarf_Addr bias = 0;
+    Dwarf_Die* cudie = unit_at(vaddr, &bias);
+    return cudie ? dwarf_dieoffset(cudie) + 1 : 0;
+  }
+  std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) override;
+  bool has_dwarf() const override { return dwarf_ != nullptr; }
+  bool read_code(uint64_t vaddr, std::span<uint8_t> out) override;
+  void set_main_is_binary(bool yes) { main_is_binary_ = yes; }
+
+ private:
+  struct ElfSymbol {
+    uint64_t start;
+    uint64_t size;  // 0: unknown, runs to the next symbol
+    const char* name;
+    int rank;  // among symbols at one address the highest wins (global, sized)
+  };
+  struct UnitIndex;
+  struct ScopeIndex;
+
+  void load_symbols();
+  // The compilation unit whose address ranges hold `vaddr`, or null; *bias as libdwfl's.
+  Dwarf_Die* unit_at(uint64_t vaddr, Dwarf_Addr* bias);
+  // The ELF symbol containing `vaddr`, or null.
+  const ElfSymbol* symbol_at(uint64_t vaddr) const;
+  const std::string& demangled(const ElfSymbol& symbol);
+  // The index of the compilation unit whose DIE is at `cu_offset`, built on first use.
+  UnitIndex& unit_index(uint64_t cu_offset);
+  // The unit's line program by our reader (null: libdw must answer), its rows decoded if asked.
+  const LineTable* line_table(Dwarf_Die* cudie, bool with_rows);
+  // The file of DW_AT_decl_file (through abstract origins and specifications), as
+  // dwarf_decl_file names it.
+  std::string decl_file(Dwarf_Attribute* decl_file, Dwarf_Die* die);
+  std::string call_file(Dwarf_Die* cudie, Dwarf_Die* inlined);
+  // "ns::Class::name" for the function DIE at `die_offset` ("name" in C), from its DW_AT_name.
+  std::optional<std::string> qualified(Dwarf_Die* named);
+
+  Dwfl* dwfl_;
+  Dwfl_Module* module_;
+  bool main_is_binary_ = false;  // the main ELF is the module's binary, with its code
+  Dwarf* dwarf_ = nullptr;
+  uint64_t dwarf_bias_ = 0;
+  std::vector<ElfSymbol> symbols_;             // by start address
+  std::deque<std::string> unversioned_names_;  // of symbols named "name@VERSION"
+  std::unordered_map<const char*, std::string> demangled_;
+  std::unordered_map<uint64_t, std::unique_ptr<UnitIndex>> units_;    // by CU DIE offset
+  std::unordered_map<uint64_t, std::unique_ptr<ScopeIndex>> scopes_;  // by CU DIE offset
+  std::optional<LineSections> line_sections_;  // unset: every line question goes to libdw
+  struct UnitLines {
+    std::optional<LineTable> table;
+    bool with_rows = false;
+    bool failed = false;
+  };
+  std::unordered_map<uint64_t, UnitLines> line_tables_;  // by CU DIE offset
+};
+
+}  // namespace
+
+// One compilation unit's functions as a tree: each concrete subprogram and inlined subroutine
+// is a node, its address ranges sorted under its parent, so the chain at an address is found by
+// descending with binary searches. A function's inside (its inlined calls, nested blocks) is read
+// the first time an address falls in it: a profile touches few of a big unit's functions, and
+// walking every DIE of the unit was most of the cost.
+struct DwarfModuleSymbolizer::UnitIndex {
+  struct Node {
+    Dwarf_Off die = 0;
+    uint32_t parent = 0;
+    uint32_t first_child = 0, end_child = 0;  // its children's ranges in `ranges`
+    uint64_t entry = 0;                       // where it is entered (DWARF), for its ELF name
+    uint16_t depth = 0;                       // of its DIE under the unit's, for the limit
+    bool expanded = true;                     // its children are in the tree
+    bool described = false;
+    std::string name, file;
+    uint32_t decl_line = 0;
+    uint32_t call_line = 0;  // inlined nodes: the line in the parent that calls this one
+    std::string call_file;
+  };
+  struct Range {
+    uint32_t parent;
+    uint64_t low, high;
+    uint32_t node;
+  };
+  Dwarf_Die cu{};
+  std::vector<Node> nodes = std::vector<Node>(1);  // [0] is the unit itself
+  std::vector<Range> ranges;
+  void build(Dwarf_Die* cudie) {
+    cu = *cudie;
+    collect(cudie, 0, 0, false);
+    group(0);
+  }
+
+  // Reads the inside of the function at `node`.
+  void expand(uint32_t node, Dwarf* dwarf) {
+    nodes[node].expanded = true;
+    Dwarf_Die die;
+    if (!dwarf_offdie(dwarf, nodes[node].die, &die)) return;
+    const size_t from = ranges.size();
+    collect(&die, node, nodes[node].depth + 1, true);
+    group(from);
+  }
+
+  // Orders the ranges added from `from` on by parent, each parent's by address, and points their
+  // parents at them. Those parents had no children before: the unit or a function just expanded,
+  // and the nodes added with it.
+  void group(size_t from) {
+    std::stable_sort(ranges.begin() + from, ranges.end(), [](const Range& a, const Range& b) {
+      return a.parent != b.parent ? a.parent < b.parent : a.low < b.low;
+    });
+    for (size_t i = from; i < ranges.size(); ++i) {
+      Node& p = nodes[ranges[i].parent];
+      if (p.end_child == 0) p.first_child = static_cast<uint32_t>(i);
+      p.end_child = static_cast<uint32_t>(i + 1);
+    }
+  }
+
+  // Adds the functions and inlined calls under `parent`; with `inside`, also what is inside
+  // them, else they are left to expand().
+  void collect(Dwarf_Die* parent, uint32_t parent_node, int depth, bool inside) {
+    if (depth > kMaxScopeDepth) return;
+    Dwarf_Die child;
+    if (dwarf_child(parent, &child) != 0) return;
+    do {
+      int tag = dwarf_tag(&child);
+      switch (tag) {
+        case DW_TAG_subprogram:
+        case DW_TAG_inlined_subroutine: {
+          uint32_t node = static_cast<uint32_t>(nodes.size());
+          bool any = false;
+          uint64_t first = 0;
+          auto add = [&](uint64_t start, uint64_t end) {
+            if (end <= start) return;
+            ranges.push_back({parent_node, start, end, node});
+            if (!any) first = start;
+            any = true;
+          };
+          // What dwarf_ranges and dwarf_lowpc would say, from one pass over the attributes
+          // (each of their lookups scans them again: most of this walk's cost).
+          CodeAttributes code;
+          dwarf_getattrs(&child, note_code_attribute, &code, 0);
+          Dwarf_Addr entry = 0, high = 0;
+          Dwarf_Word size = 0;
+          const bool has_entry = code.low.form && dwarf_formaddr(&code.low, &entry) == 0;
+          bool single = false;
+          if (has_entry && code.high.form) {
+            if (is_address_form(code.high.form)) {
+              single = dwarf_formaddr(&code.high, &high) == 0;
+            } else if (dwarf_formudata(&code.high, &size) == 0) {
+              high = entry + size;
+              single = true;
+            }
+          }
+          if (single) {
+            add(entry, high);
+          } else if (code.has_ranges) {
+            Dwarf_Addr base, start, end;
+            ptrdiff_t off = 0;
+            int guard = 0;
+            while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0 && ++guard < 4096) {
+              add(start, end);
+            }
+          }
+          if (!any) break;  // a declaration or an abstract instance: no code here
+          Node n;
+          n.die = dwarf_dieoffset(&child);
+          n.parent = parent_node;
+          // Without DW_AT_low_pc, DWARF's entry is the first listed range's start: for a
+          // function GCC split, its hot part, listed before the .cold part it placed lower.
+          n.entry = has_entry ? entry : first;
+          n.depth = static_cast<uint16_t>(depth);
+          n.expanded = inside;
+          nodes.push_back(std::move(n));
+          if (inside) collect(&child, node, depth + 1, true);
+          break;
+        }
+        case DW_TAG_lexical_block:
+        case DW_TAG_namespace:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+        case DW_TAG_module:
+          collect(&child, parent_node, depth + 1, inside);
+          break;
+        default:
+          break;
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+
+  // Node indices from the physical function to the deepest inlinee containing `pc`.
+  void chain(uint64_t pc, std::vector<uint32_t>& out, Dwarf* dwarf) {
+    uint32_t node = 0;
+    for (int depth = 0; depth < kMaxScopeDepth; ++depth) {
+      const Node& n = nodes[node];
+      if (n.end_child == 0) return;
+      auto first = ranges.begin() + n.first_child, last = ranges.begin() + n.end_child;
+      auto it =
+          std::upper_bound(first, last, pc, [](uint64_t v, const Range& r) { return v < r.low; });
+      // Siblings do not overlap in sane DWARF; look back a little in case they do.
+      uint32_t found = 0;
+      for (int k = 0; it != first && k < 16; ++k) {
+        --it;
+        if (pc < it->high) {
+          found = it->node;
+          break;
+        }
+      }
+      if (!found) return;
+      if (!nodes[found].expanded) expand(found, dwarf);
+      out.push_back(found);
+      node = found;
+    }
+  }
+};
+
+// The enclosing namespaces and classes ("ns::Class::") of the subprogram DIEs of one unit that
+// have any, found in one walk: names then need no search of the unit from its top (LTO builds
+// refer to functions declared in other, large units all the time).
+struct DwarfModuleSymbolizer::ScopeIndex {
+  std::unordered_map<Dwarf_Off, std::string> prefixes;
+
+  void collect(Dwarf_Die* parent, const std::string& prefix, int depth) {
+    if (depth > kMaxScopeDepth) return;
+    Dwarf_Die child;
+    if (dwarf_child(parent, &child) != 0) return;
+    do {
+      int tag = dwarf_tag(&child);
+      switch (tag) {
+        case DW_TAG_subprogram:
+          if (!prefix.empty()) prefixes.emplace(dwarf_dieoffset(&child), prefix);
+          break;
+        case DW_TAG_namespace:
+        case DW_TAG_class_type:
+        case DW_TAG_structure_type:
+        case DW_TAG_union_type:
+        case DW_TAG_module: {
+          const char* name = dwarf_diename(&child);
+          std::string label = name                      ? name
+                              : tag == DW_TAG_namespace ? "(anonymous namespace)"
+                                                        : "{unnamed type}";
+          collect(&child, prefix + label + "::", depth + 1);
+          break;
+        }
+        default:
+          break;
+      }
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+};
+
+std::optional<std::string> DwarfModuleSymbolizer::qualified(Dwarf_Die* named) {
+  const char* base = dwarf_diename(named);
+  if (!base) return std::nullopt;
+  Dwarf_Die cu;
+  if (!dwarf_diecu(named, &cu, nullptr, nullptr)) return std::nullopt;
+  // C has no namespaces and no member functions: its units need no walk for prefixes.
+  switch (dwarf_srclang(&cu)) {
+    case DW_LANG_C89:
+    case DW_LANG_C:
+    case DW_LANG_C99:
+    case DW_LANG_C11:
+      return std::string(base);
+    default:
+      break;
+  }
+  auto& slot = scopes_[dwarf_dieoffset(&cu)];
+  if (!slot) {
+    slot = std::make_unique<ScopeIndex>();
+    slot->collect(&cu, std::string(), 0);
+  }
+  auto it = slot->prefixes.find(dwarf_dieoffset(named));
+  if (it == slot->prefixes.end()) return std::string(base);
+  std::string prefix = it->second;
+  const std::string kUnnamed = "{unnamed type}::";
+  if (std::strncmp(base, "operator()", 10) == 0 && prefix.size() >= kUnnamed.size() &&
+      prefix.compare(prefix.size() - kUnnamed.size(), kUnnamed.size(), kUnnamed) == 0) {
+    prefix.replace(prefix.size() - kUnnamed.size(), kUnnamed.size(), "{lambda}::");
+  }
+  return prefix + base;
+}
+
+DwarfModuleSymbolizer::UnitIndex& DwarfModuleSymbolizer::unit_index(uint64_t cu_offset) {
+  auto& slot = units_[cu_offset];
+  if (!slot) {
+    slot = std::make_unique<UnitIndex>();
+    Dwarf_Die cudie;
+    if (dwarf_offdie(dwarf_, cu_offset, &cudie)) slot->build(&cudie);
+  }
+  return *slot;
+}
+
+std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& files,
+                                                         std::string* why) {
+  // The binary carries the CFI (.eh_frame) and the loaded layout; without it the debug file
+  // alone still has the symbols, the DWARF and the program headers.
+  const std::string& main = files.binary.empty() ? files.debug : files.binary;
+  // A binary that carries its own DWARF is its debug file: its image stands in for it.
+  const bool main_is_debug = main == files.debug;
+  int fd = main_is_debug && files.debug_image ? dup_image(*files.debug_image)
+                                              : open_regular_file(main, why);
+  if (fd < 0) {
+    if (why->empty()) *why = std::string("cannot open: ") + std::strerror(errno);
+    return nullptr;
+  }
+  Dwfl* dwfl = dwfl_begin(&kCallbacks);
+  if (!dwfl) {
+    ::close(fd);
+    *why = std::string("libdwfl: ") + dwfl_errmsg(-1);
+    return nullptr;
+  }
+  dwfl_report_begin(dwfl);
+  // Base 0 relative to p_vaddr: libdwfl addresses are then the file's own virtual addresses.
+  Dwfl_Module* mod = dwfl_report_elf(dwfl, main.c_str(), main.c_str(), fd, 0, true);
+  if (!mod) {
+    *why = std::string("not a usable ELF file (") + dwfl_errmsg(-1) + ")";
+    ::close(fd);  // not consumed on failure
+    dwfl_end(dwfl);
+    return nullptr;
+  }
+  dwfl_report_end(dwfl, nullptr, nullptr);
+  if (!files.debug.empty() && !main_is_debug) {
+    void** userdata = nullptr;
+    dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    if (userdata) *userdata = const_cast<ModuleFiles*>(&files);
+  }
+  auto symbolizer = std::make_unique<DwarfModuleSymbolizer>(dwfl, mod);
+  symbolizer->set_main_is_binary(!files.binary.empty());
+  // The files are only needed while libdwfl looks for the DWARF, which the constructor does.
+  void** userdata = nullptr;
+  dwfl_module_info(mod, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  if (userdata) *userdata = nullptr;
+  return symbolizer;
+}
+
+void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned threads) {
+  struct Job {
+    DebugImage* image;
+    size_t task;
+  };
+  std::vector<std::unique_ptr<DebugImage>> images(files.size());
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (files[i]->debug.empty() || files[i]->debug_image) continue;
+    std::string why;
+    images[i] = DebugImage::plan(files[i]->debug, &why);
+    if (!images[i]) continue;  // nothing to gain, or the handles will say what is wrong
+    for (size_t t = 0; t < images[i]->task_count(); ++t) jobs.push_back({images[i].get(), t});
+  }
+  // The largest sections first, whichever file they are in: the last to finish is then small.
+  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    return a.image->task_bytes(a.task) > b.image->task_bytes(b.task);
+  });
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < jobs.size();) {
+      jobs[j].image->run_task(jobs[j].task);
+    }
+  };
+  std::vector<std::thread> helpers;
+  const size_t extra = std::min<size_t>(std::max(threads, 1u), jobs.size());
+  for (size_t t = 1; t < extra; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string why;
+    if (images[i] && images[i]->finish(&why)) files[i]->debug_image = std::move(images[i]);
+  }
+}
+
+DwarfModuleSymbolizer::DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module)
+    : dwfl_(dwfl), module_(module) {
+  Dwarf_Addr bias = 0;
+  dwarf_ = dwfl_module_getdwarf(module_, &bias);
+  dwarf_bias_ = bias;
+  load_symbols();
+  if (dwarf_) line_sections_ = line_sections_of(dwarf_);
+}
+
+Dwarf_Die* DwarfModuleSymbolizer::unit_at(uint64_t vaddr, Dwarf_Addr* bias) {
+  Dwarf_Die* cudie = dwarf_ ? dwfl_module_addrdie(module_, vaddr, bias) : nullptr;
+  if (!cudie) return nullptr;
+  // libdwfl counts the gaps between one unit's address ranges and the next unit's as the first
+  // unit's: code of no unit there (crt1.o's _start) would borrow its files and lines. The
+  // aranges it read say exactly which unit, if any, holds the address.
+  Dwarf_Aranges* aranges = nullptr;
+  size_t count = 0;
+  if (dwarf_getaranges(dwarf_, &aranges, &count) != 0) return cudie;  // cannot tell: as before
+  Dwarf_Arange* arange = dwarf_getarange_addr(aranges, vaddr - *bias);
+  Dwarf_Off unit = 0;
+  if (!arange || dwarf_getarangeinfo(arange, nullptr, nullptr, &unit) != 0 ||
+      unit != dwarf_dieoffset(cudie)) {
+    return nullptr;
+  }
+  return cudie;
+}
+
+const LineTable* DwarfModuleSymbolizer::line_table(Dwarf_Die* cudie, bool with_rows) {
+  if (!line_sections_) return nullptr;
+  UnitLines& slot = line_tables_[dwarf_dieoffset(cudie)];
+  if (slot.failed) return nullptr;
+  if (slot.table && (slot.with_rows || !with_rows)) return &*slot.table;
+  // A unit our reader cannot read is left to libdw whole, files and rows alike.
+  std::string why;
+  auto options = line_options_of(cudie, with_rows);
+  slot.table = options ? LineTable::parse(*line_sections_, *options, &why) : std::nullopt;
+  slot.with_rows = with_rows;
+  slot.failed = !slot.table;
+  return slot.table ? &*slot.table : nullptr;
+}
+
+std::string DwarfModuleSymbolizer::decl_file(Dwarf_Attribute* attr, Dwarf_Die* die) {
+  Dwarf_Word index = 0;
+  if (!attr->form || dwarf_formudata(attr, &index) != 0) return {};
+  if (index == 0) return {};  // libdw reads 0 as "no file", in every DWARF version
+  Dwarf_Die cu;
+  const LineTable* table = nullptr;
+  if (dwarf_cu_getdwarf(attr->cu) == dwarf_ &&
+      dwarf_cu_die(attr->cu, &cu, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr)) {
+    table = line_table(&cu, false);
+  }
+  if (!table) {
+    const char* name = dwarf_decl_file(die);
+    return name ? name : "";
+  }
+  return index < table->files().size() ? table->files()[index] : "";
+}
+
+std::string DwarfModuleSymbolizer::call_file(Dwarf_Die* cudie, Dwarf_Die* inlined) {
+  const LineTable* table = line_table(cudie, false);
+  if (!table) return libdw_call_file(cudie, inlined);
+  Dwarf_Attribute attr;
+  Dwarf_Word index;
+  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &index) != 0) return {};
+  return index < table->files().size() ? table->files()[index] : "";
+}
+
+DwarfModuleSymbolizer::~DwarfModuleSymbolizer() { dwfl_end(dwfl_); }
+
+void DwarfModuleSymbolizer::load_symbols() {
+  int n = dwfl_module_getsymtab(module_);
+  for (int i = 1; i < n; ++i) {
+    GElf_Sym sym;
+    GElf_Addr addr = 0;
+    const char* name = dwfl_module_getsym_info(module_, i, &sym, &addr, nullptr, nullptr, nullptr);
+    if (!name || !*name || sym.st_shndx == SHN_UNDEF) continue;
+    int type = GELF_ST_TYPE(sym.st_info);
+    if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
+    int binding = GELF_ST_BIND(sym.st_info);
+    int rank = (binding == STB_GLOBAL ? 4 : binding == STB_WEAK ? 2 : 0) + (sym.st_size ? 1 : 0);
+    // glibc's .symver compat symbols keep their version in .symtab ("xdr_uint32_t@GLIBC_2.2.5"):
+    // the function is "xdr_uint32_t". No mangled name contains '@'.
+    if (const char* at = std::strchr(name + 1, '@')) {
+      name = unversioned_names_.emplace_back(name, at - name).c_str();
+    }
+    symbols_.push_back({addr, sym.st_size, name, rank});
+  }
+  std::sort(symbols_.begin(), symbols_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
+    if (a.start != b.start) return a.start < b.start;
+    if (a.rank != b.rank) return a.rank > b.rank;
+    return std::strcmp(a.name, b.name) < 0;  // deterministic among equals
+  });
+  // One symbol per address: the best ranked.
+  symbols_.erase(
+      std::unique(symbols_.begin(), symbols_.end(),
+                  [](const ElfSymbol& a, const ElfSymbol& b) { return a.start == b.start; }),
+      symbols_.end());
+}
+
+const DwarfModuleSymbolizer::ElfSymbol* DwarfModuleSymbolizer::symbol_at(uint64_t vaddr) const {
+  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+                             [](uint64_t v, const ElfSymbol& s) { return v < s.start; });
+  if (it == symbols_.begin()) return nullptr;
+  --it;
+  if (it->size && vaddr >= it->start + it->size) return nullptr;
+  return &*it;
+}
+
+const std::string& DwarfModuleSymbolizer::demangled(const ElfSymbol& symbol) {
+  auto [it, inserted] = demangled_.try_emplace(symbol.name);
+  if (inserted) it->second = demangle(symbol.name);
+  return it->second;
+}
+
+AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
+  AddressSymbol out;
+  const ElfSymbol* elf_symbol = symbol_at(vaddr);
+  if (elf_symbol) {
+    out.symbol = NativeSymbolInfo{
+        demangled(*elf_symbol), elf_symbol->start,
+        elf_symbol->size ? std::optional<uint64_t>(elf_symbol->size) : std::nullopt};
+  }
+
+  Dwarf_Addr bias = 0;
+  Dwarf_Die* cudie = unit_at(vaddr, &bias);
+  std::string leaf_file;
+  uint32_t leaf_line = 0;
+  if (!cudie) {
+    if (out.symbol) out.frames.push_back(SourceFrame{out.symbol->name, "", 0, 0});
+    return out;
+  }
+  const uint64_t pc = vaddr - bias;
+  if (const LineTable* table = line_table(cudie, true)) {
+    if (auto at = table->find(pc)) {
+      if (at->file < table->files().size()) leaf_file = table->files()[at->file];
+      if (at->line > 0 && at->line <= INT32_MAX) leaf_line = static_cast<uint32_t>(at->line);
+    }
+  } else if (Dwarf_Line* line = dwarf_getsrc_die(cudie, pc)) {
+    int lineno = 0;
+    const char* file = dwarf_linesrc(line, nullptr, nullptr);
+    if (file) leaf_file = file;
+    if (dwarf_lineno(line, &lineno) == 0 && lineno > 0) leaf_line = static_cast<uint32_t>(lineno);
+  }
+
+  UnitIndex& unit = unit_index(dwarf_dieoffset(cudie));
+  std::vector<uint32_t> chain;
+  unit.chain(pc, chain, dwarf_);
+  for (size_t i = 0; i < chain.size(); ++i) {
+    UnitIndex::Node& node = unit.nodes[chain[i]];
+    if (node.described) continue;
+    node.described = true;
+    Dwarf_Die die;
+    if (!dwarf_offdie(dwarf_, node.die, &die)) continue;
+    FunctionAttributes attributes = function_attributes(&die);
+    node.name = linkage_name(attributes);
+    if (node.name.empty() && i == 0) {
+      // A C++ function without a linkage name (internal linkage): the ELF symbol at its entry
+      // names it fully. At the entry, not at its lowest address, which may be its .cold part's
+      // ("f() [clone .cold]"); and not at this address: the name must not depend on which
+      // address described the node first.
+      const ElfSymbol* at_start = symbol_at(node.entry + bias);
+      if (at_start && at_start->start == node.entry + bias && at_start->name[0] == '_' &&
+          at_start->name[1] == 'Z') {
+        node.name = demangled(*at_start);
+      }
+    }
+    if (node.name.empty() && attributes.named) {
+      node.name = qualified(&*attributes.named).value_or(std::string());
+    }
+    node.file = decl_file(&attributes.decl_file, &die);
+    Dwarf_Word decl_line = 0;
+    if (attributes.decl_line.form && dwarf_formudata(&attributes.decl_line, &decl_line) == 0 &&
+        decl_line > 0 && decl_line <= INT32_MAX) {
+      node.decl_line = static_cast<uint32_t>(decl_line);
+    }
+    if (dwarf_tag(&die) == DW_TAG_inlined_subroutine) {
+      node.call_line = udata_attr(&die, DW_AT_call_line);
+      node.call_file = call_file(&unit.cu, &die);
+    }
+  }
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const UnitIndex::Node& node = unit.nodes[chain[i]];
+    SourceFrame f;
+    f.function = node.name;
+    // Named and placed by its DIE alone: the same for every address (the DIE offset + 1).
+    if (!node.name.empty() && !node.file.empty()) f.function_key = node.die + 1;
+    if (f.function.empty() && i == 0 && out.symbol) f.function = out.symbol->name;
+    if (f.function.empty()) f.function = "<unknown>";
+    f.decl_line = node.decl_line;
+    if (i + 1 == chain.size()) {
+      f.line = leaf_line;
+      f.file = node.file.empty() ? leaf_file : node.file;
+    } else {
+      // The line executing in an outer level is where it calls the next level in.
+      const UnitIndex::Node& inner = unit.nodes[chain[i + 1]];
+      f.line = inner.call_line;
+      f.file = node.file.empty() ? inner.call_file : node.file;
+    }
+    out.frames.push_back(std::move(f));
+  }
+
+  if (out.frames.empty() && out.symbol) {
+    out.frames.push_back(SourceFrame{out.symbol->name, leaf_file, 0, leaf_line});
+  }
+  if (!out.symbol && !chain.empty()) {
+    // No ELF symbol (stripped symtab): the part of the physical function holding the address,
+    // from DWARF, as a symbol would give it (a split function's hot and .cold parts apart).
+    const UnitIndex::Node& outer = unit.nodes[0];
+    for (uint32_t r = outer.first_child; r < outer.end_child; ++r) {
+      const UnitIndex::Range& range = unit.ranges[r];
+      if (range.node == chain[0] && range.low <= pc && pc < range.high) {
+        out.symbol =
+            NativeSymbolInfo{out.frames[0].function, range.low + bias, range.high - range.low};
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool DwarfModuleSymbolizer::read_code(uint64_t vaddr, std::span<uint8_t> out) {
+  if (!main_is_binary_ || out.empty()) return false;
+  Dwarf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(module_, &bias);
+  size_t count = 0;
+  if (!elf || elf_getphdrnum(elf, &count) != 0) return false;
+  size_t file_size = 0;
+  const char* file = elf_rawfile(elf, &file_size);
+  if (!file) return false;
+  // The loaded segment holding the range; its file bytes are what the process had mapped.
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
+    if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr > ph.p_filesz ||
+        out.size() > ph.p_filesz - (vaddr - ph.p_vaddr)) {
+      continue;
+    }
+    const uint64_t offset = ph.p_offset + (vaddr - ph.p_vaddr);
+    if (offset > file_size || out.size() > file_size - offset) return false;
+    std::memcpy(out.data(), file + offset, out.size());
+    return true;
+  }
+  return false;
+}
+
+std::optional<unsigned> DwarfModuleSymbolizer::return_address_slot(uint64_t vaddr, bool aarch64) {
+  constexpr uint64_t kRsp = 7;
+  constexpr uint64_t kAarch64Sp = 31;
+  Dwarf_Addr bias = 0;
+  Dwarf_CFI* cfis[2];
+  Dwarf_Addr biases[2];
+  cfis[0] = dwfl_module_eh_cfi(module_, &bias);
+  biases[0] = bias;
+  cfis[1] = dwfl_module_dwarf_cfi(module_, &bias);
+  biases[1] = bias;
+  for (int i = 0; i < 2; ++i) {
+    if (!cfis[i]) continue;
+    Dwarf_Frame* frame = nullptr;
+    if (dwarf_cfi_addrframe(cfis[i], vaddr - biases[i], &frame) != 0) continue;
+    Dwarf_Op* ops = nullptr;
+    size_t nops = 0;
+    std::optional<unsigned> slot;
+    if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
+      uint64_t reg = ~0ull;
+      int64_t off = 0;
+      if (ops[0].atom == DW_OP_bregx) {
+        reg = ops[0].number;
+        off = static_cast<int64_t>(ops[0].number2);
+      } else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+        reg = ops[0].atom - DW_OP_breg0;
+        off = static_cast<int64_t>(ops[0].number);
+      }
+      if (aarch64) {
+        if (reg == kAarch64Sp) slot = internal::kLeafCandidateLinkRegister;
+      } else if (reg == kRsp && off >= 8 && off % 8 == 0 && (off - 8) / 8 < 255) {
+        slot = static_cast<unsigned>((off - 8) / 8);
+      }
+    }
+    std::free(frame);
+    return slot;  // the first CFI covering the address decides
+  }
+  return std::nullopt;
+}
+
+}  // namespace inprof::symbolicate

@@ -1,0 +1,116 @@
+// Symbolizes addresses inside one module: function names, inline chains and lines. The seam
+// between symbolicate and the platform's debug-information reader: on Linux the module's ELF and
+// DWARF read with libdw (module_symbolizer.cc), on Windows DbgHelp
+// (windows/dbghelp_symbolizer.cc). Not thread-safe: use one per thread.
+#ifndef INPROF_TOOLS_SYMBOLICATE_MODULE_SYMBOLIZER_H_
+#define INPROF_TOOLS_SYMBOLICATE_MODULE_SYMBOLIZER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "dump/dump_records.h"
+#include "symbolize/debug_file_locator.h"
+#include "symbolize/demangle.h"
+
+namespace inprof::symbolicate {
+
+// One function level at an address: the physical function or one inlined into it.
+struct SourceFrame {
+  std::string function;    // demangled
+  std::string file;        // where the function is declared (or, failing that, the line's file)
+  uint32_t decl_line = 0;  // the function's first line; 0 if unknown
+  uint32_t line = 0;       // the line executing in this function at the address; 0 if unknown
+  // Nonzero when `function`, `file` and `decl_line` are those of one function entry of the debug
+  // information, the same for every address of the module that has this key (with DWARF, the
+  // DIE's offset): callers may then reuse what they made of them.
+  uint64_t function_key = 0;
+};
+
+struct NativeSymbolInfo {
+  std::string name;    // demangled
+  uint64_t vaddr = 0;  // the module's own virtual address of the symbol's start
+  std::optional<uint64_t> size;
+};
+
+struct AddressSymbol {
+  // Outermost (the physical function) first, deepest inlinee last. Empty: nothing known.
+  std::vector<SourceFrame> frames;
+  std::optional<NativeSymbolInfo> symbol;
+};
+
+// Whether several symbolizers may work on separate threads at once. DbgHelp's functions are
+// single-threaded (its sessions share state): the Windows build symbolizes on one thread.
+#if defined(_WIN32)
+inline constexpr bool kSymbolizersRunInParallel = false;
+#else
+inline constexpr bool kSymbolizersRunInParallel = true;
+#endif
+
+// Work every handle opened on a module's files would repeat, done once for all of them before
+// they open: on Linux, the debug file's compressed DWARF inflated into a shared in-memory copy
+// (debug_image.h), its sections inflated on up to `threads` threads at once. Sets
+// `debug_image` of the files it helps; leaves the others as they are (their handles read the
+// files themselves), and says nothing: any problem with a file is reported when it is opened.
+// Nothing to do on Windows.
+void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned threads);
+
+class ModuleSymbolizer {
+ public:
+  // Opens the files found for a module (see debug_file_locator.h) with this platform's reader.
+  // Returns null, with the reason in `why`, when they cannot be read.
+  static std::unique_ptr<ModuleSymbolizer> open(const ModuleFiles& files, std::string* why);
+  // Locates the module's files with the default search (recorded path, system directories) first.
+  static std::unique_ptr<ModuleSymbolizer> open(const internal::ModuleRecord& module,
+                                                std::string* why) {
+    std::optional<ModuleFiles> files = locate_module_files(module, LocateOptions{}, why);
+    return files ? open(*files, why) : nullptr;
+  }
+  virtual ~ModuleSymbolizer() = default;
+  ModuleSymbolizer(const ModuleSymbolizer&) = delete;
+  ModuleSymbolizer& operator=(const ModuleSymbolizer&) = delete;
+
+  // What is known about the code at `vaddr`, an address in the module's own (unrelocated)
+  // layout: the ELF virtual address, or the PE's preferred ImageBase + RVA. Cached.
+  const AddressSymbol& lookup(uint64_t vaddr) {
+    auto it = cache_.find(vaddr);
+    if (it != cache_.end()) return it->second;
+    return cache_.emplace(vaddr, symbolize(vaddr)).first->second;
+  }
+  // The same, uncached.
+  virtual AddressSymbol symbolize(uint64_t vaddr) = 0;
+
+  // Which unit of the debug information `vaddr` belongs to (with DWARF, its compilation unit),
+  // as a key: addresses of different units can be symbolized on different handles without
+  // either parsing what the other does. 0 when unknown; the same for every address when the
+  // reader cannot tell.
+  virtual uint64_t unit_of(uint64_t /*vaddr*/) { return 0; }
+
+  // Where a function that has no frame record at `vaddr` keeps its return address, as a leaf
+  // candidate slot (FORMAT.md): on x86-64, if the CFI defines the CFA as rsp + off, the stack
+  // slot (off - 8) / 8; on aarch64, if the CFA is sp-based, the link register
+  // (internal::kLeafCandidateLinkRegister). Nothing when the CFA is based on the frame pointer
+  // (the frame-pointer walk was right), no CFI covers the address, or the reader has no CFI.
+  virtual std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) = 0;
+
+  virtual bool has_dwarf() const = 0;
+
+  // Copies the module's code bytes at [vaddr, vaddr + out.size()) into `out`, from the binary
+  // as it is mapped. False when they are not at hand (only a debug file was found, whose code
+  // sections are empty; a reader that does not offer them).
+  virtual bool read_code(uint64_t /*vaddr*/, std::span<uint8_t> /*out*/) { return false; }
+
+ protected:
+  ModuleSymbolizer() = default;
+
+ private:
+  std::unordered_map<uint64_t, AddressSymbol> cache_;
+};
+
+}  // namespace inprof::symbolicate
+
+#endif  // INPROF_TOOLS_SYMBOLICATE_MODULE_SYMBOLIZER_H_

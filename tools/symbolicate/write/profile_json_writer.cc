@@ -1,0 +1,689 @@
+#include "write/profile_json_writer.h"
+
+#include <rapidjson/filewritestream.h>
+#include <rapidjson/writer.h>
+
+#include <vector>
+
+namespace inprof::symbolicate {
+namespace {
+
+using JsonWriter = rapidjson::Writer<rapidjson::FileWriteStream>;
+
+// Length of the valid UTF-8 sequence at s[i], or 0.
+size_t utf8_sequence(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  size_t n;
+  uint32_t cp;
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+    cp = c & 0x1f;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    cp = c & 0x0f;
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    cp = c & 0x07;
+  } else {
+    return 0;
+  }
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i + k) & 0x3f);
+  }
+  // Overlong forms, surrogates and values past U+10FFFF are invalid.
+  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+      (cp >= 0xd800 && cp <= 0xdfff)) {
+    return 0;
+  }
+  return n;
+}
+
+class Emitter {
+ public:
+  explicit Emitter(JsonWriter& w) : w_(w) {}
+
+  void key(const char* k) { w_.Key(k); }
+  void str_key(std::string_view k) {
+    std::string clean = sanitize_utf8(k);
+    w_.Key(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
+  }
+  void str(std::string_view s) {
+    std::string clean = sanitize_utf8(s);
+    w_.String(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
+  }
+  void null() { w_.Null(); }
+  void boolean(bool b) { w_.Bool(b); }
+  void u64(uint64_t v) { w_.Uint64(v); }
+  void i64(int64_t v) { w_.Int64(v); }
+  void num(double v) { w_.Double(v); }
+  void ms(uint64_t ns) { w_.Double(static_cast<double>(ns) / 1e6); }
+  template <typename T>
+  void opt_u64(const std::optional<T>& v) {
+    if (v) {
+      w_.Uint64(static_cast<uint64_t>(*v));
+    } else {
+      w_.Null();
+    }
+  }
+  template <typename Index>
+  void index(Index i) {
+    w_.Uint(raw(i));
+  }
+  template <typename Index>
+  void opt_index(const std::optional<Index>& i) {
+    if (i) {
+      w_.Uint(raw(*i));
+    } else {
+      w_.Null();
+    }
+  }
+  void begin_object() { w_.StartObject(); }
+  void end_object() { w_.EndObject(); }
+  void begin_array() { w_.StartArray(); }
+  void end_array() { w_.EndArray(); }
+
+  template <typename F>
+  void array(size_t n, F element) {
+    w_.StartArray();
+    for (size_t i = 0; i < n; ++i) element(i);
+    w_.EndArray();
+  }
+  // A column of n identical constants.
+  void null_column(size_t n) {
+    array(n, [&](size_t) { w_.Null(); });
+  }
+  void bool_column(size_t n, bool value) {
+    array(n, [&](size_t) { w_.Bool(value); });
+  }
+  void uint_column(size_t n, unsigned value) {
+    array(n, [&](size_t) { w_.Uint(value); });
+  }
+
+ private:
+  JsonWriter& w_;
+};
+
+void write_marker_schema(Emitter& e, const MarkerSchema& schema) {
+  e.begin_object();
+  e.key("name");
+  e.str(schema.name);
+  e.key("display");
+  e.array(schema.display.size(), [&](size_t i) { e.str(schema.display[i]); });
+  // An absent label makes the viewer fall back to the marker's name; an empty one shows nothing.
+  const std::pair<const char*, const std::string*> labels[] = {
+      {"chartLabel", &schema.chart_label},
+      {"tableLabel", &schema.table_label},
+      {"tooltipLabel", &schema.tooltip_label},
+      {"description", &schema.description}};
+  for (const auto& [key, value] : labels) {
+    if (value->empty()) continue;
+    e.key(key);
+    e.str(*value);
+  }
+  e.key("fields");
+  e.begin_array();
+  for (const MarkerSchemaField& f : schema.fields) {
+    e.begin_object();
+    e.key("key");
+    e.str(f.key);
+    e.key("label");
+    e.str(f.label);
+    e.key("format");
+    e.str(f.format);
+    if (f.hidden) {
+      e.key("hidden");
+      e.boolean(true);
+    }
+    e.end_object();
+  }
+  e.end_array();
+  if (!schema.color_field.empty()) {
+    e.key("colorField");
+    e.str(schema.color_field);
+  }
+  e.end_object();
+}
+
+void write_meta(Emitter& e, const ProfileBuilder& p) {
+  const Meta& m = p.meta();
+  e.key("meta");
+  e.begin_object();
+  e.key("version");
+  e.u64(24);  // Gecko version; ignored for processed files, written as samply does
+  e.key("preprocessedProfileVersion");
+  e.u64(kProcessedProfileVersion);
+  e.key("interval");
+  e.ms(m.interval_ns);
+  e.key("startTime");
+  e.ms(m.start_unix_ns);
+  e.key("processType");
+  e.u64(0);
+  e.key("product");
+  e.str(m.product);
+  e.key("stackwalk");
+  e.u64(1);
+  e.key("debug");
+  e.boolean(false);
+  e.key("symbolicated");
+  e.boolean(true);
+  e.key("usesOnlyOneStackType");
+  e.boolean(true);
+  e.key("sourceCodeIsNotOnSearchfox");
+  e.boolean(true);
+  e.key("arguments");
+  e.str(m.arguments);
+  if (!m.oscpu.empty()) {
+    e.key("oscpu");
+    e.str(m.oscpu);
+  }
+  if (!m.platform.empty()) {
+    e.key("platform");
+    e.str(m.platform);
+  }
+  if (!m.cpu_name.empty()) {
+    e.key("CPUName");
+    e.str(m.cpu_name);
+  }
+  for (const auto& [key, value] :
+       {std::pair{"physicalCPUs", m.physical_cpus}, std::pair{"logicalCPUs", m.logical_cpus},
+        std::pair{"mainMemory", m.main_memory}}) {
+    if (value == 0) continue;
+    e.key(key);
+    e.u64(value);
+  }
+  if (m.profiling_end_ns) {
+    e.key("profilingStartTime");
+    e.ms(m.profiling_start_ns);
+    e.key("profilingEndTime");
+    e.ms(*m.profiling_end_ns);
+  }
+  for (const auto& [key, field] :
+       {std::pair{"initialVisibleThreads", &m.initial_visible_threads},
+        std::pair{"initialSelectedThreads", &m.initial_selected_threads}}) {
+    if (!*field) continue;
+    e.key(key);
+    const auto& list = **field;  // a plain name: clang before 16 cannot capture a binding
+    e.array(list.size(), [&](size_t i) { e.u64(list[i]); });
+  }
+  e.key("importedFrom");
+  e.str("inprof");
+  e.key("sampleUnits");
+  e.begin_object();
+  e.key("time");
+  e.str("ms");
+  e.key("eventDelay");
+  e.str("ms");
+  e.key("threadCPUDelta");
+  e.str("ns");
+  e.end_object();
+  e.key("categories");
+  e.begin_array();
+  for (const Category& c : p.categories()) {
+    e.begin_object();
+    e.key("name");
+    e.str(c.name);
+    e.key("color");
+    e.str(c.color);
+    e.key("subcategories");
+    e.array(c.subcategories.size(), [&](size_t i) { e.str(c.subcategories[i]); });
+    e.end_object();
+  }
+  e.end_array();
+  e.key("markerSchema");
+  e.begin_array();
+  for (const MarkerSchema& schema : p.marker_schemas()) write_marker_schema(e, schema);
+  e.end_array();
+  e.key("extensions");
+  e.begin_object();
+  e.key("length");
+  e.u64(0);
+  for (const char* k : {"baseURL", "id", "name"}) {
+    e.key(k);
+    e.begin_array();
+    e.end_array();
+  }
+  e.end_object();
+  if (!m.extra.empty()) {
+    e.key("extra");
+    e.begin_array();
+    e.begin_object();
+    e.key("label");
+    e.str("inprof");
+    e.key("entries");
+    e.begin_array();
+    for (const ExtraEntry& x : m.extra) {
+      e.begin_object();
+      e.key("label");
+      e.str(x.label);
+      e.key("format");
+      if (const auto* s = std::get_if<std::string>(&x.value)) {
+        e.str("string");
+        e.key("value");
+        e.str(*s);
+      } else if (const auto* n = std::get_if<uint64_t>(&x.value)) {
+        e.str("integer");
+        e.key("value");
+        e.u64(*n);
+      } else {
+        e.str("string");
+        e.key("value");
+        e.str(std::get<bool>(x.value) ? "yes" : "no");
+      }
+      e.end_object();
+    }
+    e.end_array();
+    e.end_object();
+    e.end_array();
+  }
+  e.end_object();
+}
+
+void write_libs(Emitter& e, const ProfileBuilder& p) {
+  e.key("libs");
+  e.begin_array();
+  for (const Lib& lib : p.libs()) {
+    e.begin_object();
+    e.key("name");
+    e.str(lib.name);
+    e.key("path");
+    e.str(lib.path);
+    e.key("debugName");
+    e.str(lib.debug_name);
+    e.key("debugPath");
+    e.str(lib.debug_path);
+    e.key("breakpadId");
+    e.str(lib.breakpad_id);
+    e.key("codeId");
+    if (lib.code_id) {
+      e.str(*lib.code_id);
+    } else {
+      e.null();
+    }
+    e.key("arch");
+    e.str(lib.arch);
+    e.end_object();
+  }
+  e.end_array();
+}
+
+void write_shared(Emitter& e, const ProfileBuilder& p) {
+  e.key("shared");
+  e.begin_object();
+
+  e.key("stringArray");
+  e.array(p.strings().size(), [&](size_t i) { e.str(p.strings()[i]); });
+
+  const SourceTable& src = p.sources();
+  e.key("sources");
+  e.begin_object();
+  e.key("length");
+  e.u64(src.size());
+  e.key("id");
+  e.null_column(src.size());
+  e.key("filename");
+  e.array(src.size(), [&](size_t i) { e.index(src.filename[i]); });
+  e.key("startLine");
+  e.uint_column(src.size(), 1);
+  e.key("startColumn");
+  e.uint_column(src.size(), 1);
+  e.key("sourceMapURL");
+  e.null_column(src.size());
+  e.key("content");
+  e.null_column(src.size());
+  e.end_object();
+
+  e.key("sourceLocationTable");
+  e.begin_object();
+  e.key("length");
+  e.u64(0);
+  for (const char* k : {"source", "line", "column"}) {
+    e.key(k);
+    e.begin_array();
+    e.end_array();
+  }
+  e.end_object();
+
+  const ResourceTable& res = p.resources();
+  e.key("resourceTable");
+  e.begin_object();
+  e.key("length");
+  e.u64(res.size());
+  e.key("lib");
+  e.array(res.size(), [&](size_t i) { e.index(res.lib[i]); });
+  e.key("name");
+  e.array(res.size(), [&](size_t i) { e.index(res.name[i]); });
+  e.key("host");
+  e.null_column(res.size());
+  e.key("type");
+  e.uint_column(res.size(), 1);  // library
+  e.end_object();
+
+  const FuncTable& fn = p.funcs();
+  e.key("funcTable");
+  e.begin_object();
+  e.key("length");
+  e.u64(fn.size());
+  e.key("name");
+  e.array(fn.size(), [&](size_t i) { e.index(fn.name[i]); });
+  e.key("isJS");
+  e.bool_column(fn.size(), false);
+  e.key("relevantForJS");
+  e.bool_column(fn.size(), false);
+  e.key("resource");
+  e.array(fn.size(), [&](size_t i) {
+    if (fn.resource[i]) {
+      e.index(*fn.resource[i]);
+    } else {
+      e.i64(-1);
+    }
+  });
+  e.key("source");
+  e.array(fn.size(), [&](size_t i) { e.opt_index(fn.source[i]); });
+  e.key("lineNumber");
+  e.array(fn.size(), [&](size_t i) { e.opt_u64(fn.line_number[i]); });
+  e.key("columnNumber");
+  e.null_column(fn.size());
+  e.key("originalLocation");
+  e.null_column(fn.size());
+  e.end_object();
+
+  const NativeSymbolTable& ns = p.native_symbols();
+  e.key("nativeSymbols");
+  e.begin_object();
+  e.key("length");
+  e.u64(ns.size());
+  e.key("libIndex");
+  e.array(ns.size(), [&](size_t i) { e.index(ns.lib[i]); });
+  e.key("address");
+  e.array(ns.size(), [&](size_t i) { e.u64(ns.address[i]); });
+  e.key("name");
+  e.array(ns.size(), [&](size_t i) { e.index(ns.name[i]); });
+  e.key("functionSize");
+  e.array(ns.size(), [&](size_t i) { e.opt_u64(ns.function_size[i]); });
+  e.end_object();
+
+  const FrameTable& fr = p.frames();
+  e.key("frameTable");
+  e.begin_object();
+  e.key("length");
+  e.u64(fr.size());
+  e.key("func");
+  e.array(fr.size(), [&](size_t i) { e.index(fr.func[i]); });
+  e.key("address");
+  e.array(fr.size(), [&](size_t i) {
+    if (fr.address[i]) {
+      e.u64(*fr.address[i]);
+    } else {
+      e.i64(-1);
+    }
+  });
+  e.key("inlineDepth");
+  e.array(fr.size(), [&](size_t i) { e.u64(fr.inline_depth[i]); });
+  e.key("category");
+  e.array(fr.size(), [&](size_t i) { e.index(fr.category[i]); });
+  e.key("subcategory");
+  e.array(fr.size(), [&](size_t i) { e.u64(fr.subcategory[i]); });
+  e.key("nativeSymbol");
+  e.array(fr.size(), [&](size_t i) { e.opt_index(fr.native_symbol[i]); });
+  e.key("innerWindowID");
+  e.uint_column(fr.size(), 0);
+  e.key("line");
+  e.array(fr.size(), [&](size_t i) { e.opt_u64(fr.line[i]); });
+  e.key("column");
+  e.null_column(fr.size());
+  e.key("originalLocation");
+  e.null_column(fr.size());
+  e.end_object();
+
+  const StackTable& st = p.stacks();
+  e.key("stackTable");
+  e.begin_object();
+  e.key("length");
+  e.u64(st.size());
+  e.key("frame");
+  e.array(st.size(), [&](size_t i) { e.index(st.frame[i]); });
+  e.key("prefixOffset");
+  e.array(st.size(), [&](size_t i) { e.u64(st.prefix[i] ? i - raw(*st.prefix[i]) : 0); });
+  e.end_object();
+
+  e.end_object();
+}
+
+void write_thread(Emitter& e, const Thread& t, bool cpu_deltas) {
+  e.begin_object();
+  e.key("name");
+  e.str(t.name);
+  e.key("isMainThread");
+  e.boolean(t.is_main);
+  e.key("processType");
+  e.str("default");
+  e.key("processName");
+  e.str(t.process_name);
+  e.key("pid");
+  e.str(std::to_string(t.pid));
+  e.key("tid");
+  e.u64(t.tid);
+  e.key("processStartupTime");
+  e.u64(0);
+  e.key("processShutdownTime");
+  e.null();
+  e.key("registerTime");
+  e.ms(t.register_ns);
+  e.key("unregisterTime");
+  if (t.unregister_ns) {
+    e.ms(*t.unregister_ns);
+  } else {
+    e.null();
+  }
+  e.key("pausedRanges");
+  e.begin_array();
+  for (const PausedRange& r : t.paused_ranges) {
+    e.begin_object();
+    e.key("startTime");
+    e.ms(r.start_ns);
+    e.key("endTime");
+    e.ms(r.end_ns);
+    e.end_object();
+  }
+  e.end_array();
+  if (t.markers.size() > 0) {
+    e.key("showMarkersInTimeline");
+    e.boolean(true);
+  }
+
+  const SampleTable& s = t.samples;
+  e.key("samples");
+  e.begin_object();
+  e.key("length");
+  e.u64(s.size());
+  e.key("stack");
+  e.begin_array();
+  s.for_each([&](const SampleTable::Sample& x) { e.opt_index(x.stack); });
+  e.end_array();
+  e.key("timeDeltas");
+  e.begin_array();
+  uint64_t previous = 0;
+  s.for_each([&](const SampleTable::Sample& x) {
+    e.ms(x.time_ns - previous);  // times never decrease in a SampleTable
+    previous = x.time_ns;
+  });
+  e.end_array();
+  e.key("weight");
+  e.null();
+  e.key("weightType");
+  e.str("samples");
+  if (cpu_deltas) {
+    e.key("threadCPUDelta");
+    e.begin_array();
+    s.for_each([&](const SampleTable::Sample& x) { e.opt_u64(x.cpu_delta_ns); });
+    e.end_array();
+  }
+  e.end_object();
+
+  const MarkerTable& m = t.markers;
+  auto opt_ms = [&](const std::optional<uint64_t>& ns) {
+    if (ns) {
+      e.ms(*ns);
+    } else {
+      e.null();
+    }
+  };
+  e.key("markers");
+  e.begin_object();
+  e.key("length");
+  e.u64(m.size());
+  e.key("name");
+  e.array(m.size(), [&](size_t i) { e.index(m.name[i]); });
+  e.key("startTime");
+  e.array(m.size(), [&](size_t i) { opt_ms(m.start_ns[i]); });
+  e.key("endTime");
+  e.array(m.size(), [&](size_t i) { opt_ms(m.end_ns[i]); });
+  e.key("phase");
+  e.array(m.size(), [&](size_t i) { e.u64(static_cast<uint8_t>(m.phase[i])); });
+  e.key("category");
+  e.array(m.size(), [&](size_t i) { e.index(m.category[i]); });
+  e.key("data");
+  e.array(m.size(), [&](size_t i) {
+    if (!m.data[i]) {
+      e.null();
+      return;
+    }
+    const MarkerData& d = *m.data[i];
+    e.begin_object();
+    e.key("type");
+    e.str(d.type);
+    for (const auto& [key, value] : d.fields) {
+      if (key == "type") continue;  // would clash with the schema name
+      e.str_key(key);
+      if (const auto* n = std::get_if<int64_t>(&value)) {
+        e.i64(*n);
+      } else if (const auto* x = std::get_if<double>(&value)) {
+        e.num(*x);
+      } else if (const auto* s = std::get_if<std::string>(&value)) {
+        e.str(*s);
+      } else {
+        e.null();
+      }
+    }
+    e.end_object();
+  });
+  e.end_object();
+  e.end_object();
+}
+
+void write_counter(Emitter& e, const Counter& c) {
+  e.begin_object();
+  e.key("name");
+  e.str(c.name);
+  e.key("category");
+  e.str(c.category);
+  e.key("description");
+  e.str(c.description);
+  e.key("pid");
+  e.str(std::to_string(c.pid));
+  e.key("mainThreadIndex");
+  e.index(c.main_thread);
+  // How the track is drawn; required since processed version 62 (older files get it from the
+  // upgraders).
+  e.key("display");
+  e.begin_object();
+  e.key("graphType");
+  e.str(c.graph_type);
+  e.key("unit");
+  e.str(c.unit);
+  e.key("color");
+  e.str(c.color);
+  e.key("markerSchemaLocation");
+  e.null();
+  e.key("sortWeight");
+  e.u64(50);
+  e.key("label");
+  e.str(c.name);
+  // The counter's own value first (samples.number, see Counter::value), then its change. The
+  // running total less its minimum ("accumulated") is what the graph draws, but it is not the
+  // value as soon as the counter goes below zero.
+  e.key("tooltipRows");
+  e.begin_array();
+  const std::pair<const char*, const char*> rows[] = {
+      {"sample-number", "value at this time"}, {"count", "change since the previous sample"}};
+  for (const auto& [source, label] : rows) {
+    e.begin_object();
+    e.key("type");
+    e.str("value");
+    e.key("source");
+    e.str(source);
+    e.key("format");
+    e.begin_object();
+    e.key("unit");
+    e.str(c.unit == "bytes" ? "bytes" : "number");
+    e.end_object();
+    e.key("label");
+    e.str(label);
+    e.end_object();
+  }
+  e.end_array();
+  e.end_object();
+  e.key("samples");
+  e.begin_object();
+  e.key("length");
+  e.u64(c.size());
+  e.key("time");
+  e.array(c.size(), [&](size_t i) { e.ms(c.time_ns[i]); });
+  e.key("count");
+  e.array(c.size(), [&](size_t i) { e.i64(c.count[i]); });
+  e.key("number");
+  e.array(c.size(), [&](size_t i) { e.i64(c.value[i]); });
+  e.end_object();
+  e.end_object();
+}
+
+}  // namespace
+
+std::string sanitize_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+bool write_profile_json(const ProfileBuilder& profile, std::FILE* out) {
+  std::vector<char> buffer(1 << 16);
+  rapidjson::FileWriteStream stream(out, buffer.data(), buffer.size());
+  JsonWriter writer(stream);
+  Emitter e(writer);
+  e.begin_object();
+  write_meta(e, profile);
+  write_libs(e, profile);
+  for (const char* k : {"pages", "profilerOverhead"}) {
+    e.key(k);
+    e.begin_array();
+    e.end_array();
+  }
+  e.key("counters");
+  e.begin_array();
+  for (const Counter& c : profile.counters()) write_counter(e, c);
+  e.end_array();
+  write_shared(e, profile);
+  e.key("threads");
+  e.begin_array();
+  for (const Thread& t : profile.threads()) write_thread(e, t, profile.meta().has_cpu_deltas);
+  e.end_array();
+  e.end_object();
+  stream.Flush();
+  return writer.IsComplete() && !std::ferror(out);
+}
+
+}  // namespace inprof::symbolicate

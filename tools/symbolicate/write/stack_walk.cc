@@ -1,0 +1,31 @@
+#include "write/stack_walk.h"
+
+#include <algorithm>
+
+namespace inprof::symbolicate {
+
+std::vector<FrameIndex> frames_root_first(const ProfileBuilder& profile, StackIndex stack) {
+  std::vector<FrameIndex> frames;
+  const StackTable& st = profile.stacks();
+  std::optional<StackIndex> s = stack;
+  // Prefixes always point to earlier rows, so this ends; the bound guards against a bad table.
+  while (s && frames.size() <= st.size()) {
+    frames.push_back(st.frame[raw(*s)]);
+    s = st.prefix[raw(*s)];
+  }
+  std::reverse(frames.begin(), frames.end());
+  return frames;
+}
+
+const std::string& frame_name(const ProfileBuilder& profile, FrameIndex frame) {
+  FuncIndex func = profile.frames().func[raw(frame)];
+  return profile.strings()[raw(profile.funcs().name[raw(func)])];
+}
+
+bool is_idle_leaf(const ProfileBuilder& profile, StackIndex stack) {
+  FrameIndex leaf = profile.stacks().frame[raw(stack)];
+  CategoryIndex c = profile.frames().category[raw(leaf)];
+  return profile.categories()[raw(c)].name == "Idle";
+}
+
+}  // namespace inprof::symbolicate
