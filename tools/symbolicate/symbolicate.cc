@@ -65,8 +65,12 @@ void print_module_summary(const ConversionSummary& summary, Diagnostics& diag) {
       for (const std::string& why : r.rejected) line += "; not used: " + why;
     }
     if (r.unnamed_frames) {
+      // A module with no names at all has said why already.
       line += "; " + std::to_string(r.unnamed_frames) + " frame" +
-              (r.unnamed_frames == 1 ? "" : "s") + " left as module+0x... (" + r.unnamed_why + ")";
+              (r.unnamed_frames == 1 ? "" : "s") + " left as module+0x...";
+      if (r.status != ModuleReport::kNone || r.unnamed_why == "--no-symbols") {
+        line += " (" + r.unnamed_why + ")";
+      }
     }
     diag.info(line);
   }
