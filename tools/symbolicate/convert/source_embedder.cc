@@ -47,6 +47,7 @@ std::string SourceEmbedReport::summary() const {
     if (n) s += "; " + std::to_string(n) + " " + why;
   };
   add(unreadable, "not readable here");
+  add(relative, "named without their directory");
   add(too_large, "over the per-file cap");
   add(not_text, "not text");
   add(over_total, "past the total cap");
@@ -62,6 +63,12 @@ SourceEmbedReport embed_sources(ProfileBuilder& builder, const SourceEmbedOption
   std::string text;
   for (size_t i = 0; i < sources.size(); ++i) {
     const std::string& path = builder.strings()[raw(sources.filename[i])];
+    // A relative name ("../csu/libc-start.c") is relative to a build directory that the debug
+    // information did not give: read from here, it could be another file.
+    if (path.empty() || path[0] != '/') {
+      ++report.relative;
+      continue;
+    }
     switch (read_text_file(path, options.max_file_bytes, &text)) {
       case ReadResult::kUnreadable:
         ++report.unreadable;

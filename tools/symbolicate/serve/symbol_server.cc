@@ -292,6 +292,7 @@ ApiResponse SymbolServer::source_v1(std::string_view request) {
     return error(403, "refused: " + debug_name + " " + hex(*offset) + " does not resolve to " +
                           file);
   }
+  if (file[0] != '/') return error(404, file + ": a relative name, whose directory is unknown");
   std::FILE* f = std::fopen(file.c_str(), "rb");
   if (!f) return error(404, "cannot read " + file);
   std::string source;
