@@ -417,6 +417,7 @@ void StackConverter::report_modules() {
       const ModuleFiles& f = *state.files;
       r.status = f.debug.empty() ? ModuleReport::kSymbolsOnly : ModuleReport::kDwarf;
       r.source = f.debug.empty() ? f.binary : f.debug;
+      if (rec.flags & internal::kModuleVdso) r.source = "[vdso]";  // a temporary file, gone soon
       r.detail = f.origin;
       r.rejected = f.rejected;
     } else {
