@@ -142,4 +142,20 @@ TEST(Vdso, WithoutTheImageFramesStayAddressesAndTheReportSaysWhy) {
       << err;
 }
 
+// Item 10's report also counts the frames that no module holds.
+TEST(ModuleReport, CountsFrameAddressesInNoModule) {
+  symtest::TempDir dir;
+  {
+    symtest::DumpFile d(dir.path("d.inprof"));
+    d.process(symtest::test_process());
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.sample(1, 1'000'000, {0x1234, 0x5678});
+    d.end(2'000'000);
+    d.close();
+  }
+  std::string err;
+  ASSERT_EQ(symtest::symbolicate_in_process(dir.path("d.inprof"), dir.path("p.json"), &err), 0);
+  EXPECT_NE(err.find("2 frame addresses in no module left as 0x..."), std::string::npos) << err;
+}
+
 }  // namespace

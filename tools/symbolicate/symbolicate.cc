@@ -74,6 +74,12 @@ void print_module_summary(const ConversionSummary& summary, Diagnostics& diag) {
     }
     diag.info(line);
   }
+  if (summary.unmapped_frames) {
+    diag.info("  " + std::to_string(summary.unmapped_frames) +
+              (summary.unmapped_frames == 1 ? " frame address" : " frame addresses") +
+              " in no module left as 0x... (no module was loaded there at the sample's time, "
+              "and no JIT map names them)");
+  }
 }
 
 class ProgressBar {

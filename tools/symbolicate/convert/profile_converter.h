@@ -50,6 +50,7 @@ struct ConversionSummary {
   size_t modules_symbolicated = 0;  // of those, how many had a usable file
   size_t leaf_callers_inserted = 0;
   size_t jit_frames = 0;              // distinct frame addresses named by the JIT map
+  size_t unmapped_frames = 0;         // distinct frame addresses in no module, left as 0x...
   size_t unique_addresses = 0;        // distinct (module, address) pairs symbolized
   double symbolize_seconds = 0;       // wall time of the parallel symbolization
   double symbolize_cpu_seconds = 0;   // its CPU time, all threads together

@@ -235,6 +235,7 @@ void StackConverter::make_frames(size_t m, uint64_t address, bool leaf) {
           b_.handle_for_frame(func, std::nullopt, 0, *jit_, 0, std::nullopt, std::nullopt));
       return;
     }
+    ++summary_.unmapped_frames;
     FuncIndex func = b_.handle_for_func(b_.handle_for_string(hex_u64(address)), std::nullopt,
                                         std::nullopt, std::nullopt);
     frame_pool_.push_back(
