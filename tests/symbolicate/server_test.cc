@@ -85,12 +85,12 @@ TEST(ProfileServer, ProfilerUrlEncodesTheProfileAddress) {
   EXPECT_EQ(inprof::symbolicate::profiler_url_for("http://127.0.0.1:8000/abc/profile.json"),
             "https://profiler.firefox.com/from-url/"
             "http%3A%2F%2F127.0.0.1%3A8000%2Fabc%2Fprofile.json/");
-  EXPECT_EQ(inprof::symbolicate::profiler_url_for("http://127.0.0.1:8000/abc/profile.json",
-                                                  "http://localhost:4242",
-                                                  "http://127.0.0.1:8000/abc"),
-            "http://localhost:4242/from-url/"
-            "http%3A%2F%2F127.0.0.1%3A8000%2Fabc%2Fprofile.json/"
-            "?symbolServer=http%3A%2F%2F127.0.0.1%3A8000%2Fabc");
+  EXPECT_EQ(
+      inprof::symbolicate::profiler_url_for("http://127.0.0.1:8000/abc/profile.json",
+                                            "http://localhost:4242", "http://127.0.0.1:8000/abc"),
+      "http://localhost:4242/from-url/"
+      "http%3A%2F%2F127.0.0.1%3A8000%2Fabc%2Fprofile.json/"
+      "?symbolServer=http%3A%2F%2F127.0.0.1%3A8000%2Fabc");
 }
 
 TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
@@ -128,8 +128,7 @@ TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
   const size_t query = line.find("/?symbolServer=");
   ASSERT_NE(query, std::string::npos) << line;
   std::string url = percent_decode(line.substr(prefix.size(), query - prefix.size()));
-  std::string symbol_server =
-      percent_decode(line.substr(query + 15, line.size() - query - 15 - 1));
+  std::string symbol_server = percent_decode(line.substr(query + 15, line.size() - query - 15 - 1));
   EXPECT_EQ(symbol_server + "/profile.json", url);
   // http://127.0.0.1:PORT/TOKEN/profile.json
   ASSERT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << url;
@@ -158,8 +157,9 @@ TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
   // The symbol server's API under the same prefix: POST with a JSON body.
   const std::string api = path.substr(0, path.size() - std::string("profile.json").size());
   auto post = [&](const std::string& target, const std::string& body) {
-    return http(port, "POST " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
-                      "application/json\r\nContent-Length: " +
+    return http(port, "POST " + target +
+                          " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                          "application/json\r\nContent-Length: " +
                           std::to_string(body.size()) + "\r\n\r\n" + body);
   };
   std::string v5 = post(api + "symbolicate/v5", R"({"jobs":[{"memoryMap":[],"stacks":[[]]}]})");

@@ -2,6 +2,8 @@
 // without symbols (--no-symbols), and samply's local symbol-server API that --open serves
 // (/symbolicate/v5, /source/v1, /asm/v1): request and response shapes as samply's API.md gives
 // them, and /source/v1 refusing a file that the profile's addresses do not resolve to.
+#include "serve/symbol_server.h"
+
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
@@ -9,7 +11,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "serve/symbol_server.h"
 #include "symbolicate.h"
 #include "test_support.h"
 #include "test_targets.h"
@@ -113,7 +114,8 @@ class SymbolServerTest : public ::testing::Test {
   }
   std::string memory_map_request(const std::vector<uint64_t>& offsets) const {
     std::string stack;
-    for (uint64_t o : offsets) stack += (stack.empty() ? "" : ",") + ("[0," + std::to_string(o) + "]");
+    for (uint64_t o : offsets)
+      stack += (stack.empty() ? "" : ",") + ("[0," + std::to_string(o) + "]");
     return R"({"jobs":[{"memoryMap":[[")" + debug_name_ + R"(",")" + breakpad_id_ +
            R"("],["nosuch.so","0123456789ABCDEF0123456789ABCDEF0"]],"stacks":[[)" + stack +
            R"(,[1,16]]]}]})";
@@ -186,10 +188,10 @@ TEST_F(SymbolServerTest, SourceV1ServesAFileTheProfilesAddressResolvesTo) {
   SymbolServer server(run_.info);
   const std::string file = __FILE__;
   const std::string targets = file.substr(0, file.rfind('/')) + "/test_targets.cc";
-  ApiResponse r = server.handle(
-      "/source/v1", R"({"debugName":")" + debug_name_ + R"(","debugId":")" + breakpad_id_ +
-                        R"(","moduleOffset":")" + hex(uint64_t(leaf)) + R"(","file":")" +
-                        targets + R"("})");
+  ApiResponse r =
+      server.handle("/source/v1", R"({"debugName":")" + debug_name_ + R"(","debugId":")" +
+                                      breakpad_id_ + R"(","moduleOffset":")" + hex(uint64_t(leaf)) +
+                                      R"(","file":")" + targets + R"("})");
   ASSERT_EQ(r.status, 200) << r.body;
   Document doc = parse(r);
   EXPECT_TRUE(doc["symbolsLastModified"].IsNull());
@@ -234,9 +236,9 @@ TEST_F(SymbolServerTest, AsmV1DisassemblesAFunction) {
   }
   ASSERT_GT(size, 0u);
   SymbolServer server(run_.info);
-  ApiResponse r = server.handle(
-      "/asm/v1", R"({"debugName":")" + debug_name_ + R"(","debugId":")" + breakpad_id_ +
-                     R"(","startAddress":")" + hex(start) + R"(","size":")" + hex(size) + R"("})");
+  ApiResponse r = server.handle("/asm/v1", R"({"debugName":")" + debug_name_ + R"(","debugId":")" +
+                                               breakpad_id_ + R"(","startAddress":")" + hex(start) +
+                                               R"(","size":")" + hex(size) + R"("})");
 #if !defined(__x86_64__) && !defined(__aarch64__)
   GTEST_SKIP() << "no disassembler for this architecture";
 #endif
@@ -261,11 +263,12 @@ TEST_F(SymbolServerTest, AsmV1DisassemblesAFunction) {
   }
   EXPECT_EQ(insns[0][0].GetUint(), 0u);
   // Too large, and not hex.
-  EXPECT_EQ(server
-                .handle("/asm/v1", R"({"debugName":")" + debug_name_ + R"(","debugId":")" +
-                                       breakpad_id_ + R"(","startAddress":"0x0","size":"0x10000000"})")
-                .status,
-            400);
+  EXPECT_EQ(
+      server
+          .handle("/asm/v1", R"({"debugName":")" + debug_name_ + R"(","debugId":")" + breakpad_id_ +
+                                 R"(","startAddress":"0x0","size":"0x10000000"})")
+          .status,
+      400);
   EXPECT_EQ(server.handle("/asm/v1", R"({"startAddress":"zz","size":"0x10"})").status, 400);
 }
 
@@ -293,9 +296,9 @@ TEST(NoSymbols, FramesStayAddressesAndTheServerNamesThem) {
                              std::to_string(leaf.address) + "]]]}");
   ASSERT_EQ(answer.status, 200) << answer.body;
   Document doc = parse(answer);
-  EXPECT_NE(std::string(doc["results"][0]["stacks"][0][0]["function"].GetString())
-                .find("leaf_function"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(doc["results"][0]["stacks"][0][0]["function"].GetString()).find("leaf_function"),
+      std::string::npos)
       << answer.body;
 }
 

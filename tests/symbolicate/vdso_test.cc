@@ -138,8 +138,7 @@ TEST(Vdso, WithoutTheImageFramesStayAddressesAndTheReportSaysWhy) {
   std::string name = symbolicate_vdso_sample(false, &err);
   EXPECT_NE(name.find("+0x"), std::string::npos) << name;
   EXPECT_NE(err.find("the vDSO has no file"), std::string::npos) << err;
-  EXPECT_NE(err.find("1 frame left as module+0x..."), std::string::npos)
-      << err;
+  EXPECT_NE(err.find("1 frame left as module+0x..."), std::string::npos) << err;
 }
 
 // Item 10's report also counts the frames that no module holds.

@@ -214,10 +214,10 @@ int main(int argc, char** argv) {
       continue;
     }
     // Options with a value: "--name VALUE", "--name=VALUE", "-o VALUE", "-oVALUE".
-    static const char* const kWithValue[] = {"--output",    "--format",     "--top",
-                                             "--debug-dir", "--binary-dir", "--system-debug-dir",
-                                             "--jobs",      "--split-at",   "--profiler-url",
-                                             "--sources-max-file", "--sources-max-total"};
+    static const char* const kWithValue[] = {
+        "--output",           "--format", "--top",      "--debug-dir",    "--binary-dir",
+        "--system-debug-dir", "--jobs",   "--split-at", "--profiler-url", "--sources-max-file",
+        "--sources-max-total"};
     std::string name, value;
     bool has_value = false;
     if (arg == "-o" || arg == "-j") {

@@ -40,8 +40,8 @@ struct RunOptions {
 
 // What --open's symbol server needs to answer for the profile just written (serve/).
 struct ProfileSymbolInfo {
-  std::vector<Lib> libs;                                  // the profile's, by LibIndex
-  std::vector<internal::ModuleRecord> lib_modules;        // the module behind each lib
+  std::vector<Lib> libs;                            // the profile's, by LibIndex
+  std::vector<internal::ModuleRecord> lib_modules;  // the module behind each lib
   std::vector<std::shared_ptr<const std::vector<uint8_t>>> lib_images;  // the dump's copies
   std::vector<std::vector<uint64_t>> lib_frame_addresses;  // sorted, per lib: frameTable.address
   LocateOptions locate;

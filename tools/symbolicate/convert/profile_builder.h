@@ -244,7 +244,7 @@ struct Meta {
   std::string product;
   std::string arguments;
   bool symbolicated = true;  // false: the viewer symbolicates (symbolicate --no-symbols)
-  std::string oscpu;  // OS, release and architecture: "Linux 6.1.0-27-amd64 x86_64"
+  std::string oscpu;         // OS, release and architecture: "Linux 6.1.0-27-amd64 x86_64"
   std::string platform;
   std::string cpu_name;        // empty: not written
   uint64_t physical_cpus = 0;  // 0: not written

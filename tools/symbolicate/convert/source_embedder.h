@@ -19,14 +19,14 @@ struct SourceEmbedOptions {
 };
 
 struct SourceEmbedReport {
-  size_t files = 0;         // in the profile's source table
-  size_t embedded = 0;      // with their text
-  size_t bytes = 0;         // embedded in all
-  size_t unreadable = 0;    // not found, not a regular file, or not readable
-  size_t relative = 0;      // a relative name: its directory is unknown
-  size_t too_large = 0;     // over max_file_bytes
-  size_t not_text = 0;      // holds a NUL byte
-  size_t over_total = 0;    // would have taken the total over max_total_bytes
+  size_t files = 0;             // in the profile's source table
+  size_t embedded = 0;          // with their text
+  size_t bytes = 0;             // embedded in all
+  size_t unreadable = 0;        // not found, not a regular file, or not readable
+  size_t relative = 0;          // a relative name: its directory is unknown
+  size_t too_large = 0;         // over max_file_bytes
+  size_t not_text = 0;          // holds a NUL byte
+  size_t over_total = 0;        // would have taken the total over max_total_bytes
   std::string summary() const;  // one line for the report on stderr
 };
 

@@ -299,9 +299,9 @@ const ModuleFiles* StackConverter::files(size_t m) {
     state.located = true;
     const internal::ModuleRecord& rec = model_.modules()[m].record;
     const auto& image = model_.modules()[m].image;
-    state.files = locate_module_files(
-        rec, options_.locate, &state.why,
-        image ? std::span<const uint8_t>(*image) : std::span<const uint8_t>());
+    state.files =
+        locate_module_files(rec, options_.locate, &state.why,
+                            image ? std::span<const uint8_t>(*image) : std::span<const uint8_t>());
     if (!state.files && !(rec.flags & internal::kModuleVdso)) {
       diag_.warn("module '" + rec.path + "': " + state.why + "; its frames stay unsymbolicated");
     }

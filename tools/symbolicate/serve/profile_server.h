@@ -17,11 +17,11 @@ inline constexpr char kProfilerOrigin[] = "https://profiler.firefox.com";
 class SymbolServer;
 
 struct ServeOptions {
-  std::string file;          // the profile (JSON, or gzipped JSON) to serve
+  std::string file;                            // the profile (JSON, or gzipped JSON) to serve
   std::string profiler_url = kProfilerOrigin;  // the Firefox Profiler to open it in (no '/')
   SymbolServer* symbols = nullptr;  // answers /symbolicate/v5, /source/v1, /asm/v1 if set
-  bool open_browser = true;  // run xdg-open on the profiler's address, if it exists
-  std::FILE* log = stderr;   // where the addresses and requests are reported
+  bool open_browser = true;         // run xdg-open on the profiler's address, if it exists
+  std::FILE* log = stderr;          // where the addresses and requests are reported
 };
 
 // Serves until SIGINT or SIGTERM. Returns 0 then, or 1 after reporting why it could not start.

@@ -227,8 +227,7 @@ ApiResponse SymbolServer::symbolicate_v5(std::string_view request) {
       w.StartArray();
       size_t index = 0;
       for (const rapidjson::Value& frame : stack.GetArray()) {
-        if (!frame.IsArray() || frame.Size() != 2 || !frame[0].IsInt64() ||
-            !frame[1].IsUint64()) {
+        if (!frame.IsArray() || frame.Size() != 2 || !frame[0].IsInt64() || !frame[1].IsUint64()) {
           return error(400, "a frame is not [moduleIndex, moduleOffset]");
         }
         const int64_t module_index = frame[0].GetInt64();
@@ -289,8 +288,8 @@ ApiResponse SymbolServer::source_v1(std::string_view request) {
   const bool referenced = std::any_of(info.frames.begin(), info.frames.end(),
                                       [&](const SourceFrame& f) { return f.file == file; });
   if (!referenced) {
-    return error(403, "refused: " + debug_name + " " + hex(*offset) + " does not resolve to " +
-                          file);
+    return error(403,
+                 "refused: " + debug_name + " " + hex(*offset) + " does not resolve to " + file);
   }
   if (file[0] != '/') return error(404, file + ": a relative name, whose directory is unknown");
   std::FILE* f = std::fopen(file.c_str(), "rb");

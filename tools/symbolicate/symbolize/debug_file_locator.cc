@@ -254,8 +254,9 @@ void Search::find_debug() {
 
 std::optional<ModuleFiles> Search::run(std::string* why) {
   if (module_.flags & internal::kModuleVdso) {
-    *why = "the vDSO has no file, and the dump holds no copy of it (a dump from an inprof "
-           "that did not record it)";
+    *why =
+        "the vDSO has no file, and the dump holds no copy of it (a dump from an inprof "
+        "that did not record it)";
     return std::nullopt;
   }
   find_binary();

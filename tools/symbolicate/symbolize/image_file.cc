@@ -37,8 +37,8 @@ std::string temporary_image_file(std::span<const uint8_t> image, std::string* wh
   std::string path = std::string(tmp && *tmp ? tmp : "/tmp") + "/symbolicate-image-XXXXXX";
   int fd = mkstemp(path.data());
   if (fd < 0) {
-    *why = "cannot write the module's image to a temporary file: " +
-           std::string(std::strerror(errno));
+    *why =
+        "cannot write the module's image to a temporary file: " + std::string(std::strerror(errno));
     return {};
   }
   size_t done = 0;
