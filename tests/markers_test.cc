@@ -191,12 +191,18 @@ TEST_F(MarkersTest, StopWhileMarkersAreWritten) {
   for (int round = 0; round < 5; ++round) {
     start();
     std::atomic<bool> run{true};
+    std::atomic<uint64_t> written{0};
     std::vector<std::thread> writers;
     for (int t = 0; t < 4; ++t) {
       writers.emplace_back([&] {
-        while (run.load()) marker<RequestMarker>("spam", kCategoryOther, "x", 1, 0.5);
+        while (run.load()) {
+          marker<RequestMarker>("spam", kCategoryOther, "x", 1, 0.5);
+          written.fetch_add(1);
+        }
       });
     }
+    // The stop lands while they write (on a loaded machine they may not run for a while).
+    while (written.load() < 100) std::this_thread::yield();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     Collected c = stop_and_read();
     run = false;
