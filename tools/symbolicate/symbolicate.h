@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/parallel_symbolizer.h"
@@ -21,6 +22,9 @@ enum class OutputFormat { kProcessedJson, kFolded, kSummary };
 
 struct RunOptions {
   std::string dump_path;
+  // More than one dump (or a directory of them: expand_dump_paths): each a process, merged into
+  // one profile. Empty: dump_path alone.
+  std::vector<std::string> dump_paths;
   std::string output_path;  // "-" writes to stdout
   OutputFormat format = OutputFormat::kProcessedJson;
   bool gzip = false;  // gzip the output (also when output_path ends in ".gz")
