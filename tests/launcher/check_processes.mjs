@@ -33,7 +33,7 @@ try {
 
 try {
   withSession(options.cli, options.profile, 'procs', (cli) => {
-    const list = JSON.parse(cli('thread', 'list', '--json', '--all'));
+    const list = JSON.parse(cli('thread', 'list', '--json'));
     console.log(`profiler-cli: ${list.totalThreadCount} threads in ${list.processCount} processes`);
     for (const t of list.threads) console.log(`  pid ${t.pid} "${t.processName}": ${t.name} (tid ${t.tid})`);
     if (list.processCount !== 3) fail(`${list.processCount} processes, expected 3`);

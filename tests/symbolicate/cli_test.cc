@@ -248,3 +248,31 @@ TEST(SymbolicateCli, MergesSeveralDumpsIntoOneProfileAProcessEach) {
   EXPECT_EQ(err, "symbolicate: error: '" + dir.path("none") +
                      "' is a directory without .inprof dumps\n");
 }
+
+// issue 23, item 16: a file that is not a dump is named, with what it is and what to do; a bad
+// output path fails before the dump is read; every error is one line.
+TEST(SymbolicateCli, NotADumpSaysWhatTheFileIs) {
+  symtest::TempDir dir;
+  const std::string out = dir.path("o.json");
+  std::string err;
+  auto one_error_line = [&](const std::string& file, const std::string& expected) {
+    EXPECT_EQ(run({file, "-o", out}, &err), 1) << file;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_EQ(err.rfind("symbolicate: error: '" + file + "' ", 0), 0u) << err;
+    EXPECT_NE(err.find(expected), std::string::npos) << err;
+  };
+  std::ofstream(dir.path("empty.inprof"));
+  one_error_line(dir.path("empty.inprof"), "is empty: its process wrote nothing yet");
+  std::ofstream(dir.path("short.inprof")) << "\x89IN";
+  one_error_line(dir.path("short.inprof"), "cut short inside its header (3 bytes)");
+  std::ofstream(dir.path("p.json")) << "{\"meta\": {}}";
+  one_error_line(dir.path("p.json"), "is JSON, not an inprof dump");
+  std::ofstream(dir.path("p.json.gz")) << "\x1f\x8b\x08\x00rest";
+  one_error_line(dir.path("p.json.gz"), "is gzip-compressed, not an inprof dump");
+
+  const std::string dump = dir.path("d.inprof");
+  write_small_dump(dump, {symtest::self_module()}, {symtest::caller_function()});
+  EXPECT_EQ(run({dump, "-o", "/nonexistent/x.json"}, &err), 1);
+  EXPECT_EQ(err, "symbolicate: error: cannot write '/nonexistent/x.json': no such directory: "
+                 "/nonexistent\n");
+}

@@ -14,6 +14,7 @@
 #include "diagnostics.h"
 #include "dump/dump_reader.h"
 #include "convert/process_merge.h"
+#include "read/dump_file_check.h"
 #include "read/dump_set.h"
 #include "read/profile_model.h"
 #include "write/folded_writer.h"
@@ -133,6 +134,18 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
       options.dump_paths.empty() ? std::vector<std::string>{options.dump_path} : options.dump_paths,
       &expand_error);
   if (!dumps) return fail(err, expand_error);
+  // A bad output path fails before the dumps are read, which can take a while.
+  if (options.output_path != "-") {
+    const std::filesystem::path parent =
+        std::filesystem::path(options.output_path).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+      return fail(err, "cannot write '" + options.output_path + "': " +
+                           (std::filesystem::exists(parent, ec) ? "not a directory: "
+                                                                 : "no such directory: ") +
+                           parent.string());
+    }
+  }
   // Several dumps (a program and the processes it started): each message names its dump.
   const bool many = dumps->size() > 1;
   // On the heap, so that a caller about to exit can leave them to the operating system.
@@ -140,6 +153,7 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
   size_t damaged = 0, without_process = 0, stack_count = 0;
   for (const std::string& dump_path : *dumps) {
     const std::string who = many ? dump_path + ": " : "";
+    if (auto why = why_not_a_dump(dump_path)) return fail(err, *why);
     models.push_back(std::make_unique<ProfileModel>());
     ProfileModel& model = *models.back();
     internal::DumpReadResult read = internal::read_dump_file_incrementally(dump_path, model);
@@ -154,8 +168,8 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
                 "marker)");
     } else if (!read.complete) {
       diag.warn(who +
-                "the dump has no end record (the session did not stop cleanly); using every "
-                "complete record");
+                "the dump has no end record (its process is still running, or did not stop "
+                "cleanly: killed, _exit); using every complete record");
     }
     if (model.threads().empty()) {
       diag.warn(who +
