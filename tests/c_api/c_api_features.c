@@ -21,7 +21,10 @@ int main(int argc, char** argv) {
   inprof_counter* queue = inprof_counter_create("c-api-counter", "items queued", db);
   inprof_interval_start("c-api-interval", db);
   int label = inprof_label_push("c-api-label", db);
-  for (unsigned long i = 0; i < 30000000; ++i) sink = sink + i;
+  /* Busy for 300 ms of CPU-bound work, so that samples carry the label. */
+  for (uint64_t end = inprof_now() + 300000000u; inprof_now() < end;) {
+    for (unsigned long i = 0; i < 100000; ++i) sink = sink + i;
+  }
   inprof_label_pop(label);
   inprof_counter_add(queue, 3);
   inprof_counter_set(queue, 7);
