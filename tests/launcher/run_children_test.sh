@@ -56,5 +56,36 @@ echo "== -o PATH: PROGRAM's dump is PATH, each child's PATH-PID; symbolicate tak
 "$symbolicate" app.inprof app-*.inprof -o app.json 2>sym.txt || fail "symbolicate files: $(cat sym.txt)"
 grep -q "3 processes" sym.txt || fail "symbolicate files: $(cat sym.txt)"
 
+echo "== --open: record, symbolicate the run's dumps, serve the profile; PROGRAM's status"
+rm -rf inprof-*
+"$launcher" record --open --no-browser -- sh children.sh >open.out 2>open.err &
+launcher_pid=$!
+url=
+for _ in $(seq 120); do
+  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*/[0-9a-f]*/[^ ]*' open.out open.err 2>/dev/null | head -n 1 | cut -d: -f2-)
+  [ -n "$url" ] && break
+  sleep 0.5
+done
+if [ -z "$url" ]; then
+  fail "--open: no address printed: $(cat open.out open.err)"
+else
+  python3 - "$url" <<'PY' || fail "--open: the served profile does not have 3 processes"
+import gzip, json, sys, urllib.request
+data = urllib.request.urlopen(sys.argv[1], timeout=30).read()
+if data[:2] == b"\x1f\x8b":
+    data = gzip.decompress(data)
+pids = {t["pid"] for t in json.loads(data)["threads"]}
+print(f"--open: served a profile with {len(pids)} processes")
+sys.exit(0 if len(pids) == 3 else 1)
+PY
+fi
+server=$(pgrep -P "$launcher_pid" | head -n 1)
+[ -n "$server" ] && kill -INT "$server"
+wait "$launcher_pid"
+rc=$?
+[ "$rc" -eq 0 ] || fail "--open: exit $rc: $(cat open.err)"
+count=$(ls inprof-*/ 2>/dev/null | grep -c '\.inprof$')
+[ "$count" -eq 3 ] || fail "--open: $count dumps, expected 3 (symbolicate must not be profiled)"
+
 [ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }
 echo "launcher_children: ok"

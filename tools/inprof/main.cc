@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -127,7 +128,7 @@ int wait_status(pid_t pid) {
 
 // --open: PROGRAM runs as a child (its pid is not ours), then symbolicate serves the profile.
 int record_and_open(const inprof::launcher::RecordCommand& command, std::vector<char*>& argv,
-                    bool open_browser) {
+                    bool open_browser, const std::optional<std::string>& old_preload) {
   const pid_t child = fork();
   if (child < 0) {
     std::fprintf(stderr, "inprof: cannot start '%s': %s\n", argv[0], std::strerror(errno));
@@ -161,6 +162,13 @@ int record_and_open(const inprof::launcher::RecordCommand& command, std::vector<
   if (server == 0) {
     signal(SIGINT, SIG_DFL);
     signal(SIGQUIT, SIG_DFL);
+    // symbolicate runs as it would have without us: not preloaded, not profiled.
+    for (const auto& [name, value] : command.variables) unsetenv(name.c_str());
+    if (old_preload) {
+      setenv("LD_PRELOAD", old_preload->c_str(), 1);
+    } else {
+      unsetenv("LD_PRELOAD");
+    }
     execv(sargv[0], sargv.data());
     std::fprintf(stderr, "inprof: cannot run '%s': %s\n", sargv[0], std::strerror(errno));
     _exit(127);
@@ -225,7 +233,9 @@ int main(int argc, char** argv) {
     return 127;
   }
   std::string preload = library;
-  if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  std::optional<std::string> old_preload;
+  if (const char* old = std::getenv("LD_PRELOAD"); old) old_preload = old;
+  if (old_preload && !old_preload->empty()) preload += ":" + *old_preload;
   setenv("LD_PRELOAD", preload.c_str(), 1);
   for (const auto& [name, value] : command->variables) setenv(name.c_str(), value.c_str(), 1);
 
@@ -244,7 +254,9 @@ int main(int argc, char** argv) {
   std::vector<char*> child;
   for (const std::string& arg : command->program) child.push_back(const_cast<char*>(arg.c_str()));
   child.push_back(nullptr);
-  if (command->open) return record_and_open(*command, child, command->open_browser);
+  if (command->open) {
+    return record_and_open(*command, child, command->open_browser, old_preload);
+  }
   execvp(child[0], child.data());
   std::fprintf(stderr, "inprof: cannot run '%s': %s\n", child[0], std::strerror(errno));
   if (!command->run_directory.empty()) rmdir(command->run_directory.c_str());
