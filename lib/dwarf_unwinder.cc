@@ -205,7 +205,10 @@ UnwindOutput DwarfUnwinder::walk(const StackSnapshot& snapshot, const uint64_t* 
       return out;
     }
     if (want_sps) stack_pointers[out.count] = next[kRegSp];
-    frames[out.count++] = return_address;
+    // Past a signal frame the caller's address is the instruction the signal interrupted, not a
+    // return address: recorded one byte further, so that every reader's "return address - 1"
+    // (FORMAT.md) lands on it, not on the end of the function before it.
+    frames[out.count++] = rule.signal_frame ? return_address + 1 : return_address;
     std::memcpy(regs, next, sizeof(regs));
     regs[kRegPc] = return_address;
     exact_pc = rule.signal_frame;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "module_lister.h"
+
 namespace inprof::internal {
 
 void MetadataQueue::push_payload(RecordType type, std::vector<uint8_t> payload) {
@@ -14,6 +16,12 @@ void MetadataQueue::push_payload(RecordType type, std::vector<uint8_t> payload) 
   if (mode_ == Mode::kRetainWithCrashImage) append_to_image(type, payload);
   kept_.push_back(Kept{next_seq_++, type, std::move(payload)});
   if (kept_.size() >= kPruneAt) prune();
+}
+
+void MetadataQueue::push_image(const ModuleRecord& module) {
+  std::span<const uint8_t> image = vdso_image(module.start, module.end);
+  if (image.empty() || image.size() > kMaxModuleImageSize) return;
+  push(RecordType::kModuleImage, ModuleImageRecord{module.id, {image.begin(), image.end()}});
 }
 
 std::vector<MetadataQueue::Entry> MetadataQueue::take() {
@@ -75,6 +83,7 @@ void MetadataQueue::prune() {
       case RecordType::kThreadEnd:
         return gone_threads.count(leading_id(k.payload)) != 0;
       case RecordType::kModuleLoad:
+      case RecordType::kModuleImage:
       case RecordType::kModuleUnload:
         return gone_modules.count(leading_id(k.payload)) != 0;
       default:

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -41,8 +42,13 @@ class MetadataQueue {
       encode(w, record);
     }  // sizes the vector to what was written
     push_payload(type, std::move(payload));
+    if constexpr (std::is_same_v<Record, ModuleRecord>) {
+      if (type == RecordType::kModuleLoad && (record.flags & kModuleVdso)) push_image(record);
+    }
   }
   void push_payload(RecordType type, std::vector<uint8_t> payload);
+  // After a vDSO's load record: its image (module_lister.h's vdso_image), which has no file.
+  void push_image(const ModuleRecord& module);
 
   // kTake: everything pushed since the last take().
   std::vector<Entry> take();

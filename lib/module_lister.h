@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,10 @@ struct ModuleInfo {
   uint32_t flags = 0;                                      // ModuleFlags of the dump
   std::vector<std::pair<uint64_t, uint64_t>> code_ranges;  // executable segments [begin, end)
 };
+
+// The vDSO's whole ELF image (a few KiB), when [start, end) is the module the kernel mapped as
+// the vDSO; empty otherwise, and where there is none. Reads only the process's own memory.
+std::span<const uint8_t> vdso_image(uint64_t start, uint64_t end);
 
 class ModuleLister {
  public:

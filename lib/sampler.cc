@@ -457,6 +457,10 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
   // stack appeared may lack labels it had, and is not written.
   const uint64_t looked_up_ns = monotonic_ns();
   const LabelStack* labels = find_label_stack(tid);
+  // Every queued snapshot was taken before this: none can have used more CPU. (The kernel's
+  // event counts its own clock, which runs a little ahead of the thread's CPU clock when the
+  // thread is switched often; the deltas must add up to the CPU it really used.)
+  const std::optional<uint64_t> cpu_now = thread_lister_->cpu_time_ns(tid);
   self_sampling_->set_labels(state.self_handle, labels);
   if (labels == nullptr) state.no_labels_before_ns = looked_up_ns;
   uint64_t moved_sp = 0;  // SP of a snapshot taken outside the stack mapping it was told of
@@ -477,12 +481,14 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
       self_sampling_->pop(state.self_handle);
       continue;
     }
+    std::optional<uint64_t> thread_cpu;  // 0: the copier could not tell
+    if (snapshot->thread_cpu_ns) thread_cpu = snapshot->thread_cpu_ns;
+    if (thread_cpu && cpu_now) thread_cpu = std::min(*thread_cpu, *cpu_now);
     std::optional<uint64_t> cpu_delta;
-    if (snapshot->thread_cpu_ns && state.last_cpu_ns &&
-        snapshot->thread_cpu_ns >= *state.last_cpu_ns) {
-      cpu_delta = snapshot->thread_cpu_ns - *state.last_cpu_ns;
+    if (thread_cpu && state.last_cpu_ns && *thread_cpu >= *state.last_cpu_ns) {
+      cpu_delta = *thread_cpu - *state.last_cpu_ns;
     }
-    if (snapshot->thread_cpu_ns) state.last_cpu_ns = snapshot->thread_cpu_ns;
+    if (thread_cpu) state.last_cpu_ns = thread_cpu;
     if (!snapshot->stack_region_known) moved_sp = snapshot->sp();
     state.last_sp = snapshot->sp();
     ++state.drained;

@@ -155,6 +155,23 @@ TEST_F(DwarfUnwinderTest, ThroughTheSignalTrampoline) {
   EXPECT_TRUE(w.out.reached_end);
 }
 
+// The frame a signal interrupted is recorded so that the usual "return address - 1" lands on the
+// interrupted instruction itself: a fault at a function's first byte must not be named after the
+// function that ends just before it.
+TEST_F(DwarfUnwinderTest, AFrameInterruptedAtItsFirstByteKeepsItsName) {
+#if defined(__x86_64__)
+  start([] { target_signal_at_entry(); });
+  Walk w = sample();
+  EXPECT_EQ(w.target_names(),
+            (std::vector<std::string>{"target_entry_fault_spin", "target_faults_at_entry",
+                                      "target_signal_at_entry"}))
+      << "frames:" << w.hex();
+  EXPECT_TRUE(w.out.reached_end);
+#else
+  GTEST_SKIP() << "the target is x86-64 code";
+#endif
+}
+
 // Samples land at many instructions of a small function and of its caller's loop (the call
 // through the PLT included): the caller must always be found, and the walk must always reach
 // the thread's start.

@@ -452,10 +452,11 @@ def write_results(runs, meta, settings, out):
         "- *target µs/sample*: extra CPU time of the two worker threads per sample that "
         "interrupted a thread; *process*: of the whole profiled process (inprof's sampler and "
         "writer threads included); *total*: of everything that ran, perf's own process included.",
-        "- inprof's busy threads sample themselves (a per-thread timer; its sampler thread only "
-        "collects, every 1 ms). Sample-repeat records (the idle main thread, not interrupted; "
-        "and a busy thread's timer expirations while it waited for a CPU, when its stack could "
-        "not change): %s per run, not counted as samples above. Per record (samples and "
+        "- inprof's busy threads are sampled by the kernel (a perf_event ring per thread; with "
+        "`inprof-timer`, or where the kernel refuses, a timer on the thread's CPU clock) and its "
+        "sampler thread collects every 1 ms, or sooner when a ring fills. Sample-repeat records "
+        "(a sleeping thread that did not run, not interrupted; with timers, expirations merged "
+        "at the scheduler's tick): %s per run, not counted as samples above. Per record (samples and "
         "repeats) its dump takes %s bytes. Dropped samples: %s; unanswered requests: %s; late "
         "ticks (the sampler could not keep its rate, or a busy thread's queue was full): %s per "
         "run." % (

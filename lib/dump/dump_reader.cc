@@ -103,6 +103,9 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
       case RecordType::kResume:
         ok = dispatch(payload, v, &DumpVisitor::on_resume);
         break;
+      case RecordType::kModuleImage:
+        ok = dispatch(payload, v, &DumpVisitor::on_module_image);
+        break;
       case RecordType::kJitMap:
         ok = dispatch(payload, v, &DumpVisitor::on_jit_map);
         break;

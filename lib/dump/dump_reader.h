@@ -18,6 +18,7 @@ class DumpVisitor {
   virtual ~DumpVisitor() = default;
   virtual void on_process(const ProcessRecord&) {}
   virtual void on_module_load(const ModuleRecord&) {}
+  virtual void on_module_image(const ModuleImageRecord&) {}
   virtual void on_module_unload(const ModuleUnloadRecord&) {}
   virtual void on_thread_start(const ThreadRecord&) {}
   virtual void on_thread_name(const ThreadRecord&) {}

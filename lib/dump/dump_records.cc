@@ -83,6 +83,15 @@ bool decode(ByteReader& r, ModuleRecord& out) {
   return true;
 }
 
+void encode(ByteWriter& w, const ModuleImageRecord& r) {
+  w.varint(r.id);
+  w.bytes(r.bytes);
+}
+
+bool decode(ByteReader& r, ModuleImageRecord& out) {
+  return r.varint(out.id) && r.bytes(out.bytes, kMaxModuleImageSize);
+}
+
 void encode(ByteWriter& w, const ModuleUnloadRecord& r) {
   w.varint(r.id);
   w.varint(r.time_ns);

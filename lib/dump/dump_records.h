@@ -28,6 +28,7 @@ inline constexpr uint32_t kDumpFlagRaw = 1;
 // Limits a reader enforces, so a corrupt dump cannot ask for unbounded memory.
 inline constexpr size_t kMaxStringSize = 64 << 10;
 inline constexpr size_t kMaxBuildIdSize = 64;
+inline constexpr size_t kMaxModuleImageSize = 64 << 10;
 inline constexpr size_t kMaxFrames = 4096;
 inline constexpr size_t kMaxLeafCandidates = 16;
 inline constexpr size_t kMaxLabels = 256;
@@ -68,6 +69,8 @@ enum class RecordType : uint8_t {
   // (FORMAT.md, "Compact samples").
   kStack = 21,
   kSampleBatch = 22,
+  // A module's whole image, for a module with no file to read it from (the vDSO).
+  kModuleImage = 23,
 };
 
 struct ProcessRecord {
@@ -264,9 +267,17 @@ struct JitMapRecord {
   std::string text;
 };
 
+// The bytes of a module that has no file (the vDSO: a few KiB, its ELF image as the kernel maps
+// it), so that a reader can name its functions from its symbol table.
+struct ModuleImageRecord {
+  uint64_t id = 0;  // the module's (its load record's id)
+  std::vector<uint8_t> bytes;
+};
+
 // Payload encoders. Each writes one record's payload (no type or size) into `w`.
 void encode(ByteWriter& w, const ProcessRecord& r);
 void encode(ByteWriter& w, const ModuleRecord& r);
+void encode(ByteWriter& w, const ModuleImageRecord& r);
 void encode(ByteWriter& w, const ModuleUnloadRecord& r);
 void encode(ByteWriter& w, const ThreadRecord& r);
 void encode(ByteWriter& w, const ThreadEndRecord& r);
@@ -314,6 +325,7 @@ bool decode_stack(ByteReader& r, SampleRecord& out);
 // Payload decoders: false if the payload is malformed or exceeds the limits above.
 bool decode(ByteReader& r, ProcessRecord& out);
 bool decode(ByteReader& r, ModuleRecord& out);
+bool decode(ByteReader& r, ModuleImageRecord& out);
 bool decode(ByteReader& r, ModuleUnloadRecord& out);
 bool decode(ByteReader& r, ThreadRecord& out);
 bool decode(ByteReader& r, ThreadEndRecord& out);

@@ -2,8 +2,10 @@
 // mapped image itself (no file I/O, so a stripped or deleted file still gets its identity).
 #include <elf.h>
 #include <link.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstddef>
 #include <cstdlib>
@@ -155,6 +157,26 @@ class LinuxModuleLister final : public ModuleLister {
 };
 
 }  // namespace
+
+std::span<const uint8_t> vdso_image(uint64_t start, uint64_t end) {
+  const uint64_t base = getauxval(AT_SYSINFO_EHDR);
+  if (base == 0 || base != start || end <= start) return {};
+  // The kernel maps the vDSO's whole file: its size is where its last part (the section headers,
+  // or a segment) ends, within the mapping.
+  const uint64_t mapped = ((end - start) + page_size() - 1) & ~(page_size() - 1);
+  if (mapped < sizeof(ElfW(Ehdr))) return {};
+  const auto* ehdr = reinterpret_cast<const ElfW(Ehdr)*>(base);
+  if (std::memcmp(ehdr->e_ident, ELFMAG, SELFMAG) != 0) return {};
+  uint64_t size = uint64_t{ehdr->e_shoff} + uint64_t{ehdr->e_shnum} * ehdr->e_shentsize;
+  const uint64_t phdrs_end = uint64_t{ehdr->e_phoff} + uint64_t{ehdr->e_phnum} * ehdr->e_phentsize;
+  if (phdrs_end > mapped) return {};
+  const auto* phdr = reinterpret_cast<const ElfW(Phdr)*>(base + ehdr->e_phoff);
+  for (unsigned i = 0; i < ehdr->e_phnum; ++i) {
+    size = std::max<uint64_t>(size, uint64_t{phdr[i].p_offset} + phdr[i].p_filesz);
+  }
+  if (size > mapped) return {};
+  return {reinterpret_cast<const uint8_t*>(base), static_cast<size_t>(size)};
+}
 
 std::unique_ptr<ModuleLister> ModuleLister::create() {
   return std::make_unique<LinuxModuleLister>();

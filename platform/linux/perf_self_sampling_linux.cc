@@ -199,7 +199,7 @@ const StackSnapshot* PerfSelfSampling::front(int handle) {
     const uint32_t now = r.ring.stack_bytes();
     uint32_t resize = r.grow_to;
     if (resize == 0 && r.since_resize >= kResizeAfterSamples && r.deepest != 0 &&
-        stack_bytes_for(r.deepest) <= now / 2) {
+        stack_bytes_for(r.deepest) <= now / 4 * 3) {
       resize = stack_bytes_for(r.deepest);
     }
     if (resize != 0 && resize != now) {

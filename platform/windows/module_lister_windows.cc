@@ -102,4 +102,6 @@ std::unique_ptr<ModuleLister> ModuleLister::create() {
   return std::make_unique<WindowsModuleLister>();
 }
 
+std::span<const uint8_t> vdso_image(uint64_t, uint64_t) { return {}; }  // Windows has none
+
 }  // namespace inprof::internal

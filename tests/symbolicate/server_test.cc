@@ -85,6 +85,12 @@ TEST(ProfileServer, ProfilerUrlEncodesTheProfileAddress) {
   EXPECT_EQ(inprof::symbolicate::profiler_url_for("http://127.0.0.1:8000/abc/profile.json"),
             "https://profiler.firefox.com/from-url/"
             "http%3A%2F%2F127.0.0.1%3A8000%2Fabc%2Fprofile.json/");
+  EXPECT_EQ(
+      inprof::symbolicate::profiler_url_for("http://127.0.0.1:8000/abc/profile.json",
+                                            "http://localhost:4242", "http://127.0.0.1:8000/abc"),
+      "http://localhost:4242/from-url/"
+      "http%3A%2F%2F127.0.0.1%3A8000%2Fabc%2Fprofile.json/"
+      "?symbolServer=http%3A%2F%2F127.0.0.1%3A8000%2Fabc");
 }
 
 TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
@@ -118,7 +124,12 @@ TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
   close(out_pipe[0]);
   const std::string prefix = "https://profiler.firefox.com/from-url/";
   ASSERT_EQ(line.rfind(prefix, 0), 0u) << line << read_file(dir.path("stderr"));
-  std::string url = percent_decode(line.substr(prefix.size(), line.size() - prefix.size() - 2));
+  // .../from-url/<profile url>/?symbolServer=<the same server, its prefix without profile.json>
+  const size_t query = line.find("/?symbolServer=");
+  ASSERT_NE(query, std::string::npos) << line;
+  std::string url = percent_decode(line.substr(prefix.size(), query - prefix.size()));
+  std::string symbol_server = percent_decode(line.substr(query + 15, line.size() - query - 15 - 1));
+  EXPECT_EQ(symbol_server + "/profile.json", url);
   // http://127.0.0.1:PORT/TOKEN/profile.json
   ASSERT_EQ(url.rfind("http://127.0.0.1:", 0), 0u) << url;
   size_t slash = url.find('/', 17);
@@ -141,6 +152,31 @@ TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
   EXPECT_EQ(http(port, "GET " + guessed + " HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0), 0u);
   std::string preflight = http(port, "OPTIONS " + path + " HTTP/1.1\r\n\r\n");
   EXPECT_EQ(preflight.rfind("HTTP/1.1 204 ", 0), 0u) << preflight;
+  EXPECT_NE(preflight.find("POST"), std::string::npos) << preflight;
+
+  // The symbol server's API under the same prefix: POST with a JSON body.
+  const std::string api = path.substr(0, path.size() - std::string("profile.json").size());
+  auto post = [&](const std::string& target, const std::string& body) {
+    return http(port, "POST " + target +
+                          " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                          "application/json\r\nContent-Length: " +
+                          std::to_string(body.size()) + "\r\n\r\n" + body);
+  };
+  std::string v5 = post(api + "symbolicate/v5", R"({"jobs":[{"memoryMap":[],"stacks":[[]]}]})");
+  EXPECT_EQ(v5.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << v5;
+  EXPECT_NE(v5.find("\r\nAccess-Control-Allow-Origin: https://profiler.firefox.com\r\n"),
+            std::string::npos);
+  EXPECT_NE(v5.find(R"({"results":[{"stacks":[[]],"found_modules":{}}]})"), std::string::npos)
+      << v5;
+  std::string refused = post(api + "source/v1", R"({"debugName":"a","debugId":"b",)"
+                                                R"("moduleOffset":"0x0","file":"/etc/passwd"})");
+  EXPECT_EQ(refused.rfind("HTTP/1.1 404 ", 0), 0u) << refused;
+  EXPECT_EQ(refused.find("root:"), std::string::npos);
+  EXPECT_EQ(post(api + "nosuch/v1", "{}").rfind("HTTP/1.1 404 ", 0), 0u);
+  EXPECT_EQ(http(port, "GET " + api + "symbolicate/v5 HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405 ", 0),
+            0u);
+  EXPECT_EQ(post("/" + std::string(32, 'a') + "/symbolicate/v5", "{}").rfind("HTTP/1.1 404 ", 0),
+            0u);
 
   ASSERT_EQ(kill(pid, SIGINT), 0);
   int status = 0;

@@ -47,6 +47,9 @@ DumpFile::~DumpFile() {
 
 void DumpFile::process(const ProcessRecord& r) { writer_->add(RecordType::kProcess, r); }
 void DumpFile::module(const ModuleRecord& r) { writer_->add(RecordType::kModuleLoad, r); }
+void DumpFile::module_image(uint64_t id, const std::vector<uint8_t>& bytes) {
+  writer_->add(RecordType::kModuleImage, ModuleImageRecord{id, bytes});
+}
 void DumpFile::module_unload(uint64_t id, uint64_t time_ns) {
   writer_->add(RecordType::kModuleUnload, ModuleUnloadRecord{id, time_ns});
 }

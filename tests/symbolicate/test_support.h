@@ -36,6 +36,7 @@ class DumpFile {
   void process(const inprof::internal::ProcessRecord& r);
   void module(const inprof::internal::ModuleRecord& r);
   void module_unload(uint64_t id, uint64_t time_ns);
+  void module_image(uint64_t id, const std::vector<uint8_t>& bytes);
   void thread_start(uint64_t tid, uint64_t time_ns, const std::string& name, uint32_t flags = 0);
   void thread_name(uint64_t tid, uint64_t time_ns, const std::string& name);
   void thread_end(uint64_t tid, uint64_t time_ns);

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <ucontext.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -79,6 +80,44 @@ __attribute__((noinline)) void target_signal() {
   pthread_kill(pthread_self(), SIGUSR2);
   NO_TAIL_CALL();
 }
+
+#if defined(__x86_64__)
+// Two functions back to back; the second faults at its first byte (ud2), so the PC the signal
+// interrupts is a function's entry, one byte past the end of another function.
+asm(R"(
+    .text
+    .p2align 4
+    .globl target_before_entry
+    .type target_before_entry, @function
+target_before_entry:
+    .cfi_startproc
+    ret
+    .cfi_endproc
+    .size target_before_entry, .-target_before_entry
+    .globl target_faults_at_entry
+    .type target_faults_at_entry, @function
+target_faults_at_entry:
+    .cfi_startproc
+    ud2
+    ret
+    .cfi_endproc
+    .size target_faults_at_entry, .-target_faults_at_entry
+)");
+
+__attribute__((noinline)) void target_entry_fault_spin(int, siginfo_t*, void* context) {
+  spin_until_released();
+  static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP] += 2;  // past the ud2
+}
+
+__attribute__((noinline)) void target_signal_at_entry() {
+  struct sigaction sa = {};
+  sa.sa_sigaction = target_entry_fault_spin;
+  sa.sa_flags = SA_SIGINFO;
+  sigaction(SIGILL, &sa, nullptr);
+  target_faults_at_entry();
+  NO_TAIL_CALL();
+}
+#endif
 
 // Enough live values that the function saves callee-saved registers: a real prologue and
 // epilogue around a little work, so samples land on every kind of instruction.

@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libzstd-dev libdw-dev libelf-dev rapidjson-dev
+  # symbolicate --open: the assembly view's disassembler (/asm/v1)
+  libcapstone-dev
   # symbolicate: inflating compressed debug sections (twice zlib's speed)
   libdeflate-dev
   googletest libgtest-dev libgmock-dev libbenchmark-dev

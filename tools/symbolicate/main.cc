@@ -11,6 +11,9 @@
 #include <string>
 
 #include "serve/profile_server.h"
+#if !defined(_WIN32)
+#include "serve/symbol_server.h"
+#endif
 #include "symbolicate.h"
 #if defined(_WIN32)
 #include "windows/compressed_chunk_check.h"
@@ -52,6 +55,16 @@ void print_usage(std::FILE* f) {
       "      --open              serve the profile on 127.0.0.1 and open it in the Firefox\n"
       "                          Profiler; stops on Ctrl-C (-o optional: a temporary file)\n"
       "      --no-browser        with --open: print the address, do not run xdg-open\n"
+      "      --profiler-url URL  with --open: the Firefox Profiler to open the profile in\n"
+      "                          (default https://profiler.firefox.com; a self-hosted copy)\n"
+      "source and assembly views:\n"
+      "      --sources           embed the text of the source files that the profile's\n"
+      "                          functions come from, when readable here (the default)\n"
+      "      --no-sources        do not\n"
+      "      --sources-max-file KIB   leave out a file larger than this (default 2048)\n"
+      "      --sources-max-total MIB  stop embedding at this total (default 64)\n"
+      "      --no-symbols        name native frames module+0x... only (fast); with --open the\n"
+      "                          viewer symbolicates them through symbolicate's symbol server\n"
       "debug information (each module's files must have the build-id the dump recorded):\n"
       "      --debug-dir DIR     look for debug files in DIR: DIR/.build-id/xx/rest.debug or\n"
       "                          by file name (repeatable; searched before the system's)\n"
@@ -142,6 +155,7 @@ int main(int argc, char** argv) {
   RunOptions options;
   bool have_dump = false, have_output = false, options_done = false;
   bool open = false, open_browser = true, progress = true;
+  std::string profiler_url = kProfilerOrigin;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (options_done || arg.size() < 2 || arg[0] != '-') {
@@ -184,6 +198,14 @@ int main(int argc, char** argv) {
       open_browser = false;
       continue;
     }
+    if (arg == "--sources" || arg == "--no-sources") {
+      options.sources.enabled = arg == "--sources";
+      continue;
+    }
+    if (arg == "--no-symbols") {
+      options.no_symbols = true;
+      continue;
+    }
     if (arg == "--no-progress") {
       progress = false;
       continue;
@@ -193,9 +215,10 @@ int main(int argc, char** argv) {
       continue;
     }
     // Options with a value: "--name VALUE", "--name=VALUE", "-o VALUE", "-oVALUE".
-    static const char* const kWithValue[] = {"--output",    "--format",     "--top",
-                                             "--debug-dir", "--binary-dir", "--system-debug-dir",
-                                             "--jobs",      "--split-at"};
+    static const char* const kWithValue[] = {
+        "--output",           "--format", "--top",      "--debug-dir",    "--binary-dir",
+        "--system-debug-dir", "--jobs",   "--split-at", "--profiler-url", "--sources-max-file",
+        "--sources-max-total"};
     std::string name, value;
     bool has_value = false;
     if (arg == "-o" || arg == "-j") {
@@ -254,6 +277,25 @@ int main(int argc, char** argv) {
       (name == "--debug-dir" ? options.locate.debug_dirs : options.locate.binary_dirs)
           .push_back(value);
       warn_if_not_directory(name, value);
+    } else if (name == "--sources-max-file" || name == "--sources-max-total") {
+      unsigned n;
+      if (!parse_count(value, 1u << 20, &n)) {
+        return usage_error(name + " needs a size (" +
+                           (name == "--sources-max-file" ? "KiB" : "MiB") + "), not '" + value +
+                           "'");
+      }
+      if (name == "--sources-max-file") {
+        options.sources.max_file_bytes = size_t{n} << 10;
+      } else {
+        options.sources.max_total_bytes = size_t{n} << 20;
+      }
+    } else if (name == "--profiler-url") {
+      if (value.compare(0, 7, "http://") != 0 && value.compare(0, 8, "https://") != 0) {
+        return usage_error("--profiler-url needs an http:// or https:// address, not '" + value +
+                           "'");
+      }
+      while (value.size() > 1 && value.back() == '/') value.pop_back();
+      profiler_url = value;
     } else if (name == "--system-debug-dir") {
       options.locate.system_debug_dir = value;
       if (!value.empty()) warn_if_not_directory(name, value);
@@ -316,11 +358,17 @@ int main(int argc, char** argv) {
     return kExitError;
   }
 #endif
-  int status = run_symbolicate(options, stderr);
+  ProfileSymbolInfo symbol_info;
+  int status = run_symbolicate(options, stderr, open ? &symbol_info : nullptr);
   if ((status == kExitOk || status == kExitDamaged) && open) {
     ServeOptions serve;
     serve.file = options.output_path;
     serve.open_browser = open_browser;
+    serve.profiler_url = profiler_url;
+#if !defined(_WIN32)
+    SymbolServer symbols(std::move(symbol_info));
+    serve.symbols = &symbols;
+#endif
     if (serve_profile(serve) != 0) status = kExitError;
   }
   if (!temporary.empty()) std::remove(temporary.c_str());

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "convert/profile_builder.h"
@@ -66,7 +67,21 @@ void print_module_summary(const ConversionSummary& summary, Diagnostics& diag) {
       line += r.source + " (" + r.detail + ")";
       for (const std::string& why : r.rejected) line += "; not used: " + why;
     }
+    if (r.unnamed_frames) {
+      // A module with no names at all has said why already.
+      line += "; " + std::to_string(r.unnamed_frames) + " frame" +
+              (r.unnamed_frames == 1 ? "" : "s") + " left as module+0x...";
+      if (r.status != ModuleReport::kNone || r.unnamed_why == "--no-symbols") {
+        line += " (" + r.unnamed_why + ")";
+      }
+    }
     diag.info(line);
+  }
+  if (summary.unmapped_frames) {
+    diag.info("  " + std::to_string(summary.unmapped_frames) +
+              (summary.unmapped_frames == 1 ? " frame address" : " frame addresses") +
+              " in no module left as 0x... (no module was loaded there at the sample's time, "
+              "and no JIT map names them)");
   }
 }
 
@@ -123,9 +138,27 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+// Each lib's frame addresses, sorted: the addresses the profile holds, which alone may prove
+// that a source file is the profile's (serve/symbol_server.h).
+std::vector<std::vector<uint64_t>> frame_addresses_by_lib(const ProfileBuilder& b) {
+  std::vector<std::vector<uint64_t>> by_lib(b.libs().size());
+  const FrameTable& frames = b.frames();
+  for (size_t i = 0; i < frames.size(); ++i) {
+    if (!frames.address[i]) continue;
+    const std::optional<ResourceIndex> resource = b.funcs().resource[raw(frames.func[i])];
+    if (!resource) continue;
+    by_lib[raw(b.resources().lib[raw(*resource)])].push_back(*frames.address[i]);
+  }
+  for (std::vector<uint64_t>& v : by_lib) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+  }
+  return by_lib;
+}
+
 }  // namespace
 
-int run_symbolicate(const RunOptions& options, std::FILE* err) {
+int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo* symbol_info) {
   auto start = std::chrono::steady_clock::now();
   const double cpu_start = cpu_seconds();
   Diagnostics diag(err);
@@ -220,6 +253,7 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
   convert_options.jobs = options.jobs;
   convert_options.min_addresses_per_handle = options.min_addresses_per_handle;
   convert_options.exiting_after = options.exiting_after;
+  convert_options.no_symbols = options.no_symbols;
   convert_options.progress = [&](size_t done, size_t total) { bar.update(done, total); };
   std::vector<std::unique_ptr<ProfileBuilder>> builders;
   ConversionSummary summary;
@@ -237,6 +271,11 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
   }
   ProfileBuilder& builder = *builders.front();
   bar.finish();
+  if (options.no_symbols) builder.meta().symbolicated = false;
+  std::optional<SourceEmbedReport> sources_report;
+  if (options.format == OutputFormat::kProcessedJson && options.sources.enabled) {
+    sources_report = embed_sources(builder, options.sources);
+  }
   const double convert_seconds = seconds_since(convert_start);
   const double convert_cpu = cpu_seconds() - convert_cpu_start;
   auto write_start = std::chrono::steady_clock::now();
@@ -270,6 +309,14 @@ int run_symbolicate(const RunOptions& options, std::FILE* err) {
   const double write_seconds = seconds_since(write_start);
   const double write_cpu = cpu_seconds() - write_cpu_start;
   if (!options.quiet_modules) print_module_summary(summary, diag);
+  if (sources_report && sources_report->files) diag.info(sources_report->summary());
+  if (symbol_info) {
+    symbol_info->libs = builder.libs();
+    symbol_info->lib_modules = summary.lib_modules;
+    symbol_info->lib_images = summary.lib_images;
+    symbol_info->lib_frame_addresses = frame_addresses_by_lib(builder);
+    symbol_info->locate = options.locate;
+  }
   size_t samples = 0;
   for (const Thread& t : builder.threads()) samples += t.samples.size();
   diag.info("wrote " + options.output_path + ": " + std::to_string(builder.threads().size()) +

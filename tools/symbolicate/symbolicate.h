@@ -4,9 +4,11 @@
 #define INPROF_TOOLS_SYMBOLICATE_SYMBOLICATE_H_
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "convert/source_embedder.h"
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/parallel_symbolizer.h"
 
@@ -35,11 +37,23 @@ struct RunOptions {
   bool progress = false;       // a progress bar on `err` (only for large dumps)
   bool quiet_modules = false;  // leave out the per-module summary
   bool exiting_after = false;  // the process exits next: the tables are not freed
+  bool no_symbols = false;     // frames named module+0x...; the viewer symbolicates them
+  SourceEmbedOptions sources;  // the source view's text (JSON output only)
+};
+
+// What --open's symbol server needs to answer for the profile just written (serve/).
+struct ProfileSymbolInfo {
+  std::vector<Lib> libs;                            // the profile's, by LibIndex
+  std::vector<internal::ModuleRecord> lib_modules;  // the module behind each lib
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> lib_images;  // the dump's copies
+  std::vector<std::vector<uint64_t>> lib_frame_addresses;  // sorted, per lib: frameTable.address
+  LocateOptions locate;
 };
 
 // Returns the process exit status: kExitOk, or kExitError or kExitDamaged after printing one
 // "symbolicate: error: ..." line to `err`. Warnings and statistics also go to `err`.
-int run_symbolicate(const RunOptions& options, std::FILE* err);
+int run_symbolicate(const RunOptions& options, std::FILE* err,
+                    ProfileSymbolInfo* symbol_info = nullptr);
 
 }  // namespace inprof::symbolicate
 

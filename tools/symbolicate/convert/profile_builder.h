@@ -59,6 +59,9 @@ struct ResourceTable {
 
 struct SourceTable {
   std::vector<StringIndex> filename;
+  // The file's text, embedded for the source view (convert/source_embedder.h), or none. Either
+  // empty or one entry per file.
+  std::vector<std::optional<std::string>> content;
   size_t size() const { return filename.size(); }
 };
 
@@ -240,7 +243,8 @@ struct Meta {
   uint64_t interval_ns = 1'000'000;
   std::string product;
   std::string arguments;
-  std::string oscpu;  // OS, release and architecture: "Linux 6.1.0-27-amd64 x86_64"
+  bool symbolicated = true;  // false: the viewer symbolicates (symbolicate --no-symbols)
+  std::string oscpu;         // OS, release and architecture: "Linux 6.1.0-27-amd64 x86_64"
   std::string platform;
   std::string cpu_name;        // empty: not written
   uint64_t physical_cpus = 0;  // 0: not written
@@ -286,6 +290,7 @@ class ProfileBuilder {
   const std::vector<Lib>& libs() const { return libs_; }
   const ResourceTable& resources() const { return resources_; }
   const SourceTable& sources() const { return sources_; }
+  SourceTable& mutable_sources() { return sources_; }
   const FuncTable& funcs() const { return funcs_; }
   const NativeSymbolTable& native_symbols() const { return native_symbols_; }
   const FrameTable& frames() const { return frames_; }

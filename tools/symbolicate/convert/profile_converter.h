@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct ConvertOptions {
   // The process exits right after: what symbolization built (debug-file handles, every
   // address's frames) is left to the OS instead of being freed piece by piece.
   bool exiting_after = false;
+  // Leave every native frame named by its module and address (symbolicate --no-symbols): the
+  // profile says it is not symbolicated, and the viewer asks a symbol server (--open's).
+  bool no_symbols = false;
 };
 
 // How one module that samples point into was symbolicated.
@@ -37,6 +41,8 @@ struct ModuleReport {
   std::string detail;                 // where it was found, or why nothing was
   std::vector<std::string> rejected;  // files that were found but not used, and why
   size_t addresses = 0;               // distinct addresses looked up in it
+  size_t unnamed_frames = 0;          // distinct frame addresses left named module+0x...
+  std::string unnamed_why;            // why they are
 };
 
 struct ConversionSummary {
@@ -44,11 +50,16 @@ struct ConversionSummary {
   size_t modules_symbolicated = 0;  // of those, how many had a usable file
   size_t leaf_callers_inserted = 0;
   size_t jit_frames = 0;              // distinct frame addresses named by the JIT map
+  size_t unmapped_frames = 0;         // distinct frame addresses in no module, left as 0x...
   size_t unique_addresses = 0;        // distinct (module, address) pairs symbolized
   double symbolize_seconds = 0;       // wall time of the parallel symbolization
   double symbolize_cpu_seconds = 0;   // its CPU time, all threads together
   unsigned threads = 1;               // that it used
   std::vector<ModuleReport> modules;  // the modules used, in dump order
+  // The module behind each of the profile's libs (by LibIndex): what --open's symbol server
+  // needs to find a lib's files and turn its lib-relative addresses into the module's own.
+  std::vector<internal::ModuleRecord> lib_modules;
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> lib_images;  // the dump's copy, if any
 };
 
 // Fills `builder` from `model`. Problems (unusable module files, ...) go to `diag`.

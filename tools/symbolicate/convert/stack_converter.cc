@@ -235,6 +235,7 @@ void StackConverter::make_frames(size_t m, uint64_t address, bool leaf) {
           b_.handle_for_frame(func, std::nullopt, 0, *jit_, 0, std::nullopt, std::nullopt));
       return;
     }
+    ++summary_.unmapped_frames;
     FuncIndex func = b_.handle_for_func(b_.handle_for_string(hex_u64(address)), std::nullopt,
                                         std::nullopt, std::nullopt);
     frame_pool_.push_back(
@@ -247,7 +248,7 @@ void StackConverter::make_frames(size_t m, uint64_t address, bool leaf) {
   const uint64_t lookup = code_address(address, leaf);
   const uint64_t relative = lookup - rec.start;
 
-  if (files(m)) {
+  if (!options_.no_symbols && files(m)) {
     const AddressSymbol& info = *symbol_for(m, lookup - rec.load_bias);
     if (!info.frames.empty()) {
       ModuleState& state = modules_[m];
@@ -284,6 +285,7 @@ void StackConverter::make_frames(size_t m, uint64_t address, bool leaf) {
     }
   }
   // Named by the address the dump holds, as other tools print a return address.
+  ++modules_[m].unnamed_frames;
   std::string name = b_.libs()[raw(lib_index)].name + "+" + hex_u64(address - rec.start);
   FuncIndex func =
       b_.handle_for_func(b_.handle_for_string(name), resource, std::nullopt, std::nullopt);
@@ -296,7 +298,10 @@ const ModuleFiles* StackConverter::files(size_t m) {
   if (!state.located) {
     state.located = true;
     const internal::ModuleRecord& rec = model_.modules()[m].record;
-    state.files = locate_module_files(rec, options_.locate, &state.why);
+    const auto& image = model_.modules()[m].image;
+    state.files =
+        locate_module_files(rec, options_.locate, &state.why,
+                            image ? std::span<const uint8_t>(*image) : std::span<const uint8_t>());
     if (!state.files && !(rec.flags & internal::kModuleVdso)) {
       diag_.warn("module '" + rec.path + "': " + state.why + "; its frames stay unsymbolicated");
     }
@@ -367,7 +372,7 @@ void StackConverter::symbolize_ahead() {
     v.erase(std::unique(v.begin(), v.end()), v.end());
     modules_[m].addresses = v.size();
     summary_.unique_addresses += v.size();
-    if (!files(m)) continue;
+    if (!files(m) || options_.no_symbols) continue;
     ModuleAddresses batch;
     batch.files = *modules_[m].files;
     batch.vaddrs = std::move(v);
@@ -400,11 +405,20 @@ void StackConverter::report_modules() {
     r.path = rec.path;
     r.build_id = hex_string(rec.build_id);
     r.addresses = state.addresses;
+    r.unnamed_frames = state.unnamed_frames;
+    if (options_.no_symbols) {
+      r.unnamed_why = "--no-symbols";
+    } else if (!state.files || (state.opened && !state.symbolizer)) {
+      r.unnamed_why = state.why;
+    } else {
+      r.unnamed_why = "no symbol or debug information covers the address";
+    }
     if (state.files && !(state.opened && !state.symbolizer)) {
       ++summary_.modules_symbolicated;
       const ModuleFiles& f = *state.files;
       r.status = f.debug.empty() ? ModuleReport::kSymbolsOnly : ModuleReport::kDwarf;
       r.source = f.debug.empty() ? f.binary : f.debug;
+      if (rec.flags & internal::kModuleVdso) r.source = "[vdso]";  // a temporary file, gone soon
       r.detail = f.origin;
       r.rejected = f.rejected;
     } else {
@@ -441,6 +455,8 @@ LibIndex StackConverter::lib(size_t m) {
     if (!rec.build_id.empty()) lib.code_id = hex_string(rec.build_id);
     lib.arch = arch_;
     it = lib_by_file_.emplace(key, b_.add_lib(std::move(lib))).first;
+    summary_.lib_modules.push_back(rec);  // add_lib appends: the index is the lib's
+    summary_.lib_images.push_back(model_.modules()[m].image);
   }
   state.lib = it->second;
   return it->second;

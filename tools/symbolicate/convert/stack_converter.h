@@ -65,6 +65,7 @@ class StackConverter {
     std::unique_ptr<ModuleSymbolizer> symbolizer;  // this thread's, for CFI and stragglers
     ModuleAddresses batch;                         // symbolized ahead, in parallel
     size_t addresses = 0;
+    size_t unnamed_frames = 0;  // distinct frame addresses left as module+0x...
     std::optional<LibIndex> lib;
     std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;  // by leaf address
     std::unordered_map<uint64_t, std::optional<bool>> syscall_sites;     // by leaf address

@@ -27,7 +27,13 @@ void ProfileModel::on_process(const internal::ProcessRecord& r) { process_ = r; 
 
 void ProfileModel::on_module_load(const internal::ModuleRecord& r) {
   module_by_id_[r.id] = modules_.size();
-  modules_.push_back(ModuleInfo{r, kNever});
+  modules_.push_back(ModuleInfo{r, kNever, nullptr});
+}
+
+void ProfileModel::on_module_image(const internal::ModuleImageRecord& r) {
+  auto it = module_by_id_.find(r.id);
+  if (it == module_by_id_.end() || r.bytes.empty()) return;  // an image of no known module
+  modules_[it->second].image = std::make_shared<const std::vector<uint8_t>>(r.bytes);
 }
 
 void ProfileModel::on_module_unload(const internal::ModuleUnloadRecord& r) {

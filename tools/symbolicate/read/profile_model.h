@@ -26,6 +26,8 @@ inline constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 struct ModuleInfo {
   internal::ModuleRecord record;
   uint64_t unload_ns = kNever;  // kNever: still loaded when the dump ended
+  // The module's bytes when the dump holds them (the vDSO's image); null otherwise.
+  std::shared_ptr<const std::vector<uint8_t>> image;
 };
 
 // One distinct raw stack as the sampler recorded it. The flags and leaf candidates are part of
@@ -127,6 +129,7 @@ class ProfileModel : public internal::DumpVisitor {
  public:
   void on_process(const internal::ProcessRecord& r) override;
   void on_module_load(const internal::ModuleRecord& r) override;
+  void on_module_image(const internal::ModuleImageRecord& r) override;
   void on_module_unload(const internal::ModuleUnloadRecord& r) override;
   void on_thread_start(const internal::ThreadRecord& r) override;
   void on_thread_name(const internal::ThreadRecord& r) override;

@@ -11,14 +11,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
+#include "serve/symbol_server.h"
 #include "symbolize/elf_file.h"
 
 namespace inprof::symbolicate {
 namespace {
+
+constexpr size_t kMaxRequestBody = size_t{64} << 20;
 
 volatile sig_atomic_t stop_requested = 0;
 int stop_pipe_write = -1;
@@ -75,7 +79,55 @@ bool read_request_head(int fd, std::string* head) {
   return true;
 }
 
-void answer(int client, const std::string& file, const std::string& path, std::FILE* log) {
+// The request body, by its Content-Length (no chunked bodies: the profiler sends none), after the
+// part of it that came with the head.
+bool read_request_body(int fd, const std::string& head, std::string* body) {
+  size_t length = 0;
+  bool found = false;
+  size_t line = head.find("\r\n");
+  while (line != std::string::npos && line + 2 < head.size()) {
+    size_t end = head.find("\r\n", line + 2);
+    if (end == std::string::npos) break;
+    std::string header = head.substr(line + 2, end - line - 2);
+    for (size_t i = 0; i < header.size() && header[i] != ':'; ++i) {
+      header[i] = static_cast<char>(std::tolower(static_cast<unsigned char>(header[i])));
+    }
+    if (header.compare(0, 15, "content-length:") == 0) {
+      length = std::strtoull(header.c_str() + 15, nullptr, 10);
+      found = true;
+    }
+    line = end;
+  }
+  if (!found || length > kMaxRequestBody) return false;
+  *body = head.substr(head.find("\r\n\r\n") + 4);
+  char buffer[1 << 16];
+  while (body->size() < length) {
+    pollfd p = {fd, POLLIN, 0};
+    if (::poll(&p, 1, 5000) <= 0 || stop_requested) return false;
+    ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) return false;
+    body->append(buffer, static_cast<size_t>(n));
+  }
+  body->resize(length);
+  return true;
+}
+
+void send_reply(int client, int status, const std::string& cors, const std::string& body) {
+  const char* reason = status == 200   ? "OK"
+                       : status == 400 ? "Bad Request"
+                       : status == 403 ? "Forbidden"
+                       : status == 404 ? "Not Found"
+                       : status == 413 ? "Content Too Large"
+                                       : "Error";
+  std::string reply = "HTTP/1.1 " + std::to_string(status) + " " + reason + "\r\n" + cors +
+                      "Content-Type: application/json\r\nCache-Control: no-store\r\n"
+                      "Content-Length: " +
+                      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  send_all(client, reply.data(), reply.size());
+}
+
+void answer(int client, const std::string& file, const std::string& prefix,
+            const std::string& origin, SymbolServer* symbols, std::FILE* log) {
   std::string head;
   if (!read_request_head(client, &head)) return;
   std::string line = head.substr(0, head.find("\r\n"));
@@ -89,8 +141,11 @@ void answer(int client, const std::string& file, const std::string& path, std::F
   }
   std::string method = line.substr(0, sp1);
   std::string target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-  const std::string cors = std::string("Access-Control-Allow-Origin: ") + kProfilerOrigin + "\r\n";
-  if (target != path) {
+  const std::string cors = "Access-Control-Allow-Origin: " + origin + "\r\n";
+  const bool is_profile = target == prefix + "profile.json";
+  const bool is_api = symbols && target.size() > prefix.size() &&
+                      target.compare(0, prefix.size(), prefix) == 0 && !is_profile;
+  if (!is_profile && !is_api) {
     static const char k404[] =
         "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
     send_all(client, k404, sizeof k404 - 1);
@@ -100,9 +155,27 @@ void answer(int client, const std::string& file, const std::string& path, std::F
   if (method == "OPTIONS") {
     std::string reply =
         "HTTP/1.1 204 No Content\r\n" + cors +
-        "Access-Control-Allow-Methods: GET, HEAD, OPTIONS\r\n"
+        "Access-Control-Allow-Methods: GET, HEAD, POST, OPTIONS\r\n"
         "Access-Control-Allow-Headers: *\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
     send_all(client, reply.data(), reply.size());
+    return;
+  }
+  if (is_api) {
+    const std::string api = "/" + target.substr(prefix.size());
+    if (method != "POST") {
+      std::string reply = "HTTP/1.1 405 Method Not Allowed\r\nAllow: POST, OPTIONS\r\n" + cors +
+                          "Content-Length: 0\r\nConnection: close\r\n\r\n";
+      send_all(client, reply.data(), reply.size());
+      return;
+    }
+    std::string body;
+    if (!read_request_body(client, head, &body)) {
+      send_reply(client, 400, cors, "{\"error\":\"no request body (Content-Length)\"}");
+      return;
+    }
+    ApiResponse response = symbols->handle(api, body);
+    send_reply(client, response.status, cors, response.body);
+    std::fprintf(log, "symbolicate: POST %s -> %d\n", api.c_str(), response.status);
     return;
   }
   if (method != "GET" && method != "HEAD") {
@@ -153,10 +226,12 @@ void try_open_browser(const std::string& url) {
 
 }  // namespace
 
-std::string profiler_url_for(const std::string& profile_url) {
+namespace {
+
+std::string percent_encoded(const std::string& text) {
   static const char kDigits[] = "0123456789ABCDEF";
   std::string encoded;
-  for (unsigned char c : profile_url) {
+  for (unsigned char c : text) {
     if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
       encoded += static_cast<char>(c);
     } else {
@@ -165,7 +240,23 @@ std::string profiler_url_for(const std::string& profile_url) {
       encoded += kDigits[c & 15];
     }
   }
-  return std::string(kProfilerOrigin) + "/from-url/" + encoded + "/";
+  return encoded;
+}
+
+// "https://host:port/path" -> "https://host:port"
+std::string origin_of(const std::string& url) {
+  size_t scheme = url.find("://");
+  size_t slash = scheme == std::string::npos ? scheme : url.find('/', scheme + 3);
+  return slash == std::string::npos ? url : url.substr(0, slash);
+}
+
+}  // namespace
+
+std::string profiler_url_for(const std::string& profile_url, const std::string& profiler,
+                             const std::string& symbol_server_url) {
+  std::string url = profiler + "/from-url/" + percent_encoded(profile_url) + "/";
+  if (!symbol_server_url.empty()) url += "?symbolServer=" + percent_encoded(symbol_server_url);
+  return url;
 }
 
 int serve_profile(const ServeOptions& options) {
@@ -204,10 +295,19 @@ int serve_profile(const ServeOptions& options) {
   ignore.sa_handler = SIG_IGN;
   ::sigaction(SIGCHLD, &ignore, &old_chld);  // the browser launcher needs no reaping
 
-  const std::string path = "/" + random_token() + "/profile.json";
-  const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + path;
-  const std::string profiler_url = profiler_url_for(url);
+  const std::string prefix = "/" + random_token() + "/";
+  const std::string base = "http://127.0.0.1:" + std::to_string(ntohs(address.sin_port)) + prefix;
+  const std::string url = base + "profile.json";
+  // The symbol server's address has no trailing '/': the profiler appends "/symbolicate/v5".
+  const std::string symbol_server =
+      options.symbols ? base.substr(0, base.size() - 1) : std::string();
+  const std::string profiler_url = profiler_url_for(url, options.profiler_url, symbol_server);
+  const std::string origin = origin_of(options.profiler_url);
   std::fprintf(log, "symbolicate: serving the profile at %s\n", url.c_str());
+  if (options.symbols) {
+    std::fprintf(log, "symbolicate: symbol server (symbolicate/v5, source/v1, asm/v1) at %s\n",
+                 symbol_server.c_str());
+  }
   std::fprintf(log, "symbolicate: open %s\n", profiler_url.c_str());
   std::fprintf(log, "symbolicate: press Ctrl-C to stop\n");
   std::fflush(log);
@@ -228,7 +328,7 @@ int serve_profile(const ServeOptions& options) {
     if (client < 0) continue;
     timeval timeout = {30, 0};  // a client that stops reading cannot hold the server forever
     ::setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-    answer(client, options.file, path, log);
+    answer(client, options.file, prefix, origin, options.symbols, log);
     ::shutdown(client, SHUT_WR);
     ::close(client);
     std::fflush(log);

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "symbolize/elf_file.h"
+#include "symbolize/image_file.h"
 
 namespace inprof::symbolicate {
 namespace {
@@ -257,7 +258,9 @@ void Search::find_debug() {
 
 std::optional<ModuleFiles> Search::run(std::string* why) {
   if (module_.flags & internal::kModuleVdso) {
-    *why = "the vDSO has no file";
+    *why =
+        "the vDSO has no file, and the dump holds no copy of it (a dump from an inprof "
+        "that did not record it)";
     return std::nullopt;
   }
   find_binary();
@@ -282,7 +285,16 @@ std::optional<ModuleFiles> Search::run(std::string* why) {
 }  // namespace
 
 std::optional<ModuleFiles> locate_module_files(const internal::ModuleRecord& module,
-                                               const LocateOptions& options, std::string* why) {
+                                               const LocateOptions& options, std::string* why,
+                                               std::span<const uint8_t> image) {
+  if ((module.flags & internal::kModuleVdso) && !image.empty()) {
+    // The dump's copy of the vDSO: its symbol table names its functions.
+    ModuleFiles files;
+    files.binary = temporary_image_file(image, why);
+    if (files.binary.empty()) return std::nullopt;
+    files.origin = "ELF symbols of the vDSO's image in the dump";
+    return files;
+  }
   return Search(module, options).run(why);
 }
 

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,10 @@ struct ModuleFiles {
 };
 
 // The files for `module`. nullopt, with the reasons in `why`, when no usable file was found.
+// `image`: the module's bytes, when the dump holds them (the vDSO, which has no file).
 std::optional<ModuleFiles> locate_module_files(const internal::ModuleRecord& module,
-                                               const LocateOptions& options, std::string* why);
+                                               const LocateOptions& options, std::string* why,
+                                               std::span<const uint8_t> image = {});
 
 }  // namespace inprof::symbolicate
 

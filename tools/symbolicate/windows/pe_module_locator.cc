@@ -25,7 +25,8 @@ std::string join(const std::string& dir, const std::string& name) {
 }  // namespace
 
 std::optional<ModuleFiles> locate_module_files(const internal::ModuleRecord& module,
-                                               const LocateOptions& options, std::string* why) {
+                                               const LocateOptions& options, std::string* why,
+                                               std::span<const uint8_t> /*image: no vDSO*/) {
   if (module.build_id.empty()) {
     *why = "the dump recorded no identity for it, so no file can be proven to match";
     return std::nullopt;

@@ -10,7 +10,7 @@ int serve_profile(const ServeOptions& options) {
   std::fprintf(options.log,
                "symbolicate: error: --open is not available in the Windows build; load %s at "
                "%s\n",
-               options.file.c_str(), kProfilerOrigin);
+               options.file.c_str(), options.profiler_url.c_str());
   return 1;
 }
 

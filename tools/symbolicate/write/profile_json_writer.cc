@@ -169,7 +169,7 @@ void write_meta(Emitter& e, const ProfileBuilder& p) {
   e.key("debug");
   e.boolean(false);
   e.key("symbolicated");
-  e.boolean(true);
+  e.boolean(m.symbolicated);
   e.key("usesOnlyOneStackType");
   e.boolean(true);
   e.key("sourceCodeIsNotOnSearchfox");
@@ -333,7 +333,17 @@ void write_shared(Emitter& e, const ProfileBuilder& p) {
   e.key("sourceMapURL");
   e.null_column(src.size());
   e.key("content");
-  e.null_column(src.size());
+  if (src.content.empty()) {
+    e.null_column(src.size());
+  } else {
+    e.array(src.size(), [&](size_t i) {
+      if (src.content[i]) {
+        e.str(*src.content[i]);
+      } else {
+        e.null();
+      }
+    });
+  }
   e.end_object();
 
   e.key("sourceLocationTable");
