@@ -3,10 +3,13 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "inprof/inprof.h"
 #include "inprof/markers.h"
 #include "inprof/profiler.h"
+#include "copies.h"
+#include "dump/dump_records.h"
 #include "label_stack.h"
 
 namespace {
@@ -112,17 +115,88 @@ void inprof_interval_marker(const char* name, uint64_t start, uint64_t end, uint
   if (name) inprof::interval_marker(name, start, end, category(c));
 }
 
+void inprof_interval_start(const char* name, uint16_t c) {
+  if (name) inprof::interval_start(name, category(c));
+}
+
+void inprof_interval_end(const char* name, uint16_t c) {
+  if (name) inprof::interval_end(name, category(c));
+}
+
+uint32_t inprof_define_marker_type(const char* name, const inprof_marker_field* fields,
+                                   size_t count, const char* table_label) {
+  if (name == nullptr || (count && fields == nullptr) || count > inprof::internal::kMaxMarkerFields) return 0;
+  std::vector<inprof::MarkerField> converted;
+  for (size_t i = 0; i < count; ++i) {
+    const inprof_marker_field& f = fields[i];
+    if (f.key == nullptr || f.format < INPROF_FORMAT_STRING || f.format > INPROF_FORMAT_URL) {
+      return 0;
+    }
+    converted.push_back({f.key, f.label ? f.label : f.key, static_cast<inprof::Format>(f.format)});
+  }
+  inprof::internal::MarkerSchemaDescription schema;
+  schema.name = name;
+  schema.fields = converted;
+  if (table_label) schema.table_label = table_label;
+  return inprof::internal::register_marker_type(schema);
+}
+
+void inprof_typed_marker(const char* name, uint16_t c, uint32_t type,
+                         const inprof_marker_value* values, size_t count) {
+  if (name == nullptr || (count && values == nullptr) || !inprof::is_recording()) return;
+  count = std::min(count, inprof::internal::kMaxMarkerFields);
+  std::vector<inprof::internal::FieldValue> fields;
+  for (size_t i = 0; i < count; ++i) {
+    const inprof_marker_value& v = values[i];
+    using Kind = inprof::internal::FieldValue::Kind;
+    if (v.string) {
+      fields.push_back({Kind::kString, 0, 0, v.string});
+    } else if (v.decimal != 0) {
+      fields.push_back({Kind::kDecimal, 0, v.decimal, {}});
+    } else {
+      fields.push_back({Kind::kInteger, v.integer, 0, {}});
+    }
+  }
+  const inprof::Timestamp t = inprof::now();
+  inprof::internal::record_marker(name, category(c), inprof::internal::MarkerPhase::kInstant, t, t,
+                                  type, fields);
+}
+
+inprof_counter* inprof_counter_create(const char* name, const char* description, uint16_t c) {
+  if (name == nullptr) return nullptr;
+  // Leaked on purpose: a counter lives for the program.
+  return reinterpret_cast<inprof_counter*>(
+      new inprof::Counter(name, description ? description : "", category(c)));
+}
+
+void inprof_counter_add(inprof_counter* counter, int64_t delta) {
+  if (counter) reinterpret_cast<inprof::Counter*>(counter)->add(delta);
+}
+
+void inprof_counter_set(inprof_counter* counter, int64_t value) {
+  if (counter) reinterpret_cast<inprof::Counter*>(counter)->set(value);
+}
+
 int inprof_label_push(const char* name, uint16_t c) {
   if (name == nullptr || !inprof::is_recording()) return 0;
   // The label belongs to the caller's frame: this function's CFA is the caller's SP at the
   // call, an address inside the caller's frame for as long as the label is pushed.
-  inprof::internal::current_label_stack().push(
-      {name, reinterpret_cast<uint64_t>(__builtin_dwarf_cfa()), c});
+  const auto key = reinterpret_cast<uint64_t>(__builtin_dwarf_cfa());
+  if (const inprof::internal::CopyInterface* primary = inprof::internal::primary_copy()) {
+    primary->label_push(name, key, c);
+  } else {
+    inprof::internal::here::label_push(name, key, c);
+  }
   return 1;
 }
 
 void inprof_label_pop(int token) {
-  if (token) inprof::internal::current_label_stack().pop();
+  if (!token) return;
+  if (const inprof::internal::CopyInterface* primary = inprof::internal::primary_copy()) {
+    primary->label_pop();
+  } else {
+    inprof::internal::here::label_pop();
+  }
 }
 
 }  // extern "C"

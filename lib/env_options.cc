@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "option_limits.h"
+#include "output_file.h"
 #include "process_info.h"
 
 namespace inprof::internal {
@@ -49,6 +50,11 @@ constexpr Variable kVariables[] = {
      "SIGUSR1"},
     {"INPROF_CRASH", "ring mode: 1 (or a path) writes the ring on a crash (default OUTPUT-crash)",
      "1"},
+    {"INPROF_ROOT_PID",
+     "the process profiled (set by inprof record): the others, its descendants, write "
+     "OUTPUT-PID unless OUTPUT has %p",
+     "1234"},
+    {"INPROF_CHILDREN", "with INPROF_ROOT_PID, 0: profile that process alone (default 1)", "0"},
     {"INPROF_HELP", "1: print this table to stderr", "1"},
 };
 
@@ -171,6 +177,14 @@ std::optional<std::string> apply_env_variable(const std::string& name, const std
   Options& o = config->options;
   if (name == "INPROF_STARTUP") {
     config->startup = value != "0";
+  } else if (name == "INPROF_ROOT_PID") {
+    char* end = nullptr;
+    const unsigned long long pid = std::strtoull(value.c_str(), &end, 10);
+    if (*end != '\0' || pid == 0 || value[0] == '-') return "expected a process id";
+    config->root_pid = pid;
+  } else if (name == "INPROF_CHILDREN") {
+    if (value != "0" && value != "1") return "expected 0 or 1";
+    config->children = value == "1";
   } else if (name == "INPROF_HELP") {
     config->help = value != "0";
   } else if (name == "INPROF_OUTPUT") {
@@ -264,6 +278,17 @@ std::optional<EnvConfig> parse_env(const std::function<const char*(const char*)>
   if (auto why = check_ring_settings(get, config)) {
     *error = *why;
     return std::nullopt;
+  }
+  // A descendant of the process `inprof record` started: profiled into a dump of its own, or not
+  // at all.
+  if (config.root_pid && *config.root_pid != process_id()) {
+    if (!config.children) {
+      config.startup = false;
+    } else if (const auto output = get("INPROF_OUTPUT");
+               output && output->find("%p") == std::string::npos) {
+      config.options.output_path =
+          OutputFile::pid_suffixed_path(config.options.output_path, process_id());
+    }
   }
   return config;
 }

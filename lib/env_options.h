@@ -19,6 +19,10 @@ struct EnvConfig {
   Options options;
   std::optional<std::chrono::nanoseconds> duration;  // INPROF_DURATION: stop after this long
   int dump_signal = 0;  // INPROF_SIGNAL_DUMP: stop and write the dump on this signal
+  // INPROF_ROOT_PID: the process `inprof record` started; INPROF_CHILDREN=0: only that one is
+  // profiled (its descendants inherit the variables).
+  std::optional<uint64_t> root_pid;
+  bool children = true;
 };
 
 // Reads the variables through `getenv` (injectable for tests). On a bad value, returns nothing

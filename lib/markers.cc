@@ -4,6 +4,7 @@
 #include <new>
 #include <thread>
 
+#include "copies.h"
 #include "declarations.h"
 #include "dump/dump_records.h"
 #include "label_stack.h"
@@ -39,12 +40,43 @@ constexpr size_t kMaxMarkerBytes = 4096;
 
 }  // namespace
 
-uint32_t register_marker_type(const MarkerSchemaDescription& schema) {
+uint32_t here::register_marker_type(const MarkerSchemaDescription& schema) {
   return Declarations::instance().register_marker_type(schema);
+}
+
+uint32_t register_marker_type(const MarkerSchemaDescription& schema) {
+  const CopyInterface* primary = primary_copy();
+  return primary ? primary->register_marker_type(schema) : here::register_marker_type(schema);
 }
 
 void record_marker(std::string_view name, Category category, MarkerPhase phase, Timestamp start,
                    Timestamp end, uint32_t type, std::span<const FieldValue> fields) {
+  if (const CopyInterface* primary = primary_copy()) {
+    primary->record_marker(name, category, phase, start, end, type, fields);
+    return;
+  }
+  here::record_marker(name, category, phase, start, end, type, fields);
+}
+
+uint16_t here::define_category(std::string_view name, Color color) {
+  return Declarations::instance().define_category(name, color);
+}
+
+void here::label_push(const char* name, uint64_t key, uint16_t category) {
+  current_label_stack().push({name, key, category});
+}
+
+void here::label_pop() { current_label_stack().pop(); }
+
+std::pair<uint32_t, std::atomic<int64_t>*> here::register_counter(std::string_view name,
+                                                                  std::string_view description,
+                                                                  uint16_t category) {
+  return Declarations::instance().register_counter(name, description, category);
+}
+
+void here::record_marker(std::string_view name, Category category, MarkerPhase phase,
+                         Timestamp start, Timestamp end, uint32_t type,
+                         std::span<const FieldValue> fields) {
   // Only the fields given are constructed: a default-initialised array of 64 views would cost
   // more than the rest of the marker.
   union Values {
@@ -77,7 +109,9 @@ void record_marker(std::string_view name, Category category, MarkerPhase phase, 
 Timestamp now() { return internal::monotonic_ns(); }
 
 Category Category::define(std::string_view name, Color color) {
-  return Category(internal::Declarations::instance().define_category(name, color));
+  const internal::CopyInterface* primary = internal::primary_copy();
+  return Category(primary ? primary->define_category(name, color)
+                          : internal::here::define_category(name, color));
 }
 
 namespace {
@@ -95,18 +129,29 @@ void text_marker(std::string_view name, std::string_view text, Category category
 }
 
 LabelScope::LabelScope(const char* name, Category category) : pushed_(is_recording()) {
-  if (pushed_) {
-    internal::current_label_stack().push({name, reinterpret_cast<uint64_t>(this), category.id()});
+  if (!pushed_) return;
+  const auto key = reinterpret_cast<uint64_t>(this);
+  if (const internal::CopyInterface* primary = internal::primary_copy()) {
+    primary->label_push(name, key, category.id());
+  } else {
+    internal::here::label_push(name, key, category.id());
   }
 }
 
 LabelScope::~LabelScope() {
-  if (pushed_) internal::current_label_stack().pop();
+  if (!pushed_) return;
+  if (const internal::CopyInterface* primary = internal::primary_copy()) {
+    primary->label_pop();
+  } else {
+    internal::here::label_pop();
+  }
 }
 
-Counter::Counter(std::string_view name, std::string_view description, Category category)
-    : value_(internal::Declarations::instance()
-                 .register_counter(name, description, category.id())
-                 .second) {}
+Counter::Counter(std::string_view name, std::string_view description, Category category) {
+  const internal::CopyInterface* primary = internal::primary_copy();
+  value_ = (primary ? primary->register_counter(name, description, category.id())
+                    : internal::here::register_counter(name, description, category.id()))
+               .second;
+}
 
 }  // namespace inprof

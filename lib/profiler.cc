@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "copies.h"
 #include "declarations.h"
 #include "label_stack.h"
 #include "process_info.h"
@@ -25,7 +26,7 @@ std::atomic<bool> g_running{false};
 // Unconditionally: a stop() under way on another thread (the program's, or the INPROF_DURATION /
 // dump-signal stopper) has already cleared g_running, and exit() must wait on the mutex for it to
 // finish the dump instead of ending the process in the middle of it.
-void stop_at_exit() { (void)Profiler::stop(); }
+void stop_at_exit() { (void)internal::here::stop(); }
 
 // fork(): the prepare handler takes every lock the library owns, so that the child never
 // inherits one held by a thread that does not exist there, and holds sampling still (a signal
@@ -64,7 +65,7 @@ void unlock_registries() {
 
 }  // namespace
 
-Status Profiler::start(const Options& options) {
+Status internal::here::start(const Options& options) {
   std::lock_guard lock(g_mutex);
   if (g_session != nullptr) {
     return Status::error(Status::Code::kAlreadyRunning,
@@ -84,7 +85,7 @@ Status Profiler::start(const Options& options) {
   return {};
 }
 
-Status Profiler::stop() {
+Status internal::here::stop() {
   std::lock_guard lock(g_mutex);
   if (g_session == nullptr) {
     return Status::error(Status::Code::kNotRunning, "the profiler is not running");
@@ -95,9 +96,9 @@ Status Profiler::stop() {
   return session->stop();
 }
 
-bool Profiler::is_running() { return g_running.load(); }
+bool internal::here::is_running() { return g_running.load(); }
 
-Status Profiler::capture(const std::string& path) {
+Status internal::here::capture(const std::string& path) {
   std::lock_guard lock(g_mutex);
   if (g_session == nullptr) {
     return Status::error(Status::Code::kNotRunning, "the profiler is not running");
@@ -105,7 +106,7 @@ Status Profiler::capture(const std::string& path) {
   return g_session->capture(path);
 }
 
-Status Profiler::pause() {
+Status internal::here::pause() {
   std::lock_guard lock(g_mutex);
   if (g_session == nullptr) {
     return Status::error(Status::Code::kNotRunning, "the profiler is not running");
@@ -114,7 +115,7 @@ Status Profiler::pause() {
   return {};
 }
 
-Status Profiler::resume() {
+Status internal::here::resume() {
   std::lock_guard lock(g_mutex);
   if (g_session == nullptr) {
     return Status::error(Status::Code::kNotRunning, "the profiler is not running");
@@ -129,20 +130,82 @@ ProfileScope::~ProfileScope() {
   if (status_.ok()) (void)Profiler::stop();
 }
 
-void set_thread_name(std::string_view name) {
+void internal::here::set_thread_name(std::string_view name) {
   internal::ThreadNames::instance().set(internal::current_thread_id(), name);
 }
 
-void register_thread(std::string_view name) {
+void internal::here::register_thread(std::string_view name) {
   auto& names = internal::ThreadNames::instance();
   const uint64_t tid = internal::current_thread_id();
   names.set(tid, name);
   names.choose(tid, internal::ThreadNames::Choice::kAlways);
 }
 
-void unregister_thread() {
+void internal::here::unregister_thread() {
   internal::ThreadNames::instance().choose(internal::current_thread_id(),
                                            internal::ThreadNames::Choice::kNever);
+}
+
+// The API: this copy's own implementation, or the primary copy's (copies.h).
+namespace {
+// start() calls that found the primary's session already running (started by another copy: a
+// preloaded `inprof record`): they joined it, and their stop() leaves it running.
+std::atomic<int> g_joined{0};
+}  // namespace
+
+Status Profiler::start(const Options& options) {
+  const internal::CopyInterface* primary = internal::primary_copy();
+  if (!primary) return internal::here::start(options);
+  Status status = primary->start(options);
+  if (status.code() == Status::Code::kAlreadyRunning) {
+    g_joined.fetch_add(1);
+    return {};  // one session: the one running records this program's markers too
+  }
+  return status;
+}
+
+Status Profiler::stop() {
+  const internal::CopyInterface* primary = internal::primary_copy();
+  if (!primary) return internal::here::stop();
+  for (int joined = g_joined.load(); joined > 0;) {
+    if (g_joined.compare_exchange_weak(joined, joined - 1)) return {};
+  }
+  return primary->stop();
+}
+
+bool Profiler::is_running() {
+  const internal::CopyInterface* primary = internal::primary_copy();
+  return primary ? primary->is_running() : internal::here::is_running();
+}
+
+Status Profiler::capture(const std::string& path) {
+  const internal::CopyInterface* primary = internal::primary_copy();
+  return primary ? primary->capture(path) : internal::here::capture(path);
+}
+
+Status Profiler::pause() {
+  const internal::CopyInterface* primary = internal::primary_copy();
+  return primary ? primary->pause() : internal::here::pause();
+}
+
+Status Profiler::resume() {
+  const internal::CopyInterface* primary = internal::primary_copy();
+  return primary ? primary->resume() : internal::here::resume();
+}
+
+void set_thread_name(std::string_view name) {
+  const internal::CopyInterface* primary = internal::primary_copy();
+  primary ? primary->set_thread_name(name) : internal::here::set_thread_name(name);
+}
+
+void register_thread(std::string_view name) {
+  const internal::CopyInterface* primary = internal::primary_copy();
+  primary ? primary->register_thread(name) : internal::here::register_thread(name);
+}
+
+void unregister_thread() {
+  const internal::CopyInterface* primary = internal::primary_copy();
+  primary ? primary->unregister_thread() : internal::here::unregister_thread();
 }
 
 const char* version() { return INPROF_VERSION_STRING; }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "process_info.h"
 #include "session.h"
 
 namespace inprof::internal {
@@ -60,6 +61,39 @@ TEST(EnvOptions, ReadsEveryVariable) {
   EXPECT_TRUE(c->options.crash_capture);
   EXPECT_EQ(c->options.crash_path.find("%p"), std::string::npos);
   EXPECT_EQ(c->options.crash_path.rfind("/tmp/crash-", 0), 0u);
+}
+
+// `inprof record` (issue 23, item 1): the process it started writes OUTPUT; its descendants,
+// which inherit the variables, write OUTPUT-PID (or OUTPUT's %p), or nothing with
+// INPROF_CHILDREN=0.
+TEST(EnvOptions, DescendantsOfTheRecordedProcessWriteTheirOwnDump) {
+  std::string error;
+  const std::string self = std::to_string(process_id());
+  auto root = parse({{"INPROF_STARTUP", "1"}, {"INPROF_OUTPUT", "/tmp/app.inprof"},
+                     {"INPROF_ROOT_PID", self}}, &error);
+  ASSERT_TRUE(root) << error;
+  EXPECT_TRUE(root->startup);
+  EXPECT_EQ(root->options.output_path, "/tmp/app.inprof");
+
+  auto child = parse({{"INPROF_STARTUP", "1"}, {"INPROF_OUTPUT", "/tmp/app.inprof"},
+                      {"INPROF_ROOT_PID", "1"}}, &error);
+  ASSERT_TRUE(child) << error;
+  EXPECT_TRUE(child->startup);
+  EXPECT_EQ(child->options.output_path, "/tmp/app-" + self + ".inprof");
+
+  auto pattern = parse({{"INPROF_STARTUP", "1"}, {"INPROF_OUTPUT", "/tmp/d/%p.inprof"},
+                        {"INPROF_ROOT_PID", "1"}}, &error);
+  ASSERT_TRUE(pattern) << error;
+  EXPECT_EQ(pattern->options.output_path, "/tmp/d/" + self + ".inprof");
+
+  auto alone = parse({{"INPROF_STARTUP", "1"}, {"INPROF_ROOT_PID", "1"}, {"INPROF_CHILDREN", "0"}},
+                     &error);
+  ASSERT_TRUE(alone) << error;
+  EXPECT_FALSE(alone->startup);
+
+  EXPECT_FALSE(parse({{"INPROF_ROOT_PID", "me"}}, &error));
+  EXPECT_NE(error.find("INPROF_ROOT_PID='me'"), std::string::npos) << error;
+  EXPECT_FALSE(parse({{"INPROF_CHILDREN", "2"}}, &error));
 }
 
 TEST(EnvOptions, CrashOneMeansTheDefaultPath) {

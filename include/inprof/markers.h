@@ -26,6 +26,10 @@
 #ifndef INPROF_MARKERS_H_
 #define INPROF_MARKERS_H_
 
+#if __cplusplus < 202002L
+#error "inprof's C++ headers need C++20 (-std=c++20 or later); from C or C++17, use <inprof/inprof.h>"
+#endif
+
 #include <atomic>
 #include <cstdint>
 #include <span>
@@ -332,7 +336,17 @@ inline Counter::Counter(std::string_view, std::string_view, Category) {
   } while (0)
 #define INPROF_SCOPED_MARKER(name) \
   ::inprof::MarkerScope INPROF_CONCAT(inprof_marker_scope_, __LINE__)(name)
-#define INPROF_LABEL(name) ::inprof::LabelScope INPROF_CONCAT(inprof_label_scope_, __LINE__)(name)
+// A label keeps only the address of its name: the name must be a constant (a string literal);
+// a run-time string (`s.c_str()`) does not compile (error: call to consteval function
+// 'inprof::internal::label_literal' is not a constant expression).
+#define INPROF_LABEL(name)                                    \
+  ::inprof::LabelScope INPROF_CONCAT(inprof_label_scope_, __LINE__)( \
+      ::inprof::internal::label_literal(name))
 #endif
+
+namespace inprof::internal {
+// INPROF_LABEL's check that its name is a constant with static storage.
+consteval const char* label_literal(const char* name) { return name; }
+}  // namespace inprof::internal
 
 #endif  // INPROF_MARKERS_H_

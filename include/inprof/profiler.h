@@ -22,6 +22,10 @@
 #ifndef INPROF_PROFILER_H_
 #define INPROF_PROFILER_H_
 
+#if __cplusplus < 202002L
+#error "inprof's C++ headers need C++20 (-std=c++20 or later); from C or C++17, use <inprof/inprof.h>"
+#endif
+
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -37,7 +41,9 @@
 namespace inprof {
 
 // The outcome of an operation: success, or a failure with a message written for a person.
-class [[nodiscard]] Status {
+// Converts to bool (`bool ok = Profiler::start();`). The calls that can fail where it matters
+// are [[nodiscard]]; stop() is not: a program that ends does not have to look.
+class Status {
  public:
   enum class Code {
     kOk,
@@ -54,7 +60,7 @@ class [[nodiscard]] Status {
   static Status error(Code code, std::string message) { return Status(code, std::move(message)); }
 
   bool ok() const { return code_ == Code::kOk; }
-  explicit operator bool() const { return ok(); }
+  operator bool() const { return ok(); }  // NOLINT(google-explicit-constructor): as documented
   Code code() const { return code_; }
   // Empty on success; otherwise says what went wrong and, where it can, what to do.
   const std::string& message() const { return message_; }
@@ -142,7 +148,7 @@ class INPROF_API Profiler {
  public:
   // Starts sampling every thread of the process. Fails (and changes nothing) if a session already
   // runs, an option is out of range, the output cannot be created or the signal is taken.
-  static Status start(const Options& options = {});
+  [[nodiscard]] static Status start(const Options& options = {});
 
   // Stops sampling, writes every remaining record and closes the dump. Reports any write error
   // that happened during the session. Safe to call from any thread.
@@ -152,12 +158,12 @@ class INPROF_API Profiler {
 
   // Suspends sampling (and marker recording) without ending the session; the paused range is
   // shown in the profile. resume() continues. Both fail if no session runs.
-  static Status pause();
-  static Status resume();
+  [[nodiscard]] static Status pause();
+  [[nodiscard]] static Status resume();
   // Ring mode: writes what the ring holds now to a dump at `path` (the same format as a stream
   // dump, read by `symbolicate`) while sampling goes on; the profile states the time range it
   // covers. Fails if no session runs, the session streams, or the file cannot be written.
-  static Status capture(const std::string& path);
+  [[nodiscard]] static Status capture(const std::string& path);
 
   Profiler() = delete;
 };

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "test_support.h"
@@ -36,12 +37,14 @@ TEST(SymbolicateCli, HelpAndVersion) {
 
 TEST(SymbolicateCli, WrongUsageExitsWithTwo) {
   std::string err;
+  // One line each, that points at --help (issue 23, item 16).
   EXPECT_EQ(run({}, &err), 2);
-  EXPECT_NE(err.find("usage:"), std::string::npos) << err;
-  EXPECT_EQ(run({"dump.inprof"}), 2);        // no -o
+  EXPECT_EQ(err, "symbolicate: no dump given (symbolicate --help shows the usage)\n");
+  EXPECT_EQ(run({"dump.inprof"}, &err), 2);  // no -o
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_EQ(run({"dump.inprof", "-o"}), 2);  // -o without a file
-  EXPECT_EQ(run({"--bogus", "x", "-o", "y"}), 2);
-  EXPECT_EQ(run({"a", "b", "-o", "y"}), 2);
+  EXPECT_EQ(run({"--bogus", "x", "-o", "y"}, &err), 2);
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
   EXPECT_EQ(run({"a", "-o", "y", "--split-at", "many"}, &err), 2);
   EXPECT_NE(err.find("--split-at needs an address count"), std::string::npos) << err;
 }
@@ -183,3 +186,93 @@ TEST(SymbolicateCli, StrangeModulePathsAreSkippedWithAWarning) {
 }
 
 }  // namespace
+
+namespace {
+
+// A process's dump: pid, start time, command line, one main thread with one sample at 1 ms.
+void write_process_dump(const std::string& path, uint64_t pid, uint64_t start_offset_ns,
+                        const std::string& program) {
+  symtest::DumpFile d(path);
+  ProcessRecord p = symtest::test_process();
+  p.pid = pid;
+  p.start_unix_ns += start_offset_ns;
+  p.executable = program;
+  p.command_line = {program, "arg-of-" + std::to_string(pid)};
+  d.process(p);
+  d.module(symtest::self_module());
+  d.thread_start(pid, 0, "main", kThreadMain);
+  d.sample(pid, 1'000'000, {reinterpret_cast<uintptr_t>(&symtest::leaf_function)});
+  d.end(2'000'000);
+  d.close();
+}
+
+}  // namespace
+
+// issue 23, item 1: a program's dump and its children's (a directory, as `inprof record` writes
+// them, or files) make one profile: a process each, named by its command line, time-aligned.
+TEST(SymbolicateCli, MergesSeveralDumpsIntoOneProfileAProcessEach) {
+  symtest::TempDir dir;
+  std::filesystem::create_directory(dir.path("run"));
+  write_process_dump(dir.path("run/100.inprof"), 100, 0, "/bin/sh");
+  write_process_dump(dir.path("run/101.inprof"), 101, 5'000'000, "/usr/bin/sort");
+  write_process_dump(dir.path("run/102.inprof"), 102, 9'000'000, "/usr/bin/gzip");
+  std::ofstream(dir.path("run/empty.inprof"));  // an empty file holds nothing: skipped
+  std::string err;
+  for (const std::vector<std::string>& inputs :
+       {std::vector<std::string>{dir.path("run")},
+        std::vector<std::string>{dir.path("run/102.inprof"), dir.path("run/100.inprof"),
+                                 dir.path("run/101.inprof")}}) {
+    std::vector<std::string> args = inputs;
+    args.insert(args.end(), {"-o", dir.path("merged.json")});
+    ASSERT_EQ(run(args, &err), 0) << err;
+    rapidjson::Document doc;
+    ASSERT_TRUE(symtest::load_json(dir.path("merged.json"), &doc));
+    EXPECT_TRUE(symtest::check_structure(doc).empty());
+    const auto& threads = doc["threads"];
+    ASSERT_EQ(threads.Size(), 3u);
+    // The first to start leads; each thread keeps its process's pid and command line.
+    EXPECT_STREQ(threads[0]["pid"].GetString(), "100");
+    EXPECT_STREQ(threads[1]["pid"].GetString(), "101");
+    EXPECT_STREQ(threads[2]["pid"].GetString(), "102");
+    EXPECT_STREQ(threads[0]["processName"].GetString(), "sh arg-of-100");
+    EXPECT_STREQ(threads[1]["processName"].GetString(), "sort arg-of-101");
+    EXPECT_STREQ(threads[2]["processName"].GetString(), "gzip arg-of-102");
+    // Times on the first process's clock: sort started 5 ms later, gzip 9 ms.
+    EXPECT_DOUBLE_EQ(threads[1]["registerTime"].GetDouble() - threads[0]["registerTime"].GetDouble(), 5.0);
+    EXPECT_DOUBLE_EQ(threads[2]["registerTime"].GetDouble() - threads[0]["registerTime"].GetDouble(), 9.0);
+    EXPECT_EQ(doc["meta"]["initialVisibleThreads"].Size(), 3u);
+  }
+  // A directory without dumps: one line naming it.
+  std::filesystem::create_directory(dir.path("none"));
+  EXPECT_EQ(run({dir.path("none"), "-o", dir.path("x.json")}, &err), 1);
+  EXPECT_EQ(err, "symbolicate: error: '" + dir.path("none") +
+                     "' is a directory without .inprof dumps\n");
+}
+
+// issue 23, item 16: a file that is not a dump is named, with what it is and what to do; a bad
+// output path fails before the dump is read; every error is one line.
+TEST(SymbolicateCli, NotADumpSaysWhatTheFileIs) {
+  symtest::TempDir dir;
+  const std::string out = dir.path("o.json");
+  std::string err;
+  auto one_error_line = [&](const std::string& file, const std::string& expected) {
+    EXPECT_EQ(run({file, "-o", out}, &err), 1) << file;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_EQ(err.rfind("symbolicate: error: '" + file + "' ", 0), 0u) << err;
+    EXPECT_NE(err.find(expected), std::string::npos) << err;
+  };
+  std::ofstream(dir.path("empty.inprof"));
+  one_error_line(dir.path("empty.inprof"), "is empty: its process wrote nothing yet");
+  std::ofstream(dir.path("short.inprof")) << "\x89IN";
+  one_error_line(dir.path("short.inprof"), "cut short inside its header (3 bytes)");
+  std::ofstream(dir.path("p.json")) << "{\"meta\": {}}";
+  one_error_line(dir.path("p.json"), "is JSON, not an inprof dump");
+  std::ofstream(dir.path("p.json.gz")) << "\x1f\x8b\x08\x00rest";
+  one_error_line(dir.path("p.json.gz"), "is gzip-compressed, not an inprof dump");
+
+  const std::string dump = dir.path("d.inprof");
+  write_small_dump(dump, {symtest::self_module()}, {symtest::caller_function()});
+  EXPECT_EQ(run({dump, "-o", "/nonexistent/x.json"}, &err), 1);
+  EXPECT_EQ(err, "symbolicate: error: cannot write '/nonexistent/x.json': no such directory: "
+                 "/nonexistent\n");
+}

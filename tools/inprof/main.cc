@@ -2,12 +2,17 @@
 //
 // Runs PROGRAM with libinprof preloaded and profiling from start to exit: the same as setting
 // LD_PRELOAD and the INPROF_* variables by hand (INPROF_HELP=1 lists them).
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -19,12 +24,19 @@ namespace {
 constexpr const char* kUsage =
     "usage: inprof record [options] -- PROGRAM [ARGS...]\n"
     "\n"
-    "Runs PROGRAM with the profiler preloaded; the dump is written when it exits.\n"
-    "Then: symbolicate DUMP -o profile.json, and open it on https://profiler.firefox.com\n"
+    "Runs PROGRAM with the profiler preloaded, and every process it starts; each writes its\n"
+    "dump when it exits. Then: symbolicate DIR-OR-DUMPS -o profile.json (one profile, a\n"
+    "process track each), and open it on https://profiler.firefox.com\n"
     "\n"
     "options (durations need a unit: ns, us, ms or s):\n"
-    "  -o, --output PATH     dump path, %p = process id (default inprof-%p.inprof); a relative\n"
-    "                        path is taken from the current directory\n"
+    "  -o, --output PATH     PROGRAM's dump, %p = process id; a process it starts writes\n"
+    "                        PATH-PID (or PATH with its %p). Default: a directory\n"
+    "                        inprof-PID/ with a PID.inprof per process (inprof-%p.inprof\n"
+    "                        with --no-children). Relative: from the current directory\n"
+    "      --no-children     profile PROGRAM only, not the processes it starts\n"
+    "      --open            when PROGRAM ends, symbolicate its dumps and open the profile\n"
+    "                        in the Firefox Profiler (served until Ctrl-C)\n"
+    "      --no-browser      with --open: print the profile's address, open no browser\n"
     "  -i, --interval DUR    sampling interval, 100us to 1s, e.g. 250us (default 1ms)\n"
     "  -d, --duration DUR    stop after this long, e.g. 10s (default: at exit)\n"
     "  -t, --threads LIST    only threads whose name contains one of these (comma-separated)\n"
@@ -49,6 +61,122 @@ constexpr const char* kUsage =
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "inprof: %s\n", message.c_str());
   return 2;
+}
+
+// The symbolicate beside this program (installed, or in the build tree), or $INPROF_SYMBOLICATE.
+std::string find_symbolicate() {
+  if (const char* env = std::getenv("INPROF_SYMBOLICATE"); env && *env) return env;
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto beside = self.parent_path() / "symbolicate";
+    if (std::filesystem::is_regular_file(beside, ec)) return beside.string();
+  }
+  return INPROF_BUILD_TREE_SYMBOLICATE;
+}
+
+// The dumps a run left: the run's directory, else PROGRAM's dump and its children's (PATH-PID,
+// or the files PATH's %p matches).
+std::vector<std::string> dumps_of_run(const inprof::launcher::RecordCommand& command,
+                                      pid_t program) {
+  if (!command.run_directory.empty()) return {command.run_directory};
+  namespace fs = std::filesystem;
+  const fs::path pattern(command.output);
+  const std::string name = pattern.filename().string();
+  std::string regex;
+  if (name.find("%p") != std::string::npos) {
+    for (size_t i = 0; i < name.size(); ++i) {
+      if (name.compare(i, 2, "%p") == 0) {
+        regex += "[0-9]+";
+        ++i;
+      } else {
+        regex += std::string(std::strchr(".^$|()[]{}*+?\\", name[i]) ? "\\" : "") + name[i];
+      }
+    }
+  } else {
+    const size_t dot = name.rfind('.');
+    const std::string stem = dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+    const std::string ext = stem.size() == name.size() ? "" : name.substr(stem.size());
+    auto quote = [](const std::string& t) {
+      std::string q;
+      for (char c : t) q += std::string(std::strchr(".^$|()[]{}*+?\\", c) ? "\\" : "") + c;
+      return q;
+    };
+    regex = quote(stem) + "(-[0-9]+)?" + quote(ext);
+  }
+  std::vector<std::string> found;
+  const std::regex match(regex);
+  std::error_code ec;
+  for (fs::directory_iterator it(pattern.parent_path(), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (std::regex_match(it->path().filename().string(), match)) found.push_back(it->path());
+  }
+  (void)program;
+  return found;
+}
+
+// Waits for `pid`; its exit status as a shell gives it (128 + signal for a killed one).
+int wait_status(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 127;
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+// --open: PROGRAM runs as a child (its pid is not ours), then symbolicate serves the profile.
+int record_and_open(const inprof::launcher::RecordCommand& command, std::vector<char*>& argv,
+                    bool open_browser, const std::optional<std::string>& old_preload) {
+  const pid_t child = fork();
+  if (child < 0) {
+    std::fprintf(stderr, "inprof: cannot start '%s': %s\n", argv[0], std::strerror(errno));
+    return 127;
+  }
+  if (child == 0) {
+    setenv("INPROF_ROOT_PID", std::to_string(getpid()).c_str(), 1);
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "inprof: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+    _exit(127);
+  }
+  // Ctrl-C goes to PROGRAM (the terminal's whole foreground group gets it); we stay to finish.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  const int program_status = wait_status(child);
+  if (program_status == 127 && !command.run_directory.empty()) rmdir(command.run_directory.c_str());
+  const std::vector<std::string> dumps = dumps_of_run(command, child);
+  if (dumps.empty()) {
+    std::fprintf(stderr, "inprof: no dump to open (looked for %s)\n", command.output.c_str());
+    return program_status ? program_status : 1;
+  }
+  const std::string symbolicate = find_symbolicate();
+  std::vector<std::string> args = {symbolicate};
+  args.insert(args.end(), dumps.begin(), dumps.end());
+  args.push_back("--open");
+  if (!open_browser) args.push_back("--no-browser");
+  std::vector<char*> sargv;
+  for (std::string& a : args) sargv.push_back(a.data());
+  sargv.push_back(nullptr);
+  const pid_t server = fork();
+  if (server == 0) {
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    // symbolicate runs as it would have without us: not preloaded, not profiled.
+    for (const auto& [name, value] : command.variables) unsetenv(name.c_str());
+    if (old_preload) {
+      setenv("LD_PRELOAD", old_preload->c_str(), 1);
+    } else {
+      unsetenv("LD_PRELOAD");
+    }
+    execv(sargv[0], sargv.data());
+    std::fprintf(stderr, "inprof: cannot run '%s': %s\n", sargv[0], std::strerror(errno));
+    _exit(127);
+  }
+  const int server_status = server < 0 ? 127 : wait_status(server);
+  if (program_status) return program_status;
+  // Ctrl-C is how the server is meant to end.
+  return server_status == 128 + SIGINT ? 0 : server_status;
 }
 
 // The shared library to preload: $INPROF_LIBRARY, else the installed one beside this program
@@ -105,14 +233,32 @@ int main(int argc, char** argv) {
     return 127;
   }
   std::string preload = library;
-  if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  std::optional<std::string> old_preload;
+  if (const char* old = std::getenv("LD_PRELOAD"); old) old_preload = old;
+  if (old_preload && !old_preload->empty()) preload += ":" + *old_preload;
   setenv("LD_PRELOAD", preload.c_str(), 1);
   for (const auto& [name, value] : command->variables) setenv(name.c_str(), value.c_str(), 1);
+
+  if (!command->run_directory.empty()) {
+    if (mkdir(command->run_directory.c_str(), 0777) != 0) {
+      std::fprintf(stderr, "inprof: cannot create %s: %s\n", command->run_directory.c_str(),
+                   std::strerror(errno));
+      return 1;
+    }
+    const std::string shown = std::filesystem::path(command->run_directory).filename().string();
+    std::fprintf(stderr,
+                 "inprof: a dump per process goes to %s/ (then: symbolicate %s -o profile.json)\n",
+                 shown.c_str(), shown.c_str());
+  }
 
   std::vector<char*> child;
   for (const std::string& arg : command->program) child.push_back(const_cast<char*>(arg.c_str()));
   child.push_back(nullptr);
+  if (command->open) {
+    return record_and_open(*command, child, command->open_browser, old_preload);
+  }
   execvp(child[0], child.data());
   std::fprintf(stderr, "inprof: cannot run '%s': %s\n", child[0], std::strerror(errno));
+  if (!command->run_directory.empty()) rmdir(command->run_directory.c_str());
   return 127;
 }

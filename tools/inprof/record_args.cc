@@ -57,6 +57,22 @@ std::optional<RecordCommand> parse_record_args(
       command.help = true;
       return command;
     }
+    if (arg == "--no-children") {
+      command.children = false;
+      continue;
+    }
+    if (arg == "--children") {
+      command.children = true;
+      continue;
+    }
+    if (arg == "--open") {
+      command.open = true;
+      continue;
+    }
+    if (arg == "--no-browser") {
+      command.open_browser = false;
+      continue;
+    }
     if (arg == "--ring") {
       command.variables["INPROF_MODE"] = "ring";
       continue;
@@ -112,6 +128,10 @@ std::optional<RecordCommand> parse_record_args(
 
   // The dump's path is always given to the program, absolute: a relative one (the default
   // included) would be resolved in whatever directory each process is in when it starts.
+  // A process started by PROGRAM inherits the variables: INPROF_ROOT_PID tells it apart, so that
+  // it writes a dump of its own (or, with --no-children, none).
+  command.variables["INPROF_ROOT_PID"] = std::to_string(pid);
+  if (!command.children) command.variables["INPROF_CHILDREN"] = "0";
   std::string output;
   std::string output_named;
   if (auto it = command.variables.find("INPROF_OUTPUT"); it != command.variables.end()) {
@@ -120,15 +140,28 @@ std::optional<RecordCommand> parse_record_args(
   } else if (const char* v = inherited("INPROF_OUTPUT"); v && *v) {
     output = v;
     output_named = std::string("INPROF_OUTPUT='") + v + "' (from the environment)";
+  } else if (command.children) {
+    // One directory for the run, a dump per process in it: `symbolicate DIR` merges them.
+    std::string directory = "inprof-" + std::to_string(pid);
+    if (auto why = resolve_output_path(&directory, pid)) {
+      *error = "the default output directory " + directory + " (give -o PATH): " + *why;
+      return std::nullopt;
+    }
+    command.run_directory = directory;
+    command.output = directory + "/%p.inprof";
+    command.variables["INPROF_OUTPUT"] = command.output;
   } else {
     output = "inprof-%p.inprof";
     output_named = "the default output inprof-%p.inprof (give -o PATH)";
   }
-  if (auto why = resolve_output_path(&output, pid)) {
-    *error = output_named + ": " + *why;
-    return std::nullopt;
+  if (command.run_directory.empty()) {
+    if (auto why = resolve_output_path(&output, pid)) {
+      *error = output_named + ": " + *why;
+      return std::nullopt;
+    }
+    command.output = output;
+    command.variables["INPROF_OUTPUT"] = output;
   }
-  command.variables["INPROF_OUTPUT"] = output;
 
   // Last, everything the library will see, ours over what the program inherits: a bad value the
   // environment holds fails here, named by its variable, instead of in the program's stderr.

@@ -64,7 +64,7 @@ fi
 # aarch64 dumps; profile_check checks its JSON.
 phase "host symbolicate and profile_check in $host_build"
 if [ ! -f "$host_build/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$host_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S "$root" -B "$host_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINPROF_BUILD_TESTS=ON \
     -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF >/dev/null
 fi
 cmake --build "$host_build" -j"$jobs" --target symbolicate profile_check >/dev/null
@@ -76,7 +76,7 @@ phase "cross-configuring $build"
 cmake -S "$root" -B "$build" \
   -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/aarch64-linux-gnu.cmake" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DINPROF_BUILD_TOOLS=OFF -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF \
+  -DINPROF_BUILD_TESTS=ON -DINPROF_BUILD_TOOLS=OFF -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF \
   -DINPROF_HOST_SYMBOLICATE="$host_symbolicate" \
   -DINPROF_HOST_PROFILE_CHECK="$host_profile_check" >/dev/null
 # Only what the tests below run.

@@ -42,7 +42,7 @@ if ! perf record -q --no-bpf-event -o /dev/null -- true >/dev/null 2>&1; then
        "echo 1 > /proc/sys/kernel/perf_event_paranoid (perf runs are skipped)" >&2
 fi
 
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINPROF_BUILD_BENCHMARKS=ON >/dev/null
 cmake --build "$build" -j2 --target inprof_shared compare_workload_fp compare_workload_nofp \
   dump_summary >/dev/null
 

@@ -49,7 +49,7 @@ fi
 # --- host profile_check -------------------------------------------------------------------------
 phase "host profile_check in $host_build"
 if [ ! -f "$host_build/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$host_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S "$root" -B "$host_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINPROF_BUILD_TESTS=ON \
     -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF >/dev/null
 fi
 cmake --build "$host_build" -j"$jobs" --target profile_check >/dev/null
@@ -60,7 +60,7 @@ phase "cross-configuring $build"
 cmake -S "$root" -B "$build" \
   -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/x86_64-w64-mingw32.cmake" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DINPROF_BUILD_TOOLS=ON -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF \
+  -DINPROF_BUILD_TESTS=ON -DINPROF_BUILD_TOOLS=ON -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF \
   -DINPROF_HOST_PROFILE_CHECK="$host_profile_check" >/dev/null
 phase "building"
 cmake --build "$build" -j"$jobs" --target \

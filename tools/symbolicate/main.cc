@@ -38,11 +38,13 @@ void warn_if_not_directory(const std::string& flag, const std::string& dir) {
 void print_usage(std::FILE* f) {
   std::fprintf(
       f,
-      "usage: symbolicate DUMP -o OUT.json [options]\n"
-      "       symbolicate DUMP --open [options]\n"
+      "usage: symbolicate DUMP... -o OUT.json [options]\n"
+      "       symbolicate DUMP... --open [options]\n"
       "\n"
       "Reads an inprof dump and writes a symbolicated Firefox Profiler profile\n"
       "(processed format), to open at https://profiler.firefox.com.\n"
+      "Several dumps, or a directory of them (what `inprof record` writes for a program\n"
+      "and the processes it starts), make one profile with a process track each.\n"
       "\n"
       "output:\n"
       "  -o, --output FILE       where to write ('-' for standard output); FILE.gz is gzipped\n"
@@ -85,8 +87,7 @@ void print_usage(std::FILE* f) {
 }
 
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "symbolicate: %s\n", message.c_str());
-  print_usage(stderr);
+  std::fprintf(stderr, "symbolicate: %s (symbolicate --help shows the usage)\n", message.c_str());
   return kExitUsage;
 }
 
@@ -158,8 +159,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (options_done || arg.size() < 2 || arg[0] != '-') {
-      if (have_dump) return usage_error("more than one dump given");
-      options.dump_path = arg;
+      if (!have_dump) options.dump_path = arg;
+      options.dump_paths.push_back(arg);
       have_dump = true;
       continue;
     }

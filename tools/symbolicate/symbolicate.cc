@@ -14,6 +14,9 @@
 #include "convert/profile_converter.h"
 #include "diagnostics.h"
 #include "dump/dump_reader.h"
+#include "convert/process_merge.h"
+#include "read/dump_file_check.h"
+#include "read/dump_set.h"
 #include "read/profile_model.h"
 #include "write/folded_writer.h"
 #include "write/gzip_stream.h"
@@ -108,6 +111,19 @@ class ProgressBar {
   bool shown_ = false;
 };
 
+// Adds one process's conversion summary to the run's.
+void add_summary(ConversionSummary& total, ConversionSummary part) {
+  total.modules_used += part.modules_used;
+  total.modules_symbolicated += part.modules_symbolicated;
+  total.leaf_callers_inserted += part.leaf_callers_inserted;
+  total.jit_frames += part.jit_frames;
+  total.unique_addresses += part.unique_addresses;
+  total.symbolize_seconds += part.symbolize_seconds;
+  total.symbolize_cpu_seconds += part.symbolize_cpu_seconds;
+  total.threads = std::max(total.threads, part.threads);
+  for (ModuleReport& m : part.modules) total.modules.push_back(std::move(m));
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -146,36 +162,65 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   auto start = std::chrono::steady_clock::now();
   const double cpu_start = cpu_seconds();
   Diagnostics diag(err);
+  std::string expand_error;
+  const auto dumps = expand_dump_paths(
+      options.dump_paths.empty() ? std::vector<std::string>{options.dump_path} : options.dump_paths,
+      &expand_error);
+  if (!dumps) return fail(err, expand_error);
+  // A bad output path fails before the dumps are read, which can take a while.
+  if (options.output_path != "-") {
+    const std::filesystem::path parent =
+        std::filesystem::path(options.output_path).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+      return fail(err, "cannot write '" + options.output_path + "': " +
+                           (std::filesystem::exists(parent, ec) ? "not a directory: "
+                                                                 : "no such directory: ") +
+                           parent.string());
+    }
+  }
+  // Several dumps (a program and the processes it started): each message names its dump.
+  const bool many = dumps->size() > 1;
   // On the heap, so that a caller about to exit can leave them to the operating system.
-  auto model_storage = std::make_unique<ProfileModel>();
-  ProfileModel& model = *model_storage;
-  internal::DumpReadResult read = internal::read_dump_file_incrementally(options.dump_path, model);
-  if (!read.ok) return fail(err, read.error);
-  for (const std::string& w : read.warnings) diag.warn(w);
-  if (read.raw) {
-    diag.info(
-        "a crash capture: the ring as it was when the process crashed (see the Crash marker)");
-  } else if (!read.complete) {
-    diag.warn(
-        "the dump has no end record (the session did not stop cleanly); using every "
-        "complete record");
-  }
-  if (model.threads().empty()) {
-    diag.warn(
-        "the profile has no thread: none was sampled (a thread filter, -t or "
-        "INPROF_THREADS, that matches no thread name?)");
-  }
-  if (model.orphan_repeats()) {
-    diag.warn(std::to_string(model.orphan_repeats()) +
-              " repeat samples had no earlier sample on their thread; they have no stack");
-  }
-  if (const auto& s = model.stats()) {
-    diag.info("dump statistics: " + std::to_string(s->samples_recorded) + " samples recorded, " +
-              std::to_string(s->samples_dropped) + " dropped (buffer full), " +
-              std::to_string(s->threads_timed_out) + " sampling attempts timed out, " +
-              std::to_string(s->samples_given_up) +
-              " given up (running threads that could not be interrupted unnoticed), " +
-              std::to_string(s->ticks_late) + " ticks late");
+  std::vector<std::unique_ptr<ProfileModel>> models;
+  size_t damaged = 0, without_process = 0, stack_count = 0;
+  for (const std::string& dump_path : *dumps) {
+    const std::string who = many ? dump_path + ": " : "";
+    if (auto why = why_not_a_dump(dump_path)) return fail(err, *why);
+    models.push_back(std::make_unique<ProfileModel>());
+    ProfileModel& model = *models.back();
+    internal::DumpReadResult read = internal::read_dump_file_incrementally(dump_path, model);
+    if (!read.ok) return fail(err, who + read.error);
+    damaged += read.damaged;
+    without_process += !model.process();
+    stack_count += model.stack_count();
+    for (const std::string& w : read.warnings) diag.warn(who + w);
+    if (read.raw) {
+      diag.info(who +
+                "a crash capture: the ring as it was when the process crashed (see the Crash "
+                "marker)");
+    } else if (!read.complete) {
+      diag.warn(who +
+                "the dump has no end record (its process is still running, or did not stop "
+                "cleanly: killed, _exit); using every complete record");
+    }
+    if (model.threads().empty()) {
+      diag.warn(who +
+                "the profile has no thread: none was sampled (a thread filter, -t or "
+                "INPROF_THREADS, that matches no thread name?)");
+    }
+    if (model.orphan_repeats()) {
+      diag.warn(who + std::to_string(model.orphan_repeats()) +
+                " repeat samples had no earlier sample on their thread; they have no stack");
+    }
+    if (const auto& s = model.stats()) {
+      diag.info(who + "dump statistics: " + std::to_string(s->samples_recorded) +
+                " samples recorded, " + std::to_string(s->samples_dropped) +
+                " dropped (buffer full), " + std::to_string(s->threads_timed_out) +
+                " sampling attempts timed out, " + std::to_string(s->samples_given_up) +
+                " given up (running threads that could not be interrupted unnoticed), " +
+                std::to_string(s->ticks_late) + " ticks late");
+    }
   }
 
   // Open the output before the slow part, so a bad path fails at once.
@@ -202,8 +247,6 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   const double read_cpu = cpu_seconds() - cpu_start;
   auto convert_start = std::chrono::steady_clock::now();
   const double convert_cpu_start = cpu_seconds();
-  auto builder_storage = std::make_unique<ProfileBuilder>();
-  ProfileBuilder& builder = *builder_storage;
   ProgressBar bar(err, options.progress);
   ConvertOptions convert_options;
   convert_options.locate = options.locate;
@@ -212,7 +255,21 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   convert_options.exiting_after = options.exiting_after;
   convert_options.no_symbols = options.no_symbols;
   convert_options.progress = [&](size_t done, size_t total) { bar.update(done, total); };
-  ConversionSummary summary = convert_profile(model, builder, diag, convert_options);
+  std::vector<std::unique_ptr<ProfileBuilder>> builders;
+  ConversionSummary summary;
+  for (const auto& model : models) {
+    builders.push_back(std::make_unique<ProfileBuilder>());
+    add_summary(summary, convert_profile(*model, *builders.back(), diag, convert_options));
+  }
+  if (many) {
+    std::vector<const ProfileBuilder*> parts;
+    for (const auto& b : builders) parts.push_back(b.get());
+    auto merged = std::make_unique<ProfileBuilder>();
+    merge_processes(parts, *merged);
+    builders.clear();
+    builders.push_back(std::move(merged));
+  }
+  ProfileBuilder& builder = *builders.front();
   bar.finish();
   if (options.no_symbols) builder.meta().symbolicated = false;
   std::optional<SourceEmbedReport> sources_report;
@@ -264,10 +321,11 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   for (const Thread& t : builder.threads()) samples += t.samples.size();
   diag.info("wrote " + options.output_path + ": " + std::to_string(builder.threads().size()) +
             " threads, " + std::to_string(samples) + " samples, " +
-            std::to_string(model.stack_count()) + " distinct stacks, " +
+            std::to_string(stack_count) + " distinct stacks, " +
             std::to_string(summary.unique_addresses) + " distinct addresses, " +
             std::to_string(summary.modules_symbolicated) + " of " +
-            std::to_string(summary.modules_used) + " modules in use symbolicated");
+            std::to_string(summary.modules_used) + " modules in use symbolicated" +
+            (many ? ", " + std::to_string(dumps->size()) + " processes" : ""));
   auto per = [&](double seconds) {
     return seconds > 0 ? double(summary.unique_addresses) / seconds : 0.0;
   };
@@ -281,20 +339,24 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
             fixed(convert_seconds - summary.symbolize_seconds, 2) + " s (" +
             fixed(convert_cpu - summary.symbolize_cpu_seconds, 2) + " s CPU), write " +
             fixed(write_seconds, 2) + " s (" + fixed(write_cpu, 2) + " s CPU)");
-  if (const JitMap& jit = model.jit_map(); jit.lines()) {
-    diag.info("JIT map: " + std::to_string(jit.range_count()) + " code ranges, " +
-              std::to_string(summary.jit_frames) + " frame addresses named by it");
+  for (const auto& model : models) {
+    if (const JitMap& jit = model->jit_map(); jit.lines()) {
+      diag.info("JIT map: " + std::to_string(jit.range_count()) + " code ranges, " +
+                std::to_string(summary.jit_frames) + " frame addresses named by it");
+    }
   }
   // The profile holds what could be read, but a script must not take it for the whole run.
   std::string lost;
-  if (read.damaged) {
-    lost = std::to_string(read.damaged) + (read.damaged == 1 ? " damaged part" : " damaged parts");
+  if (damaged) lost = std::to_string(damaged) + (damaged == 1 ? " damaged part" : " damaged parts");
+  if (without_process) {
+    lost += std::string(lost.empty() ? "" : " and ") +
+            (many ? std::to_string(without_process) + " without a process record"
+                  : std::string("no process record"));
   }
-  if (!model.process()) lost += std::string(lost.empty() ? "" : " and ") + "no process record";
   if (options.exiting_after) {
     // Freeing the tables' millions of small blocks one by one took ~10% of a run.
-    (void)model_storage.release();
-    (void)builder_storage.release();
+    for (auto& model : models) (void)model.release();
+    for (auto& b : builders) (void)b.release();
   }
   if (!lost.empty()) {
     std::fprintf(err,

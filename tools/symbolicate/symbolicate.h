@@ -24,6 +24,9 @@ enum class OutputFormat { kProcessedJson, kFolded, kSummary };
 
 struct RunOptions {
   std::string dump_path;
+  // More than one dump (or a directory of them: expand_dump_paths): each a process, merged into
+  // one profile. Empty: dump_path alone.
+  std::vector<std::string> dump_paths;
   std::string output_path;  // "-" writes to stdout
   OutputFormat format = OutputFormat::kProcessedJson;
   bool gzip = false;  // gzip the output (also when output_path ends in ".gz")

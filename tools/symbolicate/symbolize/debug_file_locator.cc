@@ -194,7 +194,11 @@ void Search::find_binary() {
   }
   for (const std::string& candidate : candidates) {
     if (!exists(candidate) && candidate == path) {
-      files_.rejected.push_back(path + ": not found");
+      // A binary that moved (or a dump read on another machine) is found with --binary-dir.
+      files_.rejected.push_back(path + (options_.binary_dirs.empty()
+                                            ? ": not found (moved, or another machine? give "
+                                              "--binary-dir DIR)"
+                                            : ": not found"));
       continue;
     }
     if (auto info = check(candidate, std::nullopt)) {

@@ -1,0 +1,8 @@
+// Windows has no process-wide symbol scope to meet in: every copy of inprof stays on its own.
+#include "copies.h"
+
+namespace inprof::internal {
+
+const CopyInterface* find_copy_holder() { return nullptr; }
+
+}  // namespace inprof::internal
