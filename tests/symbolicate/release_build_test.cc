@@ -211,6 +211,19 @@ TEST_F(ReleaseBuildTest, ARebuiltBinaryIsNeverUsed) {
       << err_;
 }
 
+// strip --strip-all leaves only the dynamic symbols, which cover none of the program's own
+// functions: its frames stay target+0x..., and the module is not counted as symbolicated.
+TEST_F(ReleaseBuildTest, AStrippedBinaryWithoutItsDebugFileIsNotCountedAsSymbolicated) {
+  fs::remove(debug_file());
+  write_dump(stripped());
+  auto s = symbolicate({});
+  ASSERT_EQ(s.size(), 2u) << err_;
+  EXPECT_EQ(s[1].func.rfind("target+0x", 0), 0u) << s[1].func;
+  EXPECT_NE(err_.find("  none    " + stripped()), std::string::npos) << err_;
+  EXPECT_NE(err_.find("no symbol covers any of its sampled addresses"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("0 of 1 modules in use symbolicated"), std::string::npos) << err_;
+}
+
 TEST_F(ReleaseBuildTest, BinariesFoundInABinaryDirOnAnotherMachine) {
   // Recorded at a path that does not exist here; the binary and its debug file sit elsewhere.
   fs::copy_file(debug_file(), dir_.path("bin/target.debug"));

@@ -6,15 +6,16 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "convert/process_merge.h"
 #include "convert/profile_builder.h"
 #include "convert/profile_converter.h"
 #include "diagnostics.h"
 #include "dump/dump_reader.h"
-#include "convert/process_merge.h"
 #include "read/dump_file_check.h"
 #include "read/dump_set.h"
 #include "read/profile_model.h"
@@ -117,6 +118,7 @@ void add_summary(ConversionSummary& total, ConversionSummary part) {
   total.modules_symbolicated += part.modules_symbolicated;
   total.leaf_callers_inserted += part.leaf_callers_inserted;
   total.jit_frames += part.jit_frames;
+  total.unmapped_frames += part.unmapped_frames;
   total.unique_addresses += part.unique_addresses;
   total.symbolize_seconds += part.symbolize_seconds;
   total.symbolize_cpu_seconds += part.symbolize_cpu_seconds;
@@ -169,13 +171,12 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   if (!dumps) return fail(err, expand_error);
   // A bad output path fails before the dumps are read, which can take a while.
   if (options.output_path != "-") {
-    const std::filesystem::path parent =
-        std::filesystem::path(options.output_path).parent_path();
+    const std::filesystem::path parent = std::filesystem::path(options.output_path).parent_path();
     std::error_code ec;
     if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
       return fail(err, "cannot write '" + options.output_path + "': " +
                            (std::filesystem::exists(parent, ec) ? "not a directory: "
-                                                                 : "no such directory: ") +
+                                                                : "no such directory: ") +
                            parent.string());
     }
   }
@@ -257,9 +258,20 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   convert_options.progress = [&](size_t done, size_t total) { bar.update(done, total); };
   std::vector<std::unique_ptr<ProfileBuilder>> builders;
   ConversionSummary summary;
+  // The module (and the dump's image of it) behind each lib of the written profile, for --open's
+  // symbol server: a merged profile has each library once, under the key the merge uses.
+  std::map<std::pair<std::string, std::string>,
+           std::pair<internal::ModuleRecord, std::shared_ptr<const std::vector<uint8_t>>>>
+      lib_origin;
   for (const auto& model : models) {
     builders.push_back(std::make_unique<ProfileBuilder>());
-    add_summary(summary, convert_profile(*model, *builders.back(), diag, convert_options));
+    ConversionSummary part = convert_profile(*model, *builders.back(), diag, convert_options);
+    const std::vector<Lib>& libs = builders.back()->libs();
+    for (size_t i = 0; i < libs.size() && i < part.lib_modules.size(); ++i) {
+      lib_origin.try_emplace(std::make_pair(libs[i].path, libs[i].breakpad_id), part.lib_modules[i],
+                             i < part.lib_images.size() ? part.lib_images[i] : nullptr);
+    }
+    add_summary(summary, std::move(part));
   }
   if (many) {
     std::vector<const ProfileBuilder*> parts;
@@ -312,18 +324,23 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   if (sources_report && sources_report->files) diag.info(sources_report->summary());
   if (symbol_info) {
     symbol_info->libs = builder.libs();
-    symbol_info->lib_modules = summary.lib_modules;
-    symbol_info->lib_images = summary.lib_images;
+    symbol_info->lib_modules.clear();
+    symbol_info->lib_images.clear();
+    for (const Lib& l : builder.libs()) {
+      auto it = lib_origin.find(std::make_pair(l.path, l.breakpad_id));
+      symbol_info->lib_modules.push_back(it != lib_origin.end() ? it->second.first
+                                                                : internal::ModuleRecord{});
+      symbol_info->lib_images.push_back(it != lib_origin.end() ? it->second.second : nullptr);
+    }
     symbol_info->lib_frame_addresses = frame_addresses_by_lib(builder);
     symbol_info->locate = options.locate;
   }
   size_t samples = 0;
   for (const Thread& t : builder.threads()) samples += t.samples.size();
   diag.info("wrote " + options.output_path + ": " + std::to_string(builder.threads().size()) +
-            " threads, " + std::to_string(samples) + " samples, " +
-            std::to_string(stack_count) + " distinct stacks, " +
-            std::to_string(summary.unique_addresses) + " distinct addresses, " +
-            std::to_string(summary.modules_symbolicated) + " of " +
+            " threads, " + std::to_string(samples) + " samples, " + std::to_string(stack_count) +
+            " distinct stacks, " + std::to_string(summary.unique_addresses) +
+            " distinct addresses, " + std::to_string(summary.modules_symbolicated) + " of " +
             std::to_string(summary.modules_used) + " modules in use symbolicated" +
             (many ? ", " + std::to_string(dumps->size()) + " processes" : ""));
   auto per = [&](double seconds) {

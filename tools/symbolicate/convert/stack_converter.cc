@@ -413,7 +413,17 @@ void StackConverter::report_modules() {
     } else {
       r.unnamed_why = "no symbol or debug information covers the address";
     }
-    if (state.files && !(state.opened && !state.symbolizer)) {
+    // A file was read, yet not one of the module's addresses got a name (a binary stripped of
+    // everything but its dynamic symbols): it is not counted as symbolicated.
+    const bool named_none =
+        !options_.no_symbols && state.addresses > 0 && state.unnamed_frames >= state.addresses;
+    if (state.files && !(state.opened && !state.symbolizer) && named_none) {
+      r.detail = state.files->origin +
+                 ", yet no symbol covers any of its sampled addresses (a "
+                 "stripped binary? give its debug file with --debug-dir)";
+      r.unnamed_why = "no symbol covers the address";
+      for (const std::string& why : state.files->rejected) r.detail += "; not used: " + why;
+    } else if (state.files && !(state.opened && !state.symbolizer)) {
       ++summary_.modules_symbolicated;
       const ModuleFiles& f = *state.files;
       r.status = f.debug.empty() ? ModuleReport::kSymbolsOnly : ModuleReport::kDwarf;
