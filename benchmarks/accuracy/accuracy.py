@@ -43,6 +43,8 @@ from elf_ranges import ranges_for  # noqa: E402
 CC1PLUS = "/usr/lib/gcc/x86_64-linux-gnu/12/cc1plus"
 PYTHON = "/usr/bin/python3.11"
 ROOTS = {"_start", "clone3", "__clone3", "clone", "__clone", "__GI___clone", "__GI___clone3"}
+# The FDE of each program's entry point (its _start, even where the executable is stripped).
+ROOT_KEYS = set()
 
 PY_BENCH = r"""
 import json, re
@@ -163,13 +165,14 @@ class Tally:
         self.reached = 0
         self.roots = {}
 
-    def add(self, key, name, weight, root):
+    def add(self, key, name, weight, root_key, root_name):
         self.weight[key] = self.weight.get(key, 0.0) + weight
         if name and (key not in self.names or self.names[key].startswith("[")):
             self.names[key] = name
         self.total += weight
         self.samples += 1
-        self.reached += root in ROOTS
+        self.reached += root_name in ROOTS or root_key in ROOT_KEYS
+        root = "%s (%s)" % (root_name, root_key[0])
         self.roots[root] = self.roots.get(root, 0) + 1
 
     def shares(self):
@@ -200,12 +203,20 @@ def read_inprof(profile_path):
         while s is not None and s not in root_memo:
             chain.append(s)
             s = prefix[s]
-        name = root_memo[s] if s is not None else None
+        found = root_memo[s] if s is not None else None
         for c in reversed(chain):
-            if name is None:
-                name = strings[fn["name"][ft["func"][st["frame"][c]]]]
-            root_memo[c] = name
-        return name
+            if found is None:
+                f = st["frame"][c]
+                func = ft["func"][f]
+                res = fn["resource"][func]
+                path = libs[rt["lib"][res]]["path"] if res is not None and res >= 0 else None
+                address = ft["address"][f]
+                key = (strings[fn["name"][func]], None)
+                if path and address is not None and address >= 0:
+                    key = key_of(path, address + ranges_for(path).first_load_page())
+                found = (key, strings[fn["name"][func]])
+            root_memo[c] = found
+        return found
 
     def leaf_of(s):
         if s not in leaf_memo:
@@ -240,7 +251,7 @@ def read_inprof(profile_path):
             if is_idle:
                 continue
             w = weights[i] if ms_weights else (weights[i] if weights else 1) * interval
-            t.add(key, name, w, root_of(s))
+            t.add(key, name, w, *root_of(s))
     return t
 
 
@@ -272,19 +283,20 @@ def read_perf(data):
         if not frames:
             kernel_only += 1
             continue
-        path, ip, sym = frames[0]
-        if path:
+        def perf_key(path, ip):
+            if not path:
+                return ("[unknown]", None)
             r_ = ranges_for(path)
-            # perf prints a DSO-relative file offset for shared objects and the address itself
-            # for non-PIE executables.
-            vaddr = ip if r_.first_load_page() and ip >= r_.first_load_page() else \
-                r_.offset_to_vaddr(ip)
-            key = key_of(path, vaddr)
-        else:
-            key = ("[unknown]", None)
+            # perf prints the file offset of a user address (PIE or not).
+            return key_of(path, r_.offset_to_vaddr(ip))
+        path, ip, sym = frames[0]
+        key = perf_key(path, ip)
         name = re.sub(r"\+0x[0-9a-f]+$", "", sym)
-        root = re.sub(r"\+0x[0-9a-f]+$", "", frames[-1][2])
-        t.add(key, None if name == "[unknown]" else name, period / 1e6, root)
+        root_path, root_ip, root_sym = frames[-1]
+        # A return address: the call is the byte before it.
+        root_key = perf_key(root_path, root_ip - 1 if len(frames) > 1 else root_ip)
+        t.add(key, None if name == "[unknown]" else name, period / 1e6, root_key,
+              re.sub(r"\+0x[0-9a-f]+$", "", root_sym))
     t.kernel_only = kernel_only
     return t
 
@@ -302,6 +314,9 @@ def measure(args):
     work = args.work
     os.makedirs(work, exist_ok=True)
     programs = prepare(work)
+    for cmd in programs.values():
+        exe = os.path.realpath(shutil.which(cmd[0]) or cmd[0])
+        ROOT_KEYS.add(key_of(exe, ranges_for(exe).entry or 0))
     chosen = args.programs.split(",")
     intervals = [parse_interval(x) for x in args.intervals.split(",")]
     results = []
@@ -400,7 +415,10 @@ def tabulate(data, top=10):
         largest = (0.0, "")
         for k in keys:
             a, b = ishare.get(k, 0.0), pshare.get(k, 0.0)
-            name = "%s (%s)" % (names.get(k, "?" if k[1] is None else "%s+%#x" % (k[0], k[1])), k[0])
+            name = names.get(k)
+            if not name or re.fullmatch(r"\S+\+0x[0-9a-f]+", name):  # no symbol: the FDE's start
+                name = "fde@%#x" % k[1] if k[1] is not None else (name or "?")
+            name = "%s (%s)" % (name, k[0])
             if abs(a - b) > abs(largest[0]):
                 largest = (a - b, name)
             details.append("| %s | %.2f | %.2f | %+.2f |" % (name.replace("|", "\\|"), a, b, a - b))

@@ -16,6 +16,7 @@ class ElfRanges:
         self.loads = []  # (p_offset, p_vaddr, p_filesz)
         self.starts = []
         self.ends = []
+        self.entry = None
         try:
             with open(path, "rb") as f:
                 self.data = f.read()
@@ -25,6 +26,7 @@ class ElfRanges:
         d = self.data
         if d[:4] != b"\x7fELF" or d[4] != 2 or d[5] != 1:  # 64-bit little-endian only
             return
+        (self.entry,) = struct.unpack_from("<Q", d, 0x18)
         e_phoff, e_shoff = struct.unpack_from("<QQ", d, 0x20)
         e_phentsize, e_phnum, e_shentsize, e_shnum, e_shstrndx = struct.unpack_from("<HHHHH", d, 0x36)
         for i in range(e_phnum):
