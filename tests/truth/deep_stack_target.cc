@@ -30,15 +30,15 @@ __attribute__((noinline)) void spin(uint64_t ns) {
   g_sink = x;
 }
 
-__attribute__((noinline)) void shallow_phase() { spin(200000000); }
+__attribute__((noinline)) void shallow_phase() { spin(150000000); }
 
 // About 1 KiB of stack per level: the frame holds a buffer the compiler must keep.
 __attribute__((noinline)) int recurse(int depth) {
   volatile char pad[1000];
   pad[0] = static_cast<char>(depth);
-  spin(30000);
+  spin(20000);
   if (depth < g_levels) return recurse(depth + 1) + pad[0];
-  spin(200000000);
+  spin(150000000);
   return pad[0];
 }
 
