@@ -21,7 +21,7 @@ DWARF call graphs), interleaved repetition by repetition, and prints:
                  leaf-only samples (must be 0), and its dump's loss counters
 
 Usage: accuracy.py --build-dir BUILD [--reps 1] [--intervals 1ms,100us] [--programs xz,...]
-                   [--work DIR] [--out results.md] [--from-json results.json]
+                   [--work DIR] [--keep DIR] [--out results.md] [--from-json results.json]
 """
 import argparse
 import datetime
@@ -344,7 +344,12 @@ def measure(args):
                         row["inprof_summary_marks"] = [l for l in summary.stdout.splitlines()
                                                        if "marked" in l or "weighted" in l][:8]
                         row["inprof_tally"] = tally_json(read_inprof(profile))
-                        os.remove(profile)
+                        if args.keep:  # the last profile of each program and interval
+                            os.makedirs(args.keep, exist_ok=True)
+                            shutil.move(profile, os.path.join(
+                                args.keep, "%s-%dus.json" % (name, interval_us)))
+                        else:
+                            os.remove(profile)
                     elif tool == "perf":
                         row["perf_tally"] = tally_json(read_perf(out))
                         m = re.search(r"Lost (\d+)", row[tool]["stderr"])
@@ -479,6 +484,7 @@ def main():
     ap.add_argument("--programs", default="xz,python3.11,zstd,cc1plus")
     ap.add_argument("--work", default="/tmp/inprof-accuracy")
     ap.add_argument("--out")
+    ap.add_argument("--keep", help="keep the last inprof profile of each program here")
     ap.add_argument("--from-json")
     args = ap.parse_args()
     if args.from_json:
