@@ -265,6 +265,11 @@ void Sampler::refresh_threads(uint64_t now) {
     if (inserted) {
       ThreadState& state = it->second;
       state.first_seen_ns = now;
+      // Its CPU is counted from here, so that its first sample carries what it used before
+      // (issue 21: else uncounted). Born during the session (the first listing has every thread
+      // there was), its CPU clock started at 0.
+      state.last_cpu_ns = tick_count_ != 0 ? std::optional<uint64_t>(0)
+                                           : thread_lister_->cpu_time_ns(tid);
       auto given = ThreadNames::instance().get(tid);
       state.name = given ? *given : thread_lister_->name(tid);
       select(tid, state, now);
@@ -500,7 +505,9 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
         std::max(snapshot->time_ns - std::min(snapshot->time_ns, merged * config_.interval_ns),
                  state.last_self_sample_ns);
     state.last_self_sample_ns = snapshot->time_ns;
+    // CPU time unknown: each merged expiration is still one interval of the thread's CPU.
     std::optional<uint64_t> share;
+    if (merged) share = config_.interval_ns;
     if (cpu_delta) share = *cpu_delta / (merged + 1);
     const UnwindOutput unwound = write_sample(
         tid, state, *snapshot,

@@ -130,6 +130,15 @@ class Summary final : public DumpVisitor {
     compact_ns_.add(s);
     compact_us_.add(s);
     frames_.push_back(s.frames.size());
+    for (int bit = 0; bit < kFlagBits; ++bit) flag_counts_[bit] += (s.flags >> bit) & 1;
+    constexpr uint32_t kMarked =
+        kSampleTruncatedCopy | kSampleDepthLimit | kSampleNoStack | kSampleIncomplete;
+    if (s.frames.size() <= 1 && !(s.flags & kMarked)) {
+      ++leaf_only_unmarked_;
+      if (verbose_) std::fprintf(stderr, "leaf-only unmarked: tid %llu at %.3f ms flags %#x\n",
+                                 static_cast<unsigned long long>(s.tid), double(s.time_ns) / 1e6,
+                                 s.flags);
+    }
     const bool in_program = std::any_of(s.frames.begin(), s.frames.end(), [&](uint64_t a) {
       const ModuleRecord* m = find(a);
       return m != nullptr && (m->flags & kModuleMainExecutable);
@@ -156,18 +165,25 @@ class Summary final : public DumpVisitor {
     std::printf(
         "samples=%llu repeats=%llu in_program=%llu reached_start=%llu frames_median=%zu "
         "stats_recorded=%llu "
-        "stats_dropped=%llu stats_timed_out=%llu stats_ticks_late=%llu "
+        "stats_dropped=%llu stats_timed_out=%llu stats_ticks_late=%llu stats_given_up=%llu "
         "samples_only_bytes_per_sample=%.2f compact_ns_bytes_per_sample=%.2f "
-        "compact_us_bytes_per_sample=%.2f\n",
+        "compact_us_bytes_per_sample=%.2f truncated=%llu depth_limit=%llu no_stack=%llu "
+        "incomplete=%llu leaf_only_unmarked=%llu\n",
         static_cast<unsigned long long>(samples_), static_cast<unsigned long long>(repeats_),
         static_cast<unsigned long long>(in_program_), static_cast<unsigned long long>(reached_),
         median, static_cast<unsigned long long>(stats_.samples_recorded),
         static_cast<unsigned long long>(stats_.samples_dropped),
         static_cast<unsigned long long>(stats_.threads_timed_out),
         static_cast<unsigned long long>(stats_.ticks_late),
+        static_cast<unsigned long long>(stats_.samples_given_up),
         samples_ ? double(as_written_.finish()) / double(samples_) : 0.0,
         samples_ ? double(compact_ns_.finish()) / double(samples_) : 0.0,
-        samples_ ? double(compact_us_.finish()) / double(samples_) : 0.0);
+        samples_ ? double(compact_us_.finish()) / double(samples_) : 0.0,
+        static_cast<unsigned long long>(flag_counts_[0]),
+        static_cast<unsigned long long>(flag_counts_[1]),
+        static_cast<unsigned long long>(flag_counts_[2]),
+        static_cast<unsigned long long>(flag_counts_[4]),
+        static_cast<unsigned long long>(leaf_only_unmarked_));
   }
 
  private:
@@ -178,6 +194,14 @@ class Summary final : public DumpVisitor {
     return nullptr;
   }
 
+  static constexpr int kFlagBits = 5;
+  uint64_t flag_counts_[kFlagBits] = {};
+  uint64_t leaf_only_unmarked_ = 0;
+
+ public:
+  bool verbose_ = false;
+
+ private:
   std::vector<ModuleRecord> modules_;
   std::vector<size_t> frames_;
   uint64_t samples_ = 0, repeats_ = 0, in_program_ = 0, reached_ = 0;
@@ -191,11 +215,14 @@ class Summary final : public DumpVisitor {
 }  // namespace inprof::internal
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: dump_summary DUMP\n");
+  const bool verbose = argc == 3 && std::string(argv[1]) == "-v";
+  if (argc != 2 && !verbose) {
+    std::fprintf(stderr, "usage: dump_summary [-v] DUMP\n");
     return 2;
   }
+  if (verbose) ++argv;
   inprof::internal::Summary summary;
+  summary.verbose_ = verbose;
   const auto result = inprof::internal::read_dump_file(argv[1], summary);
   if (!result.ok) {
     std::fprintf(stderr, "dump_summary: %s: %s\n", argv[1], result.error.c_str());

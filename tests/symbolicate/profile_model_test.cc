@@ -37,9 +37,12 @@ TEST(ProfileModel, FlagsThatChangeConversionSplitStacks) {
   ProfileModel m;
   m.on_sample(make_sample(1, 1, {0x10, 0x20}));
   m.on_sample(make_sample(1, 2, {0x10, 0x20}, kSampleTruncatedCopy));
-  m.on_sample(make_sample(1, 3, {0x10, 0x20}, kSampleNoStack));  // irrelevant flag
-  EXPECT_EQ(m.stack_count(), 2u);
-  EXPECT_EQ(m.threads()[0].samples[0].stack, m.threads()[0].samples[2].stack);
+  // Registers only: the stack gets a [no stack] root (issue 21).
+  m.on_sample(make_sample(1, 3, {0x10, 0x20}, kSampleNoStack));
+  m.on_sample(make_sample(1, 4, {0x10, 0x20}, kSampleTruncatedCopy));
+  EXPECT_EQ(m.stack_count(), 3u);
+  EXPECT_NE(m.threads()[0].samples[0].stack, m.threads()[0].samples[2].stack);
+  EXPECT_EQ(m.threads()[0].samples[1].stack, m.threads()[0].samples[3].stack);
   EXPECT_EQ(m.stack(m.threads()[0].samples[1].stack).flags, uint32_t(kSampleTruncatedCopy));
 }
 

@@ -15,6 +15,9 @@ packages=(
   # symbolicate's tests: Debian's detached libc and python3.11 debug symbols, llvm-symbolizer to
   # agree with, elfutils' debuginfod client.
   libc6-dbg python3.11-dbg llvm-14 libdebuginfod1
+  # The accuracy harness (benchmarks/accuracy): perf to compare with, and the real programs it
+  # profiles (xz, zstd, python3.11, cc1plus from g++).
+  linux-perf zstd python3.11 g++
 )
 # The Firefox Profiler's own loading code (profiler-cli, from npm) checks generated profiles.
 if ! command -v node >/dev/null 2>&1; then packages+=(nodejs); fi

@@ -16,6 +16,7 @@
 
 #include "convert/graph_color.h"
 #include "convert/marker_context.h"
+#include "convert/sample_weight.h"
 #include "convert/stack_converter.h"
 #include "convert/track_names.h"
 #include "symbolize/module_map.h"
@@ -104,6 +105,8 @@ class Converter {
   // The dump's categories, by dump category id.
   std::map<uint32_t, CategoryIndex> add_categories();
   void add_threads();
+  // What the sample weights could not represent (convert/sample_weight.h), for Profile Info.
+  void add_weight_facts();
   void choose_initial_threads();
   void add_marker_schemas();
   void add_markers();
@@ -131,6 +134,8 @@ class Converter {
   StackConverter stacks_;  // after summary_, which it adds to
   std::shared_ptr<ResolvedStacks> resolved_ =
       std::make_shared<ResolvedStacks>(stacks_.module_map(), model_.stack_count());
+  // Samples per mark (StackConverter::Mark; kMarks: complete).
+  uint64_t marked_[StackConverter::kMarks + 1] = {};
 };
 
 ConversionSummary Converter::run() {
@@ -153,6 +158,14 @@ ConversionSummary Converter::run() {
   }
   stacks_.symbolize_ahead();
   add_threads();
+  // Samples that are not complete, as Profile Info shows them (each also says so as its root).
+  Meta& meta = b_.meta();
+  meta.extra.push_back({"Samples marked truncated", marked_[StackConverter::kMarkTruncated]});
+  meta.extra.push_back(
+      {"Samples without a stack (registers only)", marked_[StackConverter::kMarkNoStack]});
+  meta.extra.push_back(
+      {"Samples whose unwind stopped early", marked_[StackConverter::kMarkUnwindStopped]});
+  add_weight_facts();
   add_marker_schemas();
   add_markers();
   add_counters();
@@ -289,6 +302,7 @@ void Converter::add_threads() {
     auto count = [&](const RawSample& s) {
       activity.cpu_ns += s.cpu_delta_ns.value_or(0);
       activity.samples += s.stack != kNoStack;
+      if (s.stack != kNoStack) ++marked_[StackConverter::mark_for(model_.stack(s.stack).flags)];
     };
     auto add = [&](const RawSample& s) {
       count(s);
@@ -330,6 +344,31 @@ void Converter::add_threads() {
     activity_.push_back(activity);
   }
   choose_initial_threads();
+}
+
+void Converter::add_weight_facts() {
+  if (!b_.meta().has_cpu_deltas) return;
+  // The viewer's idle test (write/stack_walk.h's is_idle_leaf): the leaf frame's category.
+  auto idle = [&](StackIndex stack) {
+    const FrameIndex leaf = b_.stacks().frame[raw(stack)];
+    return b_.categories()[raw(b_.frames().category[raw(leaf)])].name == "Idle";
+  };
+  uint64_t unknown = 0, capped = 0, unrepresented_ns = 0;
+  for (const Thread& t : b_.threads()) {
+    SampleWeigher weigher(b_.meta().interval_ns);
+    t.samples.for_each(
+        [&](const SampleTable::Sample& s) { weigher.weight_ns(s, s.stack && idle(*s.stack)); });
+    unknown += weigher.cpu_unknown();
+    capped += weigher.capped();
+    unrepresented_ns += weigher.unrepresented_ns();
+  }
+  Meta& meta = b_.meta();
+  meta.extra.push_back({"On-CPU samples weighted one interval (CPU time unknown)", unknown});
+  meta.extra.push_back({"On-CPU samples after a gap of more than " +
+                            std::to_string(SampleWeigher::kMaxIntervals) + " intervals",
+                        capped});
+  meta.extra.push_back(
+      {"On-CPU time in those gaps not represented (µs)", (unrepresented_ns + 500) / 1000});
 }
 
 void Converter::choose_initial_threads() {

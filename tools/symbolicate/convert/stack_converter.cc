@@ -183,9 +183,16 @@ std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint6
     }
   };
 
+  // A sample that is not complete says why, as its root: the walk stopped at the end of the
+  // copy or at max_frames, the stack could not be copied at all (registers only), or the walk
+  // stopped before the thread's outermost frame.
   std::optional<StackIndex> prefix;
   if (raw.flags & (internal::kSampleTruncatedCopy | internal::kSampleDepthLimit)) {
-    prefix = b_.handle_for_stack(std::nullopt, truncated_frame());
+    prefix = b_.handle_for_stack(std::nullopt, mark_frame(kMarkTruncated));
+  } else if (raw.flags & internal::kSampleNoStack) {
+    prefix = b_.handle_for_stack(std::nullopt, mark_frame(kMarkNoStack));
+  } else if (raw.flags & internal::kSampleIncomplete) {
+    prefix = b_.handle_for_stack(std::nullopt, mark_frame(kMarkUnwindStopped));
   }
   // A label at position p sits between frames[p] (its caller) and frames[p - 1]; position ==
   // frame count puts it above the outermost frame.
@@ -200,14 +207,15 @@ std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint6
   return prefix;
 }
 
-FrameIndex StackConverter::truncated_frame() {
-  if (!truncated_frame_) {
-    FuncIndex func = b_.handle_for_func(b_.handle_for_string("[truncated stack]"), std::nullopt,
+FrameIndex StackConverter::mark_frame(Mark mark) {
+  static constexpr const char* kNames[] = {"[truncated stack]", "[no stack]", "[unwind stopped]"};
+  std::optional<FrameIndex>& frame = mark_frames_[mark];
+  if (!frame) {
+    FuncIndex func = b_.handle_for_func(b_.handle_for_string(kNames[mark]), std::nullopt,
                                         std::nullopt, std::nullopt);
-    truncated_frame_ =
-        b_.handle_for_frame(func, std::nullopt, 0, other_, 0, std::nullopt, std::nullopt);
+    frame = b_.handle_for_frame(func, std::nullopt, 0, other_, 0, std::nullopt, std::nullopt);
   }
-  return *truncated_frame_;
+  return *frame;
 }
 
 StackConverter::FrameRun StackConverter::frames_for(uint64_t address, bool leaf, uint64_t time_ns) {

@@ -28,6 +28,17 @@ namespace inprof::symbolicate {
 
 class StackConverter {
  public:
+  // The root of a sample that is not complete, saying why (issue 21).
+  enum Mark { kMarkTruncated, kMarkNoStack, kMarkUnwindStopped, kMarks };
+  // The mark a sample with these dump flags gets, or kMarks for none.
+  static Mark mark_for(uint32_t flags) {
+    if (flags & (internal::kSampleTruncatedCopy | internal::kSampleDepthLimit)) {
+      return kMarkTruncated;
+    }
+    if (flags & internal::kSampleNoStack) return kMarkNoStack;
+    if (flags & internal::kSampleIncomplete) return kMarkUnwindStopped;
+    return kMarks;
+  }
   // Adds what it learns (symbolization times, modules, JIT frames, ...) to `summary`.
   StackConverter(const ProfileModel& model, ProfileBuilder& builder, Diagnostics& diag,
                  const ConvertOptions& options, ConversionSummary& summary);
@@ -96,7 +107,7 @@ class StackConverter {
   const ModuleFiles* files(size_t module);
   const AddressSymbol* symbol_for(size_t module, uint64_t vaddr);
   LibIndex lib(size_t module);
-  FrameIndex truncated_frame();
+  FrameIndex mark_frame(Mark mark);
 
   const ProfileModel& model_;
   ProfileBuilder& b_;
@@ -118,7 +129,7 @@ class StackConverter {
   std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle frame on top
   size_t syscall_size_ = 0;                        // 0: leaves are not checked for system calls
   std::optional<FrameIndex> idle_frames_[2];       // by idle_frame's `blocked`
-  std::optional<FrameIndex> truncated_frame_;
+  std::optional<FrameIndex> mark_frames_[kMarks];
 };
 
 }  // namespace inprof::symbolicate

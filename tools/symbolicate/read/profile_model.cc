@@ -5,7 +5,8 @@ namespace inprof::symbolicate {
 namespace {
 // Flags that change how a stack is converted; the others do not split identical stacks.
 constexpr uint32_t kStackFlags = internal::kSampleTruncatedCopy | internal::kSampleDepthLimit |
-                                 internal::kSampleFramePointerWalk;
+                                 internal::kSampleFramePointerWalk | internal::kSampleNoStack |
+                                 internal::kSampleIncomplete;
 }  // namespace
 
 uint64_t ProfileModel::key_hash(std::span<const uint64_t> key) {

@@ -5,6 +5,9 @@
 
 #include <vector>
 
+#include "convert/sample_weight.h"
+#include "write/stack_walk.h"
+
 namespace inprof::symbolicate {
 namespace {
 
@@ -463,7 +466,8 @@ void write_shared(Emitter& e, const ProfileBuilder& p) {
   e.end_object();
 }
 
-void write_thread(Emitter& e, const Thread& t, bool cpu_deltas) {
+void write_thread(Emitter& e, const Thread& t, const ProfileBuilder& profile) {
+  const bool cpu_deltas = profile.meta().has_cpu_deltas;
   e.begin_object();
   e.key("name");
   e.str(t.name);
@@ -522,10 +526,22 @@ void write_thread(Emitter& e, const Thread& t, bool cpu_deltas) {
     previous = x.time_ns;
   });
   e.end_array();
+  // With CPU times, each sample weighs the time it stands for (convert/sample_weight.h): on-CPU
+  // views add up CPU time, idle samples the time slept. Rounded to µs (the dump's resolution).
   e.key("weight");
-  e.null();
+  if (cpu_deltas) {
+    SampleWeigher weigher(profile.meta().interval_ns);
+    e.begin_array();
+    s.for_each([&](const SampleTable::Sample& x) {
+      const uint64_t ns = weigher.weight_ns(x, x.stack && is_idle_leaf(profile, *x.stack));
+      e.ms((ns + 500) / 1000 * 1000);
+    });
+    e.end_array();
+  } else {
+    e.null();
+  }
   e.key("weightType");
-  e.str("samples");
+  e.str(cpu_deltas ? "tracing-ms" : "samples");
   if (cpu_deltas) {
     e.key("threadCPUDelta");
     e.begin_array();
@@ -689,7 +705,7 @@ bool write_profile_json(const ProfileBuilder& profile, std::FILE* out) {
   write_shared(e, profile);
   e.key("threads");
   e.begin_array();
-  for (const Thread& t : profile.threads()) write_thread(e, t, profile.meta().has_cpu_deltas);
+  for (const Thread& t : profile.threads()) write_thread(e, t, profile);
   e.end_array();
   e.end_object();
   stream.Flush();

@@ -4,52 +4,96 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "convert/sample_weight.h"
 #include "write/stack_walk.h"
 
 namespace inprof::symbolicate {
 namespace {
 
-struct Counts {
+struct Times {  // ns
   uint64_t self = 0;
   uint64_t total = 0;
 };
 
 void print_ranking(std::FILE* out, const char* title,
-                   std::vector<std::pair<std::string, Counts>> rows, bool by_self, size_t top,
-                   uint64_t busy) {
+                   std::vector<std::pair<std::string, Times>> rows, bool by_self, size_t top,
+                   uint64_t busy_ns) {
   std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
     uint64_t x = by_self ? a.second.self : a.second.total,
              y = by_self ? b.second.self : b.second.total;
     return x != y ? x > y : a.first < b.first;
   });
-  std::fprintf(out, "  %s\n  %10s %7s %10s %7s  %s\n", title, "self", "self%", "total", "total%",
-               "function");
+  std::fprintf(out, "  %s\n  %10s %7s %10s %7s  %s\n", title, "self ms", "self%", "total ms",
+               "total%", "function");
   for (size_t i = 0; i < rows.size() && i < top; ++i) {
-    const Counts& c = rows[i].second;
+    const Times& c = rows[i].second;
     if ((by_self ? c.self : c.total) == 0) break;
-    std::fprintf(out, "  %10llu %6.1f%% %10llu %6.1f%%  %s\n",
-                 static_cast<unsigned long long>(c.self), 100.0 * double(c.self) / double(busy),
-                 static_cast<unsigned long long>(c.total), 100.0 * double(c.total) / double(busy),
-                 rows[i].first.c_str());
+    std::fprintf(out, "  %10.1f %6.1f%% %10.1f %6.1f%%  %s\n", double(c.self) / 1e6,
+                 100.0 * double(c.self) / double(busy_ns), double(c.total) / 1e6,
+                 100.0 * double(c.total) / double(busy_ns), rows[i].first.c_str());
+  }
+}
+
+// The marks a stack's root may carry (profile_converter.cc): a sample that is not complete says
+// why.
+enum class Mark { kNone, kTruncated, kNoStack, kUnwindStopped };
+
+Mark mark_of(const ProfileBuilder& profile, StackIndex stack) {
+  const std::vector<FrameIndex> frames = frames_root_first(profile, stack);
+  if (frames.empty()) return Mark::kNone;
+  const std::string& root = frame_name(profile, frames.front());
+  if (root == "[truncated stack]") return Mark::kTruncated;
+  if (root == "[no stack]") return Mark::kNoStack;
+  if (root == "[unwind stopped]") return Mark::kUnwindStopped;
+  return Mark::kNone;
+}
+
+void print_value(std::FILE* out, const ExtraEntry& e) {
+  if (const auto* s = std::get_if<std::string>(&e.value)) {
+    std::fprintf(out, "%s: %s\n", e.label.c_str(), s->c_str());
+  } else if (const auto* n = std::get_if<uint64_t>(&e.value)) {
+    std::fprintf(out, "%s: %llu\n", e.label.c_str(), static_cast<unsigned long long>(*n));
+  } else {
+    std::fprintf(out, "%s: %s\n", e.label.c_str(), std::get<bool>(e.value) ? "yes" : "no");
   }
 }
 
 }  // namespace
 
 bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* out) {
+  // What was recorded and what was lost (the dump's counters, as Profile Info shows them).
+  for (const ExtraEntry& e : profile.meta().extra) {
+    if (e.label.starts_with("Sampl") || e.label.starts_with("On-CPU")) {
+      print_value(out, e);
+    }
+  }
+  std::fprintf(out, "\n");
   for (const Thread& t : profile.threads()) {
-    uint64_t idle = 0, busy = 0, no_stack = 0;
-    std::map<uint32_t, uint64_t> by_stack;
+    uint64_t idle = 0, busy = 0, no_stack = 0, idle_ns = 0, busy_ns = 0;
+    uint64_t marks[4] = {};
+    std::unordered_map<uint32_t, Mark> mark_cache;
+    std::map<uint32_t, uint64_t> by_stack;  // ns of CPU
+    SampleWeigher weigher(profile.meta().interval_ns);
     t.samples.for_each([&](const SampleTable::Sample& s) {
+      const bool is_idle = s.stack && is_idle_leaf(profile, *s.stack);
+      const uint64_t weight = weigher.weight_ns(s, is_idle);
       if (!s.stack) {
         ++no_stack;
-      } else if (is_idle_leaf(profile, *s.stack)) {
+        return;
+      }
+      auto [it, inserted] = mark_cache.try_emplace(raw(*s.stack), Mark::kNone);
+      if (inserted) it->second = mark_of(profile, *s.stack);
+      ++marks[static_cast<int>(it->second)];
+      if (is_idle) {
         ++idle;
+        idle_ns += weight;
       } else {
-        ++by_stack[raw(*s.stack)];
+        by_stack[raw(*s.stack)] += weight;
         ++busy;
+        busy_ns += weight;
       }
     });
     std::fprintf(out, "Thread \"%s\" (tid %llu): %zu samples, %llu on CPU, %llu idle",
@@ -57,25 +101,37 @@ bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* ou
                  static_cast<unsigned long long>(busy), static_cast<unsigned long long>(idle));
     if (no_stack)
       std::fprintf(out, ", %llu without a stack", static_cast<unsigned long long>(no_stack));
-    std::fprintf(out, "\n");
-    if (busy == 0) {
+    std::fprintf(out, "; %.1f ms on CPU, %.1f ms idle\n", double(busy_ns) / 1e6,
+                 double(idle_ns) / 1e6);
+    std::fprintf(out,
+                 "  samples marked: %llu truncated, %llu without a stack, %llu unwind stopped; "
+                 "%llu on CPU weighted one interval (CPU time unknown); %.1f ms of CPU after "
+                 "gaps of more than %llu intervals not represented (%llu samples)\n",
+                 static_cast<unsigned long long>(marks[int(Mark::kTruncated)]),
+                 static_cast<unsigned long long>(marks[int(Mark::kNoStack)]),
+                 static_cast<unsigned long long>(marks[int(Mark::kUnwindStopped)]),
+                 static_cast<unsigned long long>(weigher.cpu_unknown()),
+                 double(weigher.unrepresented_ns()) / 1e6,
+                 static_cast<unsigned long long>(SampleWeigher::kMaxIntervals),
+                 static_cast<unsigned long long>(weigher.capped()));
+    if (busy_ns == 0) {
       std::fprintf(out, "\n");
       continue;
     }
-    std::map<std::string, Counts> counts;
-    for (const auto& [stack, n] : by_stack) {
+    std::map<std::string, Times> times;
+    for (const auto& [stack, ns] : by_stack) {
       std::vector<FrameIndex> frames = frames_root_first(profile, static_cast<StackIndex>(stack));
       if (frames.empty()) continue;
-      counts[frame_name(profile, frames.back())].self += n;
+      times[frame_name(profile, frames.back())].self += ns;
       std::set<std::string> seen;  // recursion counts once per sample
       for (FrameIndex f : frames) {
         const std::string& name = frame_name(profile, f);
-        if (seen.insert(name).second) counts[name].total += n;
+        if (seen.insert(name).second) times[name].total += ns;
       }
     }
-    std::vector<std::pair<std::string, Counts>> rows(counts.begin(), counts.end());
-    print_ranking(out, "by self time:", rows, true, top, busy);
-    print_ranking(out, "by total time:", rows, false, top, busy);
+    std::vector<std::pair<std::string, Times>> rows(times.begin(), times.end());
+    print_ranking(out, "by self time (CPU):", rows, true, top, busy_ns);
+    print_ranking(out, "by total time (CPU):", rows, false, top, busy_ns);
     std::fprintf(out, "\n");
   }
   return !std::ferror(out);

@@ -1,0 +1,66 @@
+// How much time a sample stands for: the profile's sample weights (weightType "tracing-ms") and
+// the text summary's times (issue 21, items 2 and 3).
+//
+// An on-CPU sample weighs the CPU time its thread used since its previous sample. Busy threads
+// are sampled per interval of their own CPU time, so this is one interval in the steady state;
+// a brief wake-up weighs its microseconds, not a whole interval, and a sample that stands for
+// several intervals (timer expirations the kernel merged, a deep stack that took long to copy)
+// weighs all of them. An idle sample (the thread was blocked, or did not run) weighs the wall
+// time since the previous one: with idle samples included, the call tree still shows where the
+// thread waited and for how long. Where the CPU time is unknown (a thread's first sample, a
+// platform that does not report it), a sample weighs one interval, and is counted. A sample
+// weighs at most kMaxIntervals intervals of CPU: beyond that the CPU time came from a gap in the
+// sampling (the thread was given up for a while, a ring was read too late on an overloaded
+// machine) whose code the sample did not see; it is not laid on one stack but counted as CPU
+// time not represented.
+#ifndef INPROF_TOOLS_SYMBOLICATE_CONVERT_SAMPLE_WEIGHT_H_
+#define INPROF_TOOLS_SYMBOLICATE_CONVERT_SAMPLE_WEIGHT_H_
+
+#include <cstdint>
+
+#include "convert/profile_builder.h"
+
+namespace inprof::symbolicate {
+
+// One thread's samples, in time order.
+class SampleWeigher {
+ public:
+  static constexpr uint64_t kMaxIntervals = 16;
+
+  explicit SampleWeigher(uint64_t interval_ns) : interval_ns_(interval_ns) {}
+
+  uint64_t weight_ns(const SampleTable::Sample& s, bool idle) {
+    const uint64_t since =
+        have_previous_ && s.time_ns >= previous_ns_ ? s.time_ns - previous_ns_ : interval_ns_;
+    have_previous_ = true;
+    previous_ns_ = s.time_ns;
+    if (idle) return since;
+    if (!s.cpu_delta_ns) {
+      ++cpu_unknown_;
+      return interval_ns_;
+    }
+    const uint64_t most = kMaxIntervals * interval_ns_;
+    if (*s.cpu_delta_ns <= most) return *s.cpu_delta_ns;
+    ++capped_;
+    unrepresented_ns_ += *s.cpu_delta_ns - most;
+    return most;
+  }
+  // On-CPU samples weighed as one interval because their CPU time was not known.
+  uint64_t cpu_unknown() const { return cpu_unknown_; }
+  // On-CPU samples that followed a gap of more than kMaxIntervals intervals, and the CPU time
+  // beyond that which no sample represents.
+  uint64_t capped() const { return capped_; }
+  uint64_t unrepresented_ns() const { return unrepresented_ns_; }
+
+ private:
+  uint64_t interval_ns_;
+  uint64_t previous_ns_ = 0;
+  bool have_previous_ = false;
+  uint64_t cpu_unknown_ = 0;
+  uint64_t capped_ = 0;
+  uint64_t unrepresented_ns_ = 0;
+};
+
+}  // namespace inprof::symbolicate
+
+#endif  // INPROF_TOOLS_SYMBOLICATE_CONVERT_SAMPLE_WEIGHT_H_
