@@ -268,8 +268,8 @@ void Sampler::refresh_threads(uint64_t now) {
       // Its CPU is counted from here, so that its first sample carries what it used before
       // (issue 21: else uncounted). Born during the session (the first listing has every thread
       // there was), its CPU clock started at 0.
-      state.last_cpu_ns = tick_count_ != 0 ? std::optional<uint64_t>(0)
-                                           : thread_lister_->cpu_time_ns(tid);
+      state.last_cpu_ns =
+          tick_count_ != 0 ? std::optional<uint64_t>(0) : thread_lister_->cpu_time_ns(tid);
       auto given = ThreadNames::instance().get(tid);
       state.name = given ? *given : thread_lister_->name(tid);
       select(tid, state, now);
@@ -391,11 +391,12 @@ void Sampler::write_repeat(uint64_t tid, ThreadState& state, uint64_t at,
 }
 
 UnwindOutput Sampler::write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
-                                   std::optional<uint64_t> cpu_delta, uint64_t time_ns) {
+                                   std::optional<uint64_t> cpu_delta, uint64_t time_ns,
+                                   uint32_t extra_flags) {
   const UnwindOutput unwound = unwinder_->unwind(snapshot, frames_, frame_sps_);
   LeafCandidate candidates[kLeafCandidateSlots + 1];
   size_t candidate_count = 0;
-  const uint32_t flags = walk_flags(unwound, snapshot, candidates, &candidate_count);
+  const uint32_t flags = walk_flags(unwound, snapshot, candidates, &candidate_count) | extra_flags;
   SampleLabel labels[kMaxLabelDepth];
   const size_t label_count = place_labels(snapshot, unwound.count, labels);
   ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
@@ -509,9 +510,10 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
     std::optional<uint64_t> share;
     if (merged) share = config_.interval_ns;
     if (cpu_delta) share = *cpu_delta / (merged + 1);
-    const UnwindOutput unwound = write_sample(
-        tid, state, *snapshot,
-        cpu_delta ? std::optional<uint64_t>(*cpu_delta - merged * *share) : cpu_delta, first_ns);
+    const UnwindOutput unwound =
+        write_sample(tid, state, *snapshot,
+                     cpu_delta ? std::optional<uint64_t>(*cpu_delta - merged * *share) : cpu_delta,
+                     first_ns, kSampleOnCpu);
     // How much of the copy the walk used: where the kernel copies, the copy's size follows it.
     const uint64_t outermost_sp = unwound.count > 0 ? frame_sps_[unwound.count - 1] : 0;
     self_sampling_->note_walk(state.self_handle,

@@ -146,7 +146,8 @@ class Sampler {
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
   // Unwinds `snapshot` and writes it as the thread's sample at `time_ns`.
   UnwindOutput write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
-                            std::optional<uint64_t> cpu_delta, uint64_t time_ns);
+                            std::optional<uint64_t> cpu_delta, uint64_t time_ns,
+                            uint32_t extra_flags = 0);
   // Writes an encoded record and counts it (written or dropped).
   void commit_record(RecordType type, const ByteWriter& w, ThreadState& state);
   void note_timeout(ThreadState& state);

@@ -136,6 +136,7 @@ enum SampleFlags : uint32_t {
   kSampleNoStack = 1 << 2,           // registers only: the stack could not be located
   kSampleFramePointerWalk = 1 << 3,  // frames come from a frame-pointer walk (leaf fix-up applies)
   kSampleIncomplete = 1 << 4,        // the walk stopped before a recognised outermost frame
+  kSampleOnCpu = 1 << 5,  // taken while the thread ran (a kernel ring's or a CPU timer's)
 };
 
 // A word from the top of the sampled stack that points into executable code: the return

@@ -125,11 +125,16 @@ RawStackId ProfileModel::stack_of(const internal::SampleRecord& r) {
 namespace {
 
 CpuUse cpu_use(const RawSampleList& earlier, uint64_t time_ns, std::optional<uint64_t> cpu_ns,
-               bool repeat) {
+               bool repeat, bool on_cpu) {
+  // Taken while it ran (after an interval of its CPU): on a CPU, however long it waited for one
+  // before, and in a system call only to run it (kernel time).
+  if (on_cpu) return CpuUse::kMostly;
   // A repeat says the thread has not run since its previous sample; one that carries CPU time
   // stands for intervals the thread ran through (its CPU timer's expirations merged at the
   // kernel's tick).
   if (repeat && (!cpu_ns || *cpu_ns == 0)) return CpuUse::kNone;
+  // A repeat with CPU time is only ever an interval its timer's merged expirations stand for.
+  if (repeat) return CpuUse::kMostly;
   if (!cpu_ns) return CpuUse::kUnknown;
   const std::optional<uint64_t> last = earlier.last_time();
   if (!last || time_ns <= *last) return *cpu_ns == 0 ? CpuUse::kLittle : CpuUse::kUnknown;
@@ -141,8 +146,9 @@ CpuUse cpu_use(const RawSampleList& earlier, uint64_t time_ns, std::optional<uin
 void ProfileModel::on_sample(const internal::SampleRecord& r) {
   RawStackId id = stack_of(r);
   RawSampleList& samples = thread(r.tid).samples;
-  samples.push_back(
-      RawSample{r.time_ns, r.cpu_delta_ns, id, cpu_use(samples, r.time_ns, r.cpu_delta_ns, false)});
+  samples.push_back(RawSample{
+      r.time_ns, r.cpu_delta_ns, id,
+      cpu_use(samples, r.time_ns, r.cpu_delta_ns, false, (r.flags & internal::kSampleOnCpu) != 0)});
   saw_time(r.time_ns);
   last_stack_by_tid_[r.tid] = id;
   any_cpu_delta_ |= r.cpu_delta_ns.has_value();
@@ -158,8 +164,8 @@ void ProfileModel::on_sample_repeat(const internal::SampleRepeatRecord& r) {
     ++orphan_repeats_;
   }
   RawSampleList& samples = thread(r.tid).samples;
-  samples.push_back(
-      RawSample{r.time_ns, r.cpu_delta_ns, id, cpu_use(samples, r.time_ns, r.cpu_delta_ns, true)});
+  samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id,
+                              cpu_use(samples, r.time_ns, r.cpu_delta_ns, true, false)});
   saw_time(r.time_ns);
   any_cpu_delta_ |= r.cpu_delta_ns.has_value();
   ++sample_count_;
