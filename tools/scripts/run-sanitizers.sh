@@ -41,9 +41,10 @@ targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_c
 # performance-property tests (timing, meaningless under a sanitizer), disabled_build (the API
 # compiled to nothing), the examples, and the transparency programs (each runs preloaded as well
 # as linked, and compares the profiled run's behaviour with an unsanitized one's), and the
-# launcher's command-line checks (the launcher is not built here).
+# launcher's tests (the launcher is not built here), and the shared library's export list and
+# the C API program (neither the shared library nor that program is built here).
 never_here=('e2e_.*' 'consumer_.*' 'preload_.*' 'perf\..*' 'inprof_perf_tests.*' disabled_build
-            'example_.*' 'transparency_.*' launcher_cli)
+            'example_.*' 'transparency_.*' 'launcher_.*' shared_library_exports c_api_features)
 
 configure_and_build() {
   local dir=$1 sanitize=$2 flags=$3
