@@ -17,6 +17,7 @@
 #define INPROF_TOOLS_SYMBOLICATE_CONVERT_SAMPLE_WEIGHT_H_
 
 #include <cstdint>
+#include <string>
 
 #include "convert/profile_builder.h"
 
@@ -27,7 +28,12 @@ class SampleWeigher {
  public:
   static constexpr uint64_t kMaxIntervals = 16;
 
-  explicit SampleWeigher(uint64_t interval_ns) : interval_ns_(interval_ns) {}
+  // `platform` is the profile's meta.platform. Windows reports a thread's CPU time only at the
+  // scheduler's clock tick (15.6 ms): most deltas are 0 and a few hold a whole tick, which would
+  // lay each tick's CPU on whichever stack was sampled at it. There an on-CPU sample weighs one
+  // interval (it was taken while the thread ran).
+  SampleWeigher(uint64_t interval_ns, const std::string& platform)
+      : interval_ns_(interval_ns), coarse_cpu_clock_(platform == "Windows") {}
 
   uint64_t weight_ns(const SampleTable::Sample& s, bool idle) {
     const uint64_t since =
@@ -35,6 +41,7 @@ class SampleWeigher {
     have_previous_ = true;
     previous_ns_ = s.time_ns;
     if (idle) return since;
+    if (coarse_cpu_clock_) return interval_ns_;
     if (!s.cpu_delta_ns) {
       ++cpu_unknown_;
       return interval_ns_;
@@ -54,6 +61,7 @@ class SampleWeigher {
 
  private:
   uint64_t interval_ns_;
+  bool coarse_cpu_clock_;
   uint64_t previous_ns_ = 0;
   bool have_previous_ = false;
   uint64_t cpu_unknown_ = 0;

@@ -530,7 +530,7 @@ void write_thread(Emitter& e, const Thread& t, const ProfileBuilder& profile) {
   // views add up CPU time, idle samples the time slept. Rounded to µs (the dump's resolution).
   e.key("weight");
   if (cpu_deltas) {
-    SampleWeigher weigher(profile.meta().interval_ns);
+    SampleWeigher weigher(profile.meta().interval_ns, profile.meta().platform);
     e.begin_array();
     s.for_each([&](const SampleTable::Sample& x) {
       const uint64_t ns = weigher.weight_ns(x, x.stack && is_idle_leaf(profile, *x.stack));
