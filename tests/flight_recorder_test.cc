@@ -48,7 +48,9 @@ struct CaptureContents : internal::DumpVisitor {
   size_t modules = 0, samples = 0, repeats = 0, markers = 0, threads = 0;
   std::vector<uint64_t> sample_times, marker_seqs;
   std::optional<internal::CaptureRecord> capture;
+  std::optional<internal::StatsRecord> stats;
   bool ended = false;
+  void on_stats(const internal::StatsRecord& r) override { stats = r; }
   void on_process(const internal::ProcessRecord&) override { has_process = true; }
   void on_module_load(const internal::ModuleRecord&) override { ++modules; }
   void on_thread_start(const internal::ThreadRecord&) override { ++threads; }
@@ -154,11 +156,17 @@ TEST_F(FlightRecorderTest, OverwritesTheOldestAndStatesTheRange) {
   const CaptureContents c = read(path("c.inprof"));
   ASSERT_FALSE(c.marker_seqs.empty());
   EXPECT_LT(c.marker_seqs.size(), 20000u);
-  // The newest markers, contiguous, ending with the last one.
+  // The newest markers, in order, ending with the last one; contiguous but for the markers the
+  // capture says were dropped (a marker is dropped, not written over a record whose writer has
+  // not finished it: the sampler's, preempted mid-write, which a slow machine or qemu shows).
   EXPECT_EQ(c.marker_seqs.back(), 20000u);
+  uint64_t missing = 0;
   for (size_t i = 1; i < c.marker_seqs.size(); ++i) {
-    EXPECT_EQ(c.marker_seqs[i], c.marker_seqs[i - 1] + 1);
+    ASSERT_GT(c.marker_seqs[i], c.marker_seqs[i - 1]);
+    missing += c.marker_seqs[i] - c.marker_seqs[i - 1] - 1;
   }
+  ASSERT_TRUE(c.stats.has_value());
+  EXPECT_LE(missing, c.stats->markers_dropped);
   ASSERT_TRUE(c.capture.has_value());
   EXPECT_GT(c.capture->records_overwritten, 0u);
   EXPECT_GT(c.capture->start_ns, 0u);

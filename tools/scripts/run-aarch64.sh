@@ -93,6 +93,10 @@ cmake --build "$build" -j"$jobs" --target \
 #                        program cannot exec another one under qemu-user.
 #   label perf           the performance-property tests (allocation counts, 1000 threads, RSS)
 #                        are native-only: not built here (hence no inprof_perf_tests_NOT_BUILT).
+#   docs_*, disabled_build_c, shared_library_exports
+#                        host-side checks of the documentation, the C header and the shared
+#                        library's export list: the same on every architecture, run by the
+#                        native job (the cross build has no shared library or host compiler).
 # Inside the unit tests, checks that need signals to land on every instruction (qemu delivers
 # them at block boundaries) or a thread created after fork() (which aborts qemu-user 7.2) step
 # aside when INPROF_TEST_EMULATOR is set (tests/test_util.h), as does the resident-memory check of
@@ -100,5 +104,5 @@ cmake --build "$build" -j"$jobs" --target \
 phase "ctest under $(command -v qemu-aarch64)"
 cd "$build"
 ctest --output-on-failure --timeout 600 -j"$jobs" -LE perf \
-  -E '^(e2e_markers|e2e_flight_recorder|inprof_perf_tests_NOT_BUILT)$'
+  -E '^(e2e_markers|e2e_flight_recorder|inprof_perf_tests_NOT_BUILT|docs_links|docs_snippets_compile|disabled_build_c|shared_library_exports)$'
 phase "done"
