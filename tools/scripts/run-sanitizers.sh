@@ -41,10 +41,12 @@ targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_c
 # performance-property tests (timing, meaningless under a sanitizer), disabled_build (the API
 # compiled to nothing), the examples, and the transparency programs (each runs preloaded as well
 # as linked, and compares the profiled run's behaviour with an unsanitized one's), and the
-# launcher's tests (the launcher is not built here), and the shared library's export list and
-# the C API program (neither the shared library nor that program is built here).
+# launcher's tests (the launcher is not built here), the shared library's export list, the C API
+# programs (neither the shared library nor those programs are built here), and the truth tests
+# (they preload the shared library into their target, as the preload tests do).
 never_here=('e2e_.*' 'consumer_.*' 'preload_.*' 'perf\..*' 'inprof_perf_tests.*' disabled_build
-            'example_.*' 'transparency_.*' 'launcher_.*' shared_library_exports c_api_features)
+            disabled_build_c 'example_.*' 'transparency_.*' 'launcher_.*' shared_library_exports
+            c_api_features 'truth_.*')
 
 configure_and_build() {
   local dir=$1 sanitize=$2 flags=$3
