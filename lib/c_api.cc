@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "copies.h"
+#include "dump/dump_records.h"
 #include "inprof/inprof.h"
 #include "inprof/markers.h"
 #include "inprof/profiler.h"
-#include "copies.h"
-#include "dump/dump_records.h"
 #include "label_stack.h"
 
 namespace {
@@ -125,7 +125,8 @@ void inprof_interval_end(const char* name, uint16_t c) {
 
 uint32_t inprof_define_marker_type(const char* name, const inprof_marker_field* fields,
                                    size_t count, const char* table_label) {
-  if (name == nullptr || (count && fields == nullptr) || count > inprof::internal::kMaxMarkerFields) return 0;
+  if (name == nullptr || (count && fields == nullptr) || count > inprof::internal::kMaxMarkerFields)
+    return 0;
   std::vector<inprof::MarkerField> converted;
   for (size_t i = 0; i < count; ++i) {
     const inprof_marker_field& f = fields[i];

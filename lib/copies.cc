@@ -8,24 +8,12 @@ namespace {
 std::atomic<const CopyInterface*> g_primary_slot{nullptr};
 
 const CopyInterface kOwn = {
-    kCopyInterfaceLayout,
-    sizeof(CopyInterface),
-    INPROF_VERSION_STRING,
-    &g_primary_slot,
-    here::start,
-    here::stop,
-    here::is_running,
-    here::pause,
-    here::resume,
-    here::capture,
-    here::define_category,
-    here::register_marker_type,
-    here::record_marker,
-    here::label_push,
-    here::label_pop,
-    here::register_counter,
-    here::set_thread_name,
-    here::register_thread,
+    kCopyInterfaceLayout,    sizeof(CopyInterface), INPROF_VERSION_STRING,
+    &g_primary_slot,         here::start,           here::stop,
+    here::is_running,        here::pause,           here::resume,
+    here::capture,           here::define_category, here::register_marker_type,
+    here::record_marker,     here::label_push,      here::label_pop,
+    here::register_counter,  here::set_thread_name, here::register_thread,
     here::unregister_thread,
 };
 

@@ -69,25 +69,28 @@ TEST(EnvOptions, ReadsEveryVariable) {
 TEST(EnvOptions, DescendantsOfTheRecordedProcessWriteTheirOwnDump) {
   std::string error;
   const std::string self = std::to_string(process_id());
-  auto root = parse({{"INPROF_STARTUP", "1"}, {"INPROF_OUTPUT", "/tmp/app.inprof"},
-                     {"INPROF_ROOT_PID", self}}, &error);
+  auto root = parse(
+      {{"INPROF_STARTUP", "1"}, {"INPROF_OUTPUT", "/tmp/app.inprof"}, {"INPROF_ROOT_PID", self}},
+      &error);
   ASSERT_TRUE(root) << error;
   EXPECT_TRUE(root->startup);
   EXPECT_EQ(root->options.output_path, "/tmp/app.inprof");
 
-  auto child = parse({{"INPROF_STARTUP", "1"}, {"INPROF_OUTPUT", "/tmp/app.inprof"},
-                      {"INPROF_ROOT_PID", "1"}}, &error);
+  auto child = parse(
+      {{"INPROF_STARTUP", "1"}, {"INPROF_OUTPUT", "/tmp/app.inprof"}, {"INPROF_ROOT_PID", "1"}},
+      &error);
   ASSERT_TRUE(child) << error;
   EXPECT_TRUE(child->startup);
   EXPECT_EQ(child->options.output_path, "/tmp/app-" + self + ".inprof");
 
-  auto pattern = parse({{"INPROF_STARTUP", "1"}, {"INPROF_OUTPUT", "/tmp/d/%p.inprof"},
-                        {"INPROF_ROOT_PID", "1"}}, &error);
+  auto pattern = parse(
+      {{"INPROF_STARTUP", "1"}, {"INPROF_OUTPUT", "/tmp/d/%p.inprof"}, {"INPROF_ROOT_PID", "1"}},
+      &error);
   ASSERT_TRUE(pattern) << error;
   EXPECT_EQ(pattern->options.output_path, "/tmp/d/" + self + ".inprof");
 
-  auto alone = parse({{"INPROF_STARTUP", "1"}, {"INPROF_ROOT_PID", "1"}, {"INPROF_CHILDREN", "0"}},
-                     &error);
+  auto alone =
+      parse({{"INPROF_STARTUP", "1"}, {"INPROF_ROOT_PID", "1"}, {"INPROF_CHILDREN", "0"}}, &error);
   ASSERT_TRUE(alone) << error;
   EXPECT_FALSE(alone->startup);
 

@@ -135,9 +135,9 @@ class Summary final : public DumpVisitor {
         kSampleTruncatedCopy | kSampleDepthLimit | kSampleNoStack | kSampleIncomplete;
     if (s.frames.size() <= 1 && !(s.flags & kMarked)) {
       ++leaf_only_unmarked_;
-      if (verbose_) std::fprintf(stderr, "leaf-only unmarked: tid %llu at %.3f ms flags %#x\n",
-                                 static_cast<unsigned long long>(s.tid), double(s.time_ns) / 1e6,
-                                 s.flags);
+      if (verbose_)
+        std::fprintf(stderr, "leaf-only unmarked: tid %llu at %.3f ms flags %#x\n",
+                     static_cast<unsigned long long>(s.tid), double(s.time_ns) / 1e6, s.flags);
     }
     const bool in_program = std::any_of(s.frames.begin(), s.frames.end(), [&](uint64_t a) {
       const ModuleRecord* m = find(a);

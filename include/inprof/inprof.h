@@ -115,7 +115,6 @@ INPROF_C_API void inprof_set_thread_name(const char* name);
 INPROF_C_API void inprof_register_thread(const char* name);
 INPROF_C_API void inprof_unregister_thread(void);
 
-
 /* Markers. `category` is 0 (Other), a built-in id (1 Idle, 2 IO, 3 Network, 4 Graphics,
  * 5 Memory, 6 User) or one returned by inprof_define_category. Times come from inprof_now(). */
 INPROF_C_API uint64_t inprof_now(void);
@@ -151,12 +150,18 @@ static inline void inprof_options_init(inprof_options* options) {
   static inprof_options zero;
   if (options) *options = zero;
 }
-static inline int inprof_start(const inprof_options* options) { (void)options; return -1; }
+static inline int inprof_start(const inprof_options* options) {
+  (void)options;
+  return -1;
+}
 static inline int inprof_stop(void) { return -1; }
 static inline int inprof_is_running(void) { return 0; }
 static inline int inprof_pause(void) { return -1; }
 static inline int inprof_resume(void) { return -1; }
-static inline int inprof_capture(const char* path) { (void)path; return -1; }
+static inline int inprof_capture(const char* path) {
+  (void)path;
+  return -1;
+}
 static inline const char* inprof_last_error(void) {
   return "profiling was compiled out (INPROF_DISABLE)";
 }
@@ -165,45 +170,70 @@ static inline void inprof_register_thread(const char* name) { (void)name; }
 static inline void inprof_unregister_thread(void) {}
 static inline uint64_t inprof_now(void) { return 0; }
 static inline uint16_t inprof_define_category(const char* name, int color) {
-  (void)name; (void)color; return 0;
+  (void)name;
+  (void)color;
+  return 0;
 }
 static inline void inprof_marker(const char* name, uint16_t category) {
-  (void)name; (void)category;
+  (void)name;
+  (void)category;
 }
 static inline void inprof_text_marker(const char* name, const char* text, uint16_t category) {
-  (void)name; (void)text; (void)category;
+  (void)name;
+  (void)text;
+  (void)category;
 }
 static inline void inprof_interval_marker(const char* name, uint64_t start, uint64_t end,
                                           uint16_t category) {
-  (void)name; (void)start; (void)end; (void)category;
+  (void)name;
+  (void)start;
+  (void)end;
+  (void)category;
 }
 static inline void inprof_interval_start(const char* name, uint16_t category) {
-  (void)name; (void)category;
+  (void)name;
+  (void)category;
 }
 static inline void inprof_interval_end(const char* name, uint16_t category) {
-  (void)name; (void)category;
+  (void)name;
+  (void)category;
 }
 static inline uint32_t inprof_define_marker_type(const char* name,
                                                  const inprof_marker_field* fields, size_t count,
                                                  const char* table_label) {
-  (void)name; (void)fields; (void)count; (void)table_label; return 0;
+  (void)name;
+  (void)fields;
+  (void)count;
+  (void)table_label;
+  return 0;
 }
 static inline void inprof_typed_marker(const char* name, uint16_t category, uint32_t type,
                                        const inprof_marker_value* values, size_t count) {
-  (void)name; (void)category; (void)type; (void)values; (void)count;
+  (void)name;
+  (void)category;
+  (void)type;
+  (void)values;
+  (void)count;
 }
 static inline inprof_counter* inprof_counter_create(const char* name, const char* description,
                                                     uint16_t category) {
-  (void)name; (void)description; (void)category; return (inprof_counter*)0;
+  (void)name;
+  (void)description;
+  (void)category;
+  return (inprof_counter*)0;
 }
 static inline void inprof_counter_add(inprof_counter* counter, int64_t delta) {
-  (void)counter; (void)delta;
+  (void)counter;
+  (void)delta;
 }
 static inline void inprof_counter_set(inprof_counter* counter, int64_t value) {
-  (void)counter; (void)value;
+  (void)counter;
+  (void)value;
 }
 static inline int inprof_label_push(const char* name, uint16_t category) {
-  (void)name; (void)category; return 0;
+  (void)name;
+  (void)category;
+  return 0;
 }
 static inline void inprof_label_pop(int token) { (void)token; }
 

@@ -27,7 +27,8 @@
 #define INPROF_MARKERS_H_
 
 #if __cplusplus < 202002L
-#error "inprof's C++ headers need C++20 (-std=c++20 or later); from C or C++17, use <inprof/inprof.h>"
+#error \
+    "inprof's C++ headers need C++20 (-std=c++20 or later); from C or C++17, use <inprof/inprof.h>"
 #endif
 
 #include <atomic>
@@ -339,9 +340,9 @@ inline Counter::Counter(std::string_view, std::string_view, Category) {
 // A label keeps only the address of its name: the name must be a constant (a string literal);
 // a run-time string (`s.c_str()`) does not compile (error: call to consteval function
 // 'inprof::internal::label_literal' is not a constant expression).
-#define INPROF_LABEL(name)                                    \
-  ::inprof::LabelScope INPROF_CONCAT(inprof_label_scope_, __LINE__)( \
-      ::inprof::internal::label_literal(name))
+#define INPROF_LABEL(name)                                \
+  ::inprof::LabelScope INPROF_CONCAT(inprof_label_scope_, \
+                                     __LINE__)(::inprof::internal::label_literal(name))
 #endif
 
 namespace inprof::internal {

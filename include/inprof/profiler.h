@@ -23,7 +23,8 @@
 #define INPROF_PROFILER_H_
 
 #if __cplusplus < 202002L
-#error "inprof's C++ headers need C++20 (-std=c++20 or later); from C or C++17, use <inprof/inprof.h>"
+#error \
+    "inprof's C++ headers need C++20 (-std=c++20 or later); from C or C++17, use <inprof/inprof.h>"
 #endif
 
 #include <chrono>

@@ -43,9 +43,9 @@ size_t block_size(Random& random) {
   const uint64_t r = random.next();
   const unsigned pick = static_cast<unsigned>(r % 1000);
   const uint64_t v = r >> 16;
-  if (pick < 900) return 16 + v % 4081;               // 16 B .. 4 KiB: 90 % of the blocks
-  if (pick < 990) return 4096 + v % (61 * 1024);      // 4 KiB .. 65 KiB
-  return 256 * 1024 + v % (768 * 1024 + 1);           // 256 KiB .. 1 MiB: 1 %
+  if (pick < 900) return 16 + v % 4081;           // 16 B .. 4 KiB: 90 % of the blocks
+  if (pick < 990) return 4096 + v % (61 * 1024);  // 4 KiB .. 65 KiB
+  return 256 * 1024 + v % (768 * 1024 + 1);       // 256 KiB .. 1 MiB: 1 %
 }
 
 enum Site { kSixty, kThirty, kTen, kLeak, kSiteCount };
@@ -55,7 +55,7 @@ const char* const kSiteKind[kSiteCount] = {"malloc", "new[]", "calloc", "malloc"
 struct Truth {
   uint64_t bytes = 0;
   uint64_t blocks = 0;
-  double variance_at_r = 0;  // of the site's estimated bytes, for the R given
+  double variance_at_r = 0;     // of the site's estimated bytes, for the R given
   double expected_samples = 0;  // sum over its blocks of the probability to be sampled
   uint64_t retained = 0;
 };
@@ -238,15 +238,15 @@ int main(int argc, char** argv) {
     const Truth& t = g_truth[site];
     const double s = static_cast<double>(all_bytes);
     const double a = all_bytes ? static_cast<double>(t.bytes) / s : 0;
-    const double var = all_bytes ? ((1 - a) * (1 - a) * t.variance_at_r +
-                                    a * a * (all_variance - t.variance_at_r)) /
-                                       (s * s)
-                                 : 0;
-    std::printf(
-        "site=%s kind=%s bytes=%llu blocks=%llu share=%.6f sigma_pp=%.3f retained=%llu\n",
-        kSiteName[site], kSiteKind[site], static_cast<unsigned long long>(t.bytes),
-        static_cast<unsigned long long>(t.blocks), a, 100 * std::sqrt(var),
-        static_cast<unsigned long long>(t.retained));
+    const double var =
+        all_bytes
+            ? ((1 - a) * (1 - a) * t.variance_at_r + a * a * (all_variance - t.variance_at_r)) /
+                  (s * s)
+            : 0;
+    std::printf("site=%s kind=%s bytes=%llu blocks=%llu share=%.6f sigma_pp=%.3f retained=%llu\n",
+                kSiteName[site], kSiteKind[site], static_cast<unsigned long long>(t.bytes),
+                static_cast<unsigned long long>(t.blocks), a, 100 * std::sqrt(var),
+                static_cast<unsigned long long>(t.retained));
   }
   std::printf("total bytes=%llu retained=%llu sample_bytes=%.0f expected_samples=%.0f\n",
               static_cast<unsigned long long>(all_bytes),

@@ -238,15 +238,17 @@ TEST(SymbolicateCli, MergesSeveralDumpsIntoOneProfileAProcessEach) {
     EXPECT_STREQ(threads[1]["processName"].GetString(), "sort arg-of-101");
     EXPECT_STREQ(threads[2]["processName"].GetString(), "gzip arg-of-102");
     // Times on the first process's clock: sort started 5 ms later, gzip 9 ms.
-    EXPECT_DOUBLE_EQ(threads[1]["registerTime"].GetDouble() - threads[0]["registerTime"].GetDouble(), 5.0);
-    EXPECT_DOUBLE_EQ(threads[2]["registerTime"].GetDouble() - threads[0]["registerTime"].GetDouble(), 9.0);
+    EXPECT_DOUBLE_EQ(
+        threads[1]["registerTime"].GetDouble() - threads[0]["registerTime"].GetDouble(), 5.0);
+    EXPECT_DOUBLE_EQ(
+        threads[2]["registerTime"].GetDouble() - threads[0]["registerTime"].GetDouble(), 9.0);
     EXPECT_EQ(doc["meta"]["initialVisibleThreads"].Size(), 3u);
   }
   // A directory without dumps: one line naming it.
   std::filesystem::create_directory(dir.path("none"));
   EXPECT_EQ(run({dir.path("none"), "-o", dir.path("x.json")}, &err), 1);
-  EXPECT_EQ(err, "symbolicate: error: '" + dir.path("none") +
-                     "' is a directory without .inprof dumps\n");
+  EXPECT_EQ(
+      err, "symbolicate: error: '" + dir.path("none") + "' is a directory without .inprof dumps\n");
 }
 
 // issue 23, item 16: a file that is not a dump is named, with what it is and what to do; a bad
@@ -273,6 +275,7 @@ TEST(SymbolicateCli, NotADumpSaysWhatTheFileIs) {
   const std::string dump = dir.path("d.inprof");
   write_small_dump(dump, {symtest::self_module()}, {symtest::caller_function()});
   EXPECT_EQ(run({dump, "-o", "/nonexistent/x.json"}, &err), 1);
-  EXPECT_EQ(err, "symbolicate: error: cannot write '/nonexistent/x.json': no such directory: "
-                 "/nonexistent\n");
+  EXPECT_EQ(err,
+            "symbolicate: error: cannot write '/nonexistent/x.json': no such directory: "
+            "/nonexistent\n");
 }

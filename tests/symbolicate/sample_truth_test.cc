@@ -35,10 +35,10 @@ class SampleTruthTest : public ::testing::Test {
     d.process(symtest::test_process());  // 1 ms interval
     d.module(symtest::self_module());
     d.thread_start(1, 0, "main", kThreadMain);
-    d.sample(1, 1 * kMs, {leaf, caller_ra}, 0, kMs);                     // complete
-    d.sample(1, 2 * kMs, {leaf, caller_ra}, kSampleTruncatedCopy, kMs);  // cut at the copy's end
+    d.sample(1, 1 * kMs, {leaf, caller_ra}, 0, kMs);                        // complete
+    d.sample(1, 2 * kMs, {leaf, caller_ra}, kSampleTruncatedCopy, kMs);     // cut at the copy's end
     d.sample(1, 3 * kMs, {leaf}, kSampleNoStack | kSampleIncomplete, kMs);  // registers only
-    d.sample(1, 4 * kMs, {leaf, caller_ra}, kSampleIncomplete, kMs);     // the walk stopped
+    d.sample(1, 4 * kMs, {leaf, caller_ra}, kSampleIncomplete, kMs);        // the walk stopped
     // A deep stack whose sample stands for four intervals of the thread's CPU.
     d.sample(1, 8 * kMs, {leaf, caller_ra}, 0, 4 * kMs);
     // A brief wake-up: 5 µs of CPU in 10 ms, stopped in its own code (not blocked).

@@ -22,7 +22,7 @@ void target_signal_at_entry();
 void target_before_entry();
 void target_faults_at_entry();
 #endif
-void target_prologue_loop();     // calls target_small_work in a loop
+void target_prologue_loop();  // calls target_small_work in a loop
 int target_small_work(int x);
 void target_fp_loop();  // -O0 frame-pointer frames: calls target_fp_small_work
 unsigned target_fp_small_work(unsigned x);

@@ -12,10 +12,10 @@
 namespace inprof::launcher {
 
 struct RecordCommand {
-  bool help = false;                             // -h/--help: nothing else is filled in
-  bool children = true;                          // --no-children: PROGRAM alone
-  bool open = false;                             // --open: symbolicate and open at the end
-  bool open_browser = true;                      // --no-browser: --open prints the address
+  bool help = false;         // -h/--help: nothing else is filled in
+  bool children = true;      // --no-children: PROGRAM alone
+  bool open = false;         // --open: symbolicate and open at the end
+  bool open_browser = true;  // --no-browser: --open prints the address
   // Not empty: the directory (absolute) to create for the dumps, one per process: the default
   // output when children are profiled.
   std::string run_directory;

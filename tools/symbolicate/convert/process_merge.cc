@@ -93,8 +93,7 @@ class PartCopier {
       copy.markers.name.push_back(str(m.name[i]));
       copy.markers.start_ns.push_back(m.start_ns[i] ? std::optional(time(*m.start_ns[i]))
                                                     : std::nullopt);
-      copy.markers.end_ns.push_back(m.end_ns[i] ? std::optional(time(*m.end_ns[i]))
-                                                : std::nullopt);
+      copy.markers.end_ns.push_back(m.end_ns[i] ? std::optional(time(*m.end_ns[i])) : std::nullopt);
       copy.markers.phase.push_back(m.phase[i]);
       copy.markers.category.push_back(cat(m.category[i]));
       copy.markers.data.push_back(m.data[i]);

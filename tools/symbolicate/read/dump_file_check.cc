@@ -22,12 +22,14 @@ std::optional<std::string> why_not_a_dump(const std::string& path) {
            "-capture-N and -crash files beside it)";
   }
   if (size >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
-    return name + " is gzip-compressed, not an inprof dump: a profile symbolicate wrote? Open it "
-                  "on https://profiler.firefox.com";
+    return name +
+           " is gzip-compressed, not an inprof dump: a profile symbolicate wrote? Open it "
+           "on https://profiler.firefox.com";
   }
   if (head[0] == '{' || head[0] == '[') {
-    return name + " is JSON, not an inprof dump: a profile symbolicate wrote? Open it on "
-                  "https://profiler.firefox.com";
+    return name +
+           " is JSON, not an inprof dump: a profile symbolicate wrote? Open it on "
+           "https://profiler.firefox.com";
   }
   if (size >= sizeof internal::kDumpMagic &&
       std::memcmp(head, internal::kDumpMagic, sizeof internal::kDumpMagic) == 0) {
@@ -36,12 +38,12 @@ std::optional<std::string> why_not_a_dump(const std::string& path) {
     }
     return std::nullopt;
   }
-  if (size < sizeof internal::kDumpMagic &&
-      std::memcmp(head, internal::kDumpMagic, size) == 0) {
+  if (size < sizeof internal::kDumpMagic && std::memcmp(head, internal::kDumpMagic, size) == 0) {
     return name + " is cut short inside its header (" + std::to_string(size) + " bytes)";
   }
-  return name + " is not an inprof dump (it does not start as one; dumps are what the library "
-                "or `inprof record` writes, *.inprof)";
+  return name +
+         " is not an inprof dump (it does not start as one; dumps are what the library "
+         "or `inprof record` writes, *.inprof)";
 }
 
 }  // namespace inprof::symbolicate

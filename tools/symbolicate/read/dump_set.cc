@@ -18,8 +18,7 @@ std::optional<std::vector<std::string>> expand_dump_paths(const std::vector<std:
     std::vector<std::string> found;
     for (fs::directory_iterator it(arg, ec), end; !ec && it != end; it.increment(ec)) {
       // An empty file holds nothing (a ring-mode session's output beside its crash capture).
-      if (it->path().extension() == ".inprof" && it->is_regular_file(ec) &&
-          it->file_size(ec) > 0) {
+      if (it->path().extension() == ".inprof" && it->is_regular_file(ec) && it->file_size(ec) > 0) {
         found.push_back(it->path().string());
       }
     }
