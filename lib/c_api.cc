@@ -184,9 +184,9 @@ int inprof_label_push(const char* name, uint16_t c) {
   // call, an address inside the caller's frame for as long as the label is pushed.
   const auto key = reinterpret_cast<uint64_t>(__builtin_dwarf_cfa());
   if (const inprof::internal::CopyInterface* primary = inprof::internal::primary_copy()) {
-    primary->label_push(name, key, c);
+    primary->label_push(name, key, c, false);
   } else {
-    inprof::internal::here::label_push(name, key, c);
+    inprof::internal::here::label_push(name, key, c, false);
   }
   return 1;
 }

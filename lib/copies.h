@@ -22,7 +22,7 @@
 
 namespace inprof::internal {
 
-inline constexpr uint32_t kCopyInterfaceLayout = 1;
+inline constexpr uint32_t kCopyInterfaceLayout = 2;
 
 struct CopyInterface {
   uint32_t layout;      // kCopyInterfaceLayout
@@ -40,7 +40,8 @@ struct CopyInterface {
   void (*record_marker)(std::string_view name, Category category, MarkerPhase phase,
                         Timestamp start, Timestamp end, uint32_t type,
                         std::span<const FieldValue> fields);
-  void (*label_push)(const char* name, uint64_t key, uint16_t category);
+  // `recorded`: the caller keeps the label's LabelRecord at `key`, in its stack.
+  void (*label_push)(const char* name, uint64_t key, uint16_t category, bool recorded);
   void (*label_pop)();
   std::pair<uint32_t, std::atomic<int64_t>*> (*register_counter)(std::string_view name,
                                                                  std::string_view description,
@@ -63,7 +64,7 @@ uint16_t define_category(std::string_view name, Color color);
 uint32_t register_marker_type(const MarkerSchemaDescription& schema);
 void record_marker(std::string_view name, Category category, MarkerPhase phase, Timestamp start,
                    Timestamp end, uint32_t type, std::span<const FieldValue> fields);
-void label_push(const char* name, uint64_t key, uint16_t category);
+void label_push(const char* name, uint64_t key, uint16_t category, bool recorded);
 void label_pop();
 std::pair<uint32_t, std::atomic<int64_t>*> register_counter(std::string_view name,
                                                             std::string_view description,

@@ -1,5 +1,6 @@
 #include "label_stack.h"
 
+#include <cstring>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -30,6 +31,7 @@ void recycle(LabelStack* stack, uint64_t tid) {
   r.by_thread.erase(tid);
   stack->owner.store(0, std::memory_order_relaxed);
   stack->depth.store(0, std::memory_order_relaxed);
+  stack->off_stack_since_ns.store(0, std::memory_order_relaxed);
   r.free.push_back(stack);
 }
 
@@ -85,6 +87,30 @@ LabelStack& current_label_stack() {
   t_labels.stack = stack;
   recycle_when_thread_exits(stack);
   return *stack;
+}
+
+size_t find_label_records(const uint8_t* copy, size_t size, uint64_t address, LabelEntry* out,
+                          size_t max) {
+  if (max == 0) return 0;
+  // Records are 8-aligned in the stack; upward from SP they come innermost first. Keeps the
+  // outermost `max` in a ring, then turns them outermost first.
+  const uint64_t skip = (8 - address % 8) % 8;
+  size_t found = 0;
+  for (uint64_t at = skip; at + sizeof(LabelRecord) <= size; at += 8) {
+    LabelRecord record;
+    std::memcpy(&record, copy + at, sizeof(record));
+    if (record.tag != (kLabelRecordMagic ^ (address + at))) continue;
+    out[found % max] = LabelEntry{reinterpret_cast<const char*>(record.name), address + at,
+                                  static_cast<uint16_t>(record.category)};
+    ++found;
+    at += sizeof(LabelRecord) - 8;
+  }
+  const size_t kept = found < max ? found : max;
+  // out[(found - 1) % max] is the outermost; reverse the ring into outermost-first order.
+  LabelEntry ordered[kMaxLabelDepth];
+  for (size_t i = 0; i < kept && i < kMaxLabelDepth; ++i) ordered[i] = out[(found - 1 - i) % max];
+  for (size_t i = 0; i < kept && i < kMaxLabelDepth; ++i) out[i] = ordered[i];
+  return kept;
 }
 
 const LabelStack* find_label_stack(uint64_t tid) {

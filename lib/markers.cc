@@ -62,8 +62,12 @@ uint16_t here::define_category(std::string_view name, Color color) {
   return Declarations::instance().define_category(name, color);
 }
 
-void here::label_push(const char* name, uint64_t key, uint16_t category) {
-  current_label_stack().push({name, key, category});
+void here::label_push(const char* name, uint64_t key, uint16_t category, bool recorded) {
+  LabelStack& stack = current_label_stack();
+  if (!recorded && stack.off_stack_since_ns.load(std::memory_order_relaxed) == 0) {
+    stack.off_stack_since_ns.store(monotonic_ns(), std::memory_order_relaxed);
+  }
+  stack.push({name, key, category});
 }
 
 void here::label_pop() { current_label_stack().pop(); }
@@ -128,18 +132,38 @@ void text_marker(std::string_view name, std::string_view text, Category category
   marker<TextMarker>(name, category, text);
 }
 
-LabelScope::LabelScope(const char* name, Category category) : pushed_(is_recording()) {
-  if (!pushed_) return;
+static_assert(sizeof(internal::LabelRecord) == sizeof(uint64_t[3]));
+
+// A scope outside the thread's stack (on the heap, say) keeps no record: a copy of the stack
+// would not hold it. The caller's frame lies above this function's, within the stack's reach.
+static bool lives_in_callers_stack(uint64_t address, uint64_t frame) {
+  return address > frame && address - frame < (uint64_t{64} << 20);
+}
+
+// A pushed scope without a record: a tag no record can have (it would be a kernel address).
+static constexpr uint64_t kPushedWithoutRecord = 1;
+
+LabelScope::LabelScope(const char* name, Category category) : record_{} {
+  if (!is_recording()) return;
   const auto key = reinterpret_cast<uint64_t>(this);
-  if (const internal::CopyInterface* primary = internal::primary_copy()) {
-    primary->label_push(name, key, category.id());
+  auto* record = reinterpret_cast<internal::LabelRecord*>(record_);
+  const bool recorded =
+      lives_in_callers_stack(key, reinterpret_cast<uint64_t>(__builtin_frame_address(0)));
+  if (recorded) {
+    internal::write_label_record(record, name, category.id());
   } else {
-    internal::here::label_push(name, key, category.id());
+    record_[0] = kPushedWithoutRecord;
+  }
+  if (const internal::CopyInterface* primary = internal::primary_copy()) {
+    primary->label_push(name, key, category.id(), recorded);
+  } else {
+    internal::here::label_push(name, key, category.id(), recorded);
   }
 }
 
 LabelScope::~LabelScope() {
-  if (!pushed_) return;
+  if (record_[0] == 0) return;
+  internal::clear_label_record(reinterpret_cast<internal::LabelRecord*>(record_));
   if (const internal::CopyInterface* primary = internal::primary_copy()) {
     primary->label_pop();
   } else {

@@ -471,8 +471,21 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
   if (labels == nullptr) state.no_labels_before_ns = looked_up_ns;
   uint64_t moved_sp = 0;  // SP of a snapshot taken outside the stack mapping it was told of
   uint64_t unlabelled = 0;
+  // A copy the kernel took holds the records of the thread's label scopes; it lacks only labels
+  // pushed without one (the C API's), from the first of those on. (Read after the lookup: such a
+  // label pushed later is pushed after every copy taken before the lookup.)
+  const uint64_t off_stack_since_ns =
+      labels ? labels->off_stack_since_ns.load(std::memory_order_relaxed) : 0;
   while (const StackSnapshot* snapshot = self_sampling_->front(state.self_handle)) {
-    if (snapshot->label_source == nullptr && snapshot->time_ns >= state.no_labels_before_ns) {
+    if (snapshot->labels_from_copy) {
+      if (snapshot->time_ns >= looked_up_ns) break;  // the next collection decides
+      if (off_stack_since_ns != 0 && snapshot->time_ns >= off_stack_since_ns) {
+        ++unlabelled;  // may lack a label it had; a timer takes the thread over
+        self_sampling_->pop(state.self_handle);
+        continue;
+      }
+    } else if (snapshot->label_source == nullptr &&
+               snapshot->time_ns >= state.no_labels_before_ns) {
       if (labels == nullptr) break;  // taken after the lookup: the next collection decides
       ++unlabelled;
       self_sampling_->pop(state.self_handle);

@@ -35,6 +35,9 @@ struct StackSnapshot {
   size_t capacity = 0;
 
   // Labels: the sampler names the thread's label stack, the copier copies its live entries.
+  // Or, for a copy the kernel took (no handler ran), the labels whose records are in the copy:
+  // `labels_from_copy` (those of scopes the copy does not hold are not there).
+  bool labels_from_copy = false;
   const LabelStack* label_source = nullptr;
   uint64_t label_owner = 0;  // the thread id the label stack must belong to
   LabelEntry labels[kMaxLabelDepth];

@@ -14,6 +14,7 @@
 
 #include "dump/dump_reader.h"
 #include "inprof/profiler.h"
+#include "label_stack.h"
 #include "process_info.h"
 #include "test_util.h"
 
@@ -227,6 +228,28 @@ __attribute__((noinline)) void labelled_work() {
   LabelScope outer("OuterPhase", kCategoryUser);
   spin_in_label();
   asm volatile("" ::: "memory");
+}
+
+// While its label is pushed, a label scope holds a record a copy of the stack shows (the kernel's
+// copies carry no label stack); it is cleared before the label is popped.
+TEST_F(MarkersTest, ALabelScopeHoldsItsRecordWhilePushed) {
+  start();
+  uint64_t words[3];
+  {
+    LabelScope scope("Recorded", kCategoryUser);
+    std::memcpy(words, &scope, sizeof(words));
+    EXPECT_EQ(words[0], internal::kLabelRecordMagic ^ reinterpret_cast<uint64_t>(&scope));
+    EXPECT_STREQ(reinterpret_cast<const char*>(words[1]), "Recorded");
+    EXPECT_EQ(words[2], kCategoryUser.id());
+    EXPECT_EQ(internal::current_label_stack().off_stack_since_ns.load(), 0u);
+  }
+  // A scope outside the stack keeps none, and the thread's label stack says so.
+  auto* heap = new LabelScope("OnTheHeap");
+  std::memcpy(words, heap, sizeof(words));
+  EXPECT_NE(words[0], internal::kLabelRecordMagic ^ reinterpret_cast<uint64_t>(heap));
+  EXPECT_NE(internal::current_label_stack().off_stack_since_ns.load(), 0u);
+  delete heap;
+  stop_and_read();
 }
 
 TEST_F(MarkersTest, LabelsAppearInSamplesInStackOrder) {

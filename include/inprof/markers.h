@@ -285,7 +285,9 @@ class INPROF_API LabelScope {
   LabelScope& operator=(const LabelScope&) = delete;
 
  private:
-  bool pushed_;
+  // A record the library fills while the label is pushed (zero when it is not): it lives in the
+  // thread's stack, so a stack copy the kernel takes carries the labels with it.
+  uint64_t record_[3];
 };
 
 // A number that changes over time, shown as a counter track. Create it once (it lives for the
@@ -311,7 +313,7 @@ inline uint32_t internal::register_marker_type(const MarkerSchemaDescription&) {
 inline void internal::record_marker(std::string_view, Category, MarkerPhase, Timestamp, Timestamp,
                                     uint32_t, std::span<const FieldValue>) {}
 inline void text_marker(std::string_view, std::string_view, Category) {}
-inline LabelScope::LabelScope(const char*, Category) : pushed_(false) {}
+inline LabelScope::LabelScope(const char*, Category) : record_{} {}
 inline LabelScope::~LabelScope() {}
 inline Counter::Counter(std::string_view, std::string_view, Category) {
   static std::atomic<int64_t> unused{0};

@@ -258,7 +258,9 @@ bool PerfEventRing::parse_sample(const uint8_t* record, size_t size, StackSnapsh
   out->runnable = false;
   out->label_source = nullptr;
   out->label_owner = 0;
-  out->label_count = 0;
+  out->labels_from_copy = true;
+  out->label_count =
+      find_label_records(stack, out->stack_size, out->stack_start, out->labels, kMaxLabelDepth);
   return true;
 }
 

@@ -40,8 +40,9 @@ class PerfSelfSampling final : public SelfSampling {
                                                   size_t stack_copy_size);
   ~PerfSelfSampling() override;
 
-  // -1 when `labels` is not null (labels need a handler on the thread), every ring is taken, the
-  // budget is spent, or the kernel refuses.
+  // -1 when `labels` is not null (labels pushed without a record in the stack need a handler on
+  // the thread), every ring is taken, the budget is spent, or the kernel refuses. The labels of
+  // label scopes come with each sample, read from their records in the copied stack.
   int start(uint64_t tid, uint64_t sp, const LabelStack* labels) override;
   void stop(int handle) override;
   bool set_stack(int handle, uint64_t sp) override;

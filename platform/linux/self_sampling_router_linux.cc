@@ -33,7 +33,9 @@ int SelfSamplingRouter::start(uint64_t tid, uint64_t sp, const LabelStack* label
   r = Route{};
   r.tid = tid;
   r.sp = sp;
-  if (perf_ && labels == nullptr) {
+  // The kernel's copies carry label scopes' records, not the labels pushed without one.
+  if (perf_ &&
+      (labels == nullptr || labels->off_stack_since_ns.load(std::memory_order_relaxed) == 0)) {
     r.inner = perf_->start(tid, sp, nullptr);
     if (r.inner >= 0) r.way = Way::kPerf;
   }
@@ -96,7 +98,11 @@ void SelfSamplingRouter::set_labels(int handle, const LabelStack* labels) {
   if (!valid(handle)) return;
   Route& r = routes_[handle];
   if (r.way == Way::kPerf) {
-    r.pending_labels = labels;  // the kernel cannot copy labels: a timer's handler will
+    // The kernel's copies hold the records of label scopes, not labels pushed without one: a
+    // timer's handler, which reads the label stack, takes over once one appears.
+    if (labels != nullptr && labels->off_stack_since_ns.load(std::memory_order_relaxed) != 0) {
+      r.pending_labels = labels;
+    }
     return;
   }
   way(r)->set_labels(r.inner, labels);

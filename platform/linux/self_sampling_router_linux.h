@@ -49,7 +49,8 @@ class SelfSamplingRouter final : public SelfSampling {
     uint64_t tid = 0;
     uint64_t sp = 0;
     Counts before;  // the counts of earlier ways, so that totals never go back
-    // Labels appeared while the kernel sampled it: a timer takes over once its ring is empty.
+    // Labels without records appeared while the kernel sampled it (the C API's): a timer takes
+    // over once its ring is empty.
     const LabelStack* pending_labels = nullptr;
   };
   static constexpr size_t kRoutes = kMaxSelfSampledThreads + kMaxPerfThreads;

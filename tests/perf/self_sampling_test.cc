@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "../test_util.h"
+#include "copies.h"
 #include "dump/byte_io.h"
 #include "dump/dump_records.h"
 #include "frame_pointer_unwinder.h"
@@ -475,19 +476,50 @@ TEST(KernelSampling, AThreadThatBlocksEverySignalIsSampledAllTheSame) {
   worker.join();
 }
 
-// The kernel cannot copy labels: a thread whose first label appears while the kernel samples it
-// moves to a timer, and its samples carry the label from then on.
-TEST(KernelSampling, AThreadWhoseLabelAppearsLaterHasItInItsSamples) {
+// A label scope keeps a record in the thread's stack: a thread whose first label appears while
+// the kernel samples it stays with the kernel, and the kernel's copies carry the label.
+TEST(KernelSampling, AThreadWhoseLabelScopeAppearsLaterKeepsItsRingAndHasTheLabel) {
   if (!kernel_sampling_allowed()) GTEST_SKIP() << "perf events refused here";
   std::atomic<bool> label{false}, stop{false};
   std::atomic<uint64_t> tid{0};
   std::thread worker([&] {
     tid = current_thread_id();
     while (!label.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
-    uint64_t here = 0;
-    current_label_stack().push({"later", reinterpret_cast<uint64_t>(&here), 0});
+    LabelRecord record;  // what LabelScope keeps
+    write_label_record(&record, "later", 0);
+    here::label_push("later", reinterpret_cast<uint64_t>(&record), 0, true);
     while (!stop.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
-    current_label_stack().pop();
+    clear_label_record(&record);
+    here::label_pop();
+  });
+  while (!tid) std::this_thread::yield();
+  {
+    Harness h(1000000);
+    EXPECT_TRUE(h.tick_until([&] { return h.with_frames[tid] >= 20; }));
+    EXPECT_EQ(h.with_labels[tid], 0u);
+    EXPECT_EQ(perf_event_descriptors(), 1);
+    label = true;
+    EXPECT_TRUE(h.tick_until([&] { return h.with_labels[tid] >= 20; }))
+        << "no labelled sample after the label was pushed";
+    EXPECT_EQ(perf_event_descriptors(), 1) << "the thread left the kernel for a timer";
+  }
+  stop = true;
+  worker.join();
+}
+
+// A label pushed without a record (the C API's) is not in the kernel's copies: the thread moves
+// to a timer, whose handler reads the label stack, and its samples carry the label from then on.
+TEST(KernelSampling, AThreadWhoseUnrecordedLabelAppearsLaterMovesToATimerWithIt) {
+  if (!kernel_sampling_allowed()) GTEST_SKIP() << "perf events refused here";
+  std::atomic<bool> label{false}, stop{false};
+  std::atomic<uint64_t> tid{0};
+  std::thread worker([&] {
+    tid = current_thread_id();
+    while (!label.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
+    uint64_t key = 0;
+    here::label_push("later", reinterpret_cast<uint64_t>(&key), 0, false);
+    while (!stop.load(std::memory_order_relaxed)) asm volatile("" ::: "memory");
+    here::label_pop();
   });
   while (!tid) std::this_thread::yield();
   {
@@ -497,6 +529,7 @@ TEST(KernelSampling, AThreadWhoseLabelAppearsLaterHasItInItsSamples) {
     label = true;
     EXPECT_TRUE(h.tick_until([&] { return h.with_labels[tid] >= 20; }))
         << "no labelled sample after the label was pushed";
+    EXPECT_EQ(perf_event_descriptors(), 0) << "the thread stayed with the kernel";
   }
   stop = true;
   worker.join();
