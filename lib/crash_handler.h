@@ -20,8 +20,12 @@ class CrashHandler {
   // With a sampler (enable_crash_samples() called), the crashing thread's registers and stack go
   // to it, so the crash sample is unwound like any other (DWARF included); without one, or if the
   // sampler does not answer within 100 ms, the handler walks frame pointers itself.
+  // `empty_final_output`, if given, is the session's final dump, empty until stop(): a crash that
+  // ends the process (no handler of the program's after ours) removes it if it is still that
+  // empty file, so that the crash file is the one file the run leaves.
   static std::unique_ptr<CrashHandler> install(const std::string& path, CrashWriter* writer,
-                                               Sampler* sampler, Status* status);
+                                               Sampler* sampler, Status* status,
+                                               const std::string& empty_final_output = {});
   // Restores the previous handlers; removes the file if no crash was written to it.
   virtual ~CrashHandler() = default;
 

@@ -32,7 +32,9 @@ constexpr Variable kVariables[] = {
      "worker,io"},
     {"INPROF_BUFFER_SIZE", "buffer between sampler and writer, with unit K, M or G (default 8M)",
      "64M"},
-    {"INPROF_STACK_COPY_SIZE", "stack bytes copied per sample (default 64K)", "128K"},
+    {"INPROF_STACK_COPY_SIZE", "at most this many stack bytes copied per sample (default 256K)",
+     "1M"},
+    {"INPROF_MAX_FRAMES", "most frames kept per sample, 8 to 4096 (default 4096)", "512"},
     {"INPROF_UNWINDER", "auto, dwarf or fp (default auto)", "fp"},
     {"INPROF_SIGNAL", "signal used to interrupt threads (default SIGURG)", "SIGRTMIN+3"},
     {"INPROF_SELF_SAMPLING",
@@ -214,6 +216,18 @@ std::optional<std::string> apply_env_variable(const std::string& name, const std
     return parse_size_in(value, "64M", kMinBufferSize, kMaxBufferSize, &o.buffer_size);
   } else if (name == "INPROF_STACK_COPY_SIZE") {
     return parse_size_in(value, "128K", kMinStackCopySize, kMaxStackCopySize, &o.stack_copy_size);
+  } else if (name == "INPROF_MAX_FRAMES") {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long frames = std::strtoull(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || errno != 0 || value[0] == '-') {
+      return "expected a number of frames such as 4096";
+    }
+    if (frames < kMinMaxFrames || frames > kMaxMaxFrames) {
+      return "must be from " + std::to_string(kMinMaxFrames) + " to " +
+             std::to_string(kMaxMaxFrames);
+    }
+    o.max_frames = static_cast<size_t>(frames);
   } else if (name == "INPROF_UNWINDER") {
     if (value == "auto")
       o.unwinder = UnwindMethod::kAuto;

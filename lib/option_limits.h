@@ -15,6 +15,8 @@ inline constexpr size_t kMinBufferSize = size_t{64} << 10;
 inline constexpr size_t kMaxBufferSize = size_t{1} << 30;
 inline constexpr size_t kMinStackCopySize = size_t{4} << 10;
 inline constexpr size_t kMaxStackCopySize = size_t{1} << 20;
+inline constexpr size_t kMinMaxFrames = 8;
+inline constexpr size_t kMaxMaxFrames = 4096;  // the dump's limit (dump_records.h kMaxFrames)
 inline constexpr std::chrono::seconds kMaxRingSeconds = std::chrono::hours(24 * 365);
 
 }  // namespace inprof::internal

@@ -80,9 +80,9 @@ Status validate(const Options& o) {
     return invalid("stack_copy_size must be between 4 KiB and 1 MiB (got " +
                    std::to_string(o.stack_copy_size) + " bytes)");
   }
-  if (o.max_frames < 8 || o.max_frames > kMaxFrames) {
-    return invalid("max_frames must be between 8 and " + std::to_string(kMaxFrames) + " (got " +
-                   std::to_string(o.max_frames) + ")");
+  if (o.max_frames < kMinMaxFrames || o.max_frames > kMaxMaxFrames) {
+    return invalid("max_frames must be between " + std::to_string(kMinMaxFrames) + " and " +
+                   std::to_string(kMaxMaxFrames) + " (got " + std::to_string(o.max_frames) + ")");
   }
   if (o.thread_answer_timeout < std::chrono::microseconds(100) ||
       o.thread_answer_timeout > std::chrono::seconds(1)) {
@@ -227,8 +227,8 @@ Status Session::start_ring_services(const std::string& output_path) {
     const std::string crash_path =
         options_.crash_path.empty() ? derived_path(output_path, "-crash") : options_.crash_path;
     sampler_->enable_crash_samples();
-    crash_handler_ =
-        CrashHandler::install(crash_path, crash_writer_.get(), sampler_.get(), &status);
+    crash_handler_ = CrashHandler::install(crash_path, crash_writer_.get(), sampler_.get(), &status,
+                                           ring_mode_ ? output_path : std::string());
     if (!crash_handler_) return status;
   }
   if (options_.capture_signal != 0) {

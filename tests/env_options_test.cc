@@ -141,6 +141,9 @@ TEST(EnvOptions, RefusesWhatStartWouldRefuseNamingTheVariable) {
                                                         {"INPROF_BUFFER_SIZE", "1K"},
                                                         {"INPROF_BUFFER_SIZE", "2G"},
                                                         {"INPROF_STACK_COPY_SIZE", "2M"},
+                                                        {"INPROF_MAX_FRAMES", "7"},
+                                                        {"INPROF_MAX_FRAMES", "5000"},
+                                                        {"INPROF_MAX_FRAMES", "12x"},
                                                         {"INPROF_RING_SECONDS", "99999999999"},
                                                         {"INPROF_THREADS", ","}}) {
     std::string error;
@@ -166,10 +169,12 @@ TEST(EnvOptions, TheLimitsAreThoseOfStart) {
   for (const auto& vars :
        std::vector<std::map<std::string, std::string>>{{{"INPROF_INTERVAL", "100us"},
                                                         {"INPROF_BUFFER_SIZE", "64K"},
-                                                        {"INPROF_STACK_COPY_SIZE", "4K"}},
+                                                        {"INPROF_STACK_COPY_SIZE", "4K"},
+                                                        {"INPROF_MAX_FRAMES", "8"}},
                                                        {{"INPROF_INTERVAL", "1s"},
                                                         {"INPROF_BUFFER_SIZE", "1G"},
                                                         {"INPROF_STACK_COPY_SIZE", "1M"},
+                                                        {"INPROF_MAX_FRAMES", "4096"},
                                                         {"INPROF_MODE", "ring"},
                                                         {"INPROF_RING_SECONDS", "31536000"},
                                                         {"INPROF_CRASH", "1"}}}) {

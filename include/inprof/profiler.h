@@ -105,12 +105,13 @@ struct Options {
   // dropped and counted in the dump, never corrupted.
   std::size_t buffer_size = 8u << 20;
 
-  // How many bytes of each thread's stack are copied per sample (4 KiB to 1 MiB). A deeper stack is
-  // recorded up to this point and marked truncated.
-  std::size_t stack_copy_size = 64u << 10;
+  // At most how many bytes of a thread's stack are copied per sample (4 KiB to 1 MiB): a copy
+  // takes only the stack there is. A deeper stack is recorded up to this point and marked
+  // truncated. (Deep recursions, a compiler's say, reach 200 KiB and 4,000 frames.)
+  std::size_t stack_copy_size = 256u << 10;
 
   // Most frames recorded per sample (8 to 4096).
-  std::size_t max_frames = 512;
+  std::size_t max_frames = 4096;
 
   UnwindMethod unwinder = UnwindMethod::kAuto;
 

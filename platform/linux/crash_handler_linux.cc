@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -50,8 +51,29 @@ struct CrashState {
   // The thread writing the crash (0: none yet); `done` once it has finished.
   std::atomic<long> claimed_by{0};
   std::atomic<bool> done{false};
+  // The session's final dump, still empty (ring mode writes it at stop): a crash that ends the
+  // process removes it, rather than leave an empty file beside the crash file.
+  char final_output[4096] = {};
+  dev_t final_dev = 0;
+  ino_t final_ino = 0;
 };
 CrashState g_crash;
+
+// Removes the final dump if the path still names that same empty file.
+void remove_empty_final_output() {
+  if (g_crash.final_output[0] == '\0') return;
+  struct stat st;
+  if (::stat(g_crash.final_output, &st) == 0 && st.st_dev == g_crash.final_dev &&
+      st.st_ino == g_crash.final_ino && st.st_size == 0) {
+    (void)::unlink(g_crash.final_output);
+  }
+}
+
+// The signal's action after ours is the default: the process ends by it.
+bool ends_the_process(int signal) {
+  const struct sigaction& previous = g_crash.previous[signal];
+  return !(previous.sa_flags & SA_SIGINFO) && previous.sa_handler == SIG_DFL;
+}
 
 // Used only by the thread that claimed the crash; touched at install so that no page of it is
 // first faulted in by the handler.
@@ -264,6 +286,8 @@ void on_crash(int signal, siginfo_t* info, void* context) {
     if (writer->write(report, CrashSink{&fd, raw_write})) {
       (void)fsync(fd);
       g_crash.written.store(true);
+      // (A program whose own handler takes the signal may live on: its dump is still to come.)
+      if (ends_the_process(signal)) remove_empty_final_output();
     }
     g_crash.done.store(true);
   } else if (writer && unclaimed != tid) {
@@ -297,7 +321,8 @@ class LinuxCrashHandler final : public CrashHandler {
 }  // namespace
 
 std::unique_ptr<CrashHandler> CrashHandler::install(const std::string& path, CrashWriter* writer,
-                                                    Sampler* sampler, Status* status) {
+                                                    Sampler* sampler, Status* status,
+                                                    const std::string& empty_final_output) {
   if (g_crash.fd >= 0) {
     *status = Status::error(Status::Code::kAlreadyRunning, "crash capture is already armed");
     return nullptr;
@@ -333,6 +358,14 @@ std::unique_ptr<CrashHandler> CrashHandler::install(const std::string& path, Cra
     (void)fsync(fd);
     struct sigaction current = {};
     (void)sigaction(SIGSEGV, nullptr, &current);
+    struct stat st;
+    g_crash.final_output[0] = '\0';
+    if (!empty_final_output.empty() && empty_final_output.size() < sizeof g_crash.final_output &&
+        ::stat(empty_final_output.c_str(), &st) == 0 && st.st_size == 0) {
+      std::memcpy(g_crash.final_output, empty_final_output.c_str(), empty_final_output.size() + 1);
+      g_crash.final_dev = st.st_dev;
+      g_crash.final_ino = st.st_ino;
+    }
     std::memset(&g_scratch, 0, sizeof g_scratch);
   }
   g_crash.fd = fd;
@@ -358,6 +391,7 @@ std::unique_ptr<CrashHandler> CrashHandler::install(const std::string& path, Cra
 
 void CrashHandler::disarm_after_fork() {
   if (g_crash.fd < 0) return;
+  g_crash.final_output[0] = '\0';
   g_crash.writer.store(nullptr);
   for (int signal : kCrashSignals) {
     restore_if_still_ours(signal, on_crash, g_crash.previous[signal]);

@@ -111,6 +111,7 @@ int crash(const std::string& how, const std::string& crash_file) {
 // Runs `self --crash how file` and checks it died of `signal` and wrote `file`.
 bool crash_child(const char* self, const char* how, int signal, const std::string& file) {
   std::remove(file.c_str());
+  std::remove((file + ".unused").c_str());
   const pid_t pid = fork();
   if (pid == 0) {
     execl(self, self, "--crash", how, file.c_str(), static_cast<char*>(nullptr));
@@ -131,6 +132,12 @@ bool crash_child(const char* self, const char* how, int signal, const std::strin
   }
   std::fprintf(stderr, "flight_target: %s child died of signal %d and wrote %s (%lld bytes)\n", how,
                signal, file.c_str(), static_cast<long long>(in.tellg()));
+  // The session's own dump, empty until a stop that never came, is not left beside it.
+  if (std::ifstream(file + ".unused")) {
+    std::fprintf(stderr, "flight_target: the %s child left its empty dump %s.unused\n", how,
+                 file.c_str());
+    return false;
+  }
   return true;
 }
 
