@@ -25,13 +25,18 @@ def main():
     ap = argparse.ArgumentParser()
     for flag in ("--target", "--library", "--symbolicate", "--mode", "--interval", "--work"):
         ap.add_argument(flag, required=True)
+    # Instead of past 8 MB: this many small frames, deep but within what a sample takes by
+    # default (stack_copy_size, max_frames): the deep phase's samples must reach the root.
+    ap.add_argument("--frames", type=int)
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     dump = os.path.join(args.work, "deep.inprof")
     profile = os.path.join(args.work, "deep.json")
     env = dict(os.environ, LD_PRELOAD=args.library, INPROF_STARTUP="1", INPROF_OUTPUT=dump,
                INPROF_INTERVAL=args.interval, INPROF_SELF_SAMPLING=args.mode)
-    run = subprocess.run([args.target, "10"], env=env, capture_output=True, text=True, timeout=120)
+    target_args = [str(args.frames), "frames"] if args.frames else ["10"]
+    run = subprocess.run([args.target] + target_args, env=env, capture_output=True, text=True,
+                         timeout=120)
     if run.returncode != 0:
         sys.exit("target failed (%d): %s" % (run.returncode, run.stderr))
     measured = {k: int(v) for k, v in re.findall(r"(\w+)_cpu_ns=(\d+)", run.stdout)}
@@ -65,6 +70,7 @@ def main():
     dump_cpu_ms = sum(c or 0 for c in samples["threadCPUDelta"]) / 1e6
     problems, marks = [], {m: 0 for m in MARKS}
     phase_ms = {"shallow": 0.0, "deep": 0.0}
+    deep_samples, deep_rooted = 0, 0
     on_cpu_ms = 0.0  # the weights of on-CPU samples
     unknown_ms = 0.0  # samples weighted one interval because their CPU time was unknown
     for i, s in enumerate(samples["stack"]):
@@ -82,8 +88,10 @@ def main():
         if root not in MARKS and root not in ROOTS:
             problems.append("sample %d: %s" % (i, " <- ".join(frames[:8])))
         # (shallow_phase's call of spin is a tail call: its samples show body -> spin.)
-        if "(anonymous namespace)::recurse(int)" in frames:
+        if any(f.startswith("(anonymous namespace)::recurse") for f in frames):
             phase_ms["deep"] += samples["weight"][i]
+            deep_samples += 1
+            deep_rooted += root in ROOTS
         elif "(anonymous namespace)::body(void*)" in frames:
             phase_ms["shallow"] += samples["weight"][i]
     failed = False
@@ -119,6 +127,13 @@ def main():
     for phase in ("shallow", "deep"):
         print("%s phase: %.1f ms of CPU measured, %.1f ms in the profile's weights"
               % (phase, measured.get(phase, 0) / 1e6, phase_ms[phase]))
+    if args.frames:
+        # The first samples after the thread went deep may be cut, while its copy grows to fit
+        # (marked); after that every one reaches the root.
+        print("deep phase: %d of %d samples reach the root" % (deep_rooted, deep_samples))
+        if deep_rooted < 0.9 * deep_samples:
+            print("a stack %d frames deep should reach its root" % args.frames)
+            failed = True
     if not total_measured_ms or not phase_ms["deep"]:
         print("no phase measured (%r) or no deep sample (%r)" % (measured, phase_ms))
         failed = True

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 namespace {
 
@@ -42,11 +43,21 @@ __attribute__((noinline)) int recurse(int depth) {
   return pad[0];
 }
 
+// A few dozen bytes per level: thousands of frames in a stack a compiler's recursions reach.
+__attribute__((noinline)) int recurse_small(int depth) {
+  volatile int level = depth;
+  if (depth < g_levels) return recurse_small(depth + 1) + level;
+  spin(300000000);
+  return level;
+}
+
+bool g_small = false;
+
 void* body(void*) {
   const uint64_t start = thread_cpu_ns();
   shallow_phase();
   const uint64_t middle = thread_cpu_ns();
-  g_sink = static_cast<uint64_t>(recurse(0));
+  g_sink = static_cast<uint64_t>(g_small ? recurse_small(0) : recurse(0));
   g_shallow_ns = middle - start;
   g_deep_ns = thread_cpu_ns() - middle;
   return nullptr;
@@ -55,8 +66,11 @@ void* body(void*) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // deep_stack_target MEGABYTES: ~1 KiB frames that deep; deep_stack_target LEVELS frames:
+  // that many small frames.
   const double megabytes = argc > 1 ? std::atof(argv[1]) : 10;
-  g_levels = static_cast<int>(megabytes * 1024);
+  g_small = argc > 2 && std::string_view(argv[2]) == "frames";
+  g_levels = g_small ? static_cast<int>(megabytes) : static_cast<int>(megabytes * 1024);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 64u << 20);
