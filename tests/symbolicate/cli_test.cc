@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
 
 #include "test_support.h"
 #include "test_targets.h"
@@ -243,6 +245,15 @@ TEST(SymbolicateCli, MergesSeveralDumpsIntoOneProfileAProcessEach) {
     EXPECT_DOUBLE_EQ(
         threads[2]["registerTime"].GetDouble() - threads[0]["registerTime"].GetDouble(), 9.0);
     EXPECT_EQ(doc["meta"]["initialVisibleThreads"].Size(), 3u);
+    // Profile Info counts the run's samples and losses, not the first process's alone.
+    std::map<std::string, std::string> info;
+    for (const auto& e : doc["meta"]["extra"][0]["entries"].GetArray()) {
+      const auto& v = e["value"];
+      info[e["label"].GetString()] = v.IsString() ? v.GetString() : std::to_string(v.GetUint64());
+    }
+    EXPECT_EQ(info["Samples in this profile"], "3");
+    EXPECT_EQ(info["Processes"], "3");
+    EXPECT_EQ(info["Dump complete"], "yes");
   }
   // A directory without dumps: one line naming it.
   std::filesystem::create_directory(dir.path("none"));

@@ -128,6 +128,29 @@ std::string process_track_name(const Meta& meta) {
   return name;
 }
 
+// The run's counts (samples, losses, marks: every number Profile Info shows) are the sums of its
+// processes' (each dump counts its own); the run is complete when every dump is. Other entries
+// are the first process's.
+void add_counts(const Meta& part, Meta& run) {
+  for (const ExtraEntry& e : part.extra) {
+    auto it = std::find_if(run.extra.begin(), run.extra.end(),
+                           [&](const ExtraEntry& r) { return r.label == e.label; });
+    if (const auto* n = std::get_if<uint64_t>(&e.value)) {  // every number is a count
+      if (it == run.extra.end()) {
+        run.extra.push_back(e);
+      } else if (auto* sum = std::get_if<uint64_t>(&it->value)) {
+        *sum += *n;
+      }
+    } else if (const auto* b = std::get_if<bool>(&e.value); b && e.label == "Dump complete") {
+      if (it == run.extra.end()) {
+        run.extra.push_back(e);
+      } else if (auto* all = std::get_if<bool>(&it->value)) {
+        *all = *all && *b;
+      }
+    }
+  }
+}
+
 void merge_processes(const std::vector<const ProfileBuilder*>& unordered, ProfileBuilder& out) {
   std::vector<const ProfileBuilder*> parts = unordered;
   std::stable_sort(parts.begin(), parts.end(), [](const auto* a, const auto* b) {
@@ -148,6 +171,7 @@ void merge_processes(const std::vector<const ProfileBuilder*>& unordered, Profil
   std::vector<uint32_t> visible;
   for (const ProfileBuilder* part : parts) {
     const Meta& m = part->meta();
+    if (part != parts[0]) add_counts(m, meta);
     const uint64_t shift = m.start_unix_ns > start ? m.start_unix_ns - start : 0;
     const PartCopier copy(*part, out, shift, categories, libs);
     meta.has_cpu_deltas = meta.has_cpu_deltas || m.has_cpu_deltas;
