@@ -6,6 +6,7 @@
 #include "declarations.h"
 #include "label_stack.h"
 #include "process_info.h"
+#include "profiler_threads.h"
 #include "thread_names.h"
 
 namespace inprof::internal {
@@ -259,7 +260,7 @@ bool Sampler::in_code(uint64_t address) const {
 void Sampler::refresh_threads(uint64_t now) {
   if (!thread_lister_->list(tids_)) return;
   for (uint64_t tid : tids_) {
-    if (excluded_.count(tid)) continue;
+    if (excluded_.count(tid) || is_profiler_thread(tid)) continue;
     auto [it, inserted] = threads_.try_emplace(tid);
     it->second.last_seen_tick = tick_count_;
     if (inserted) {

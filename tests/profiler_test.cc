@@ -18,6 +18,7 @@
 
 #include "dump/dump_reader.h"
 #include "process_info.h"
+#include "stop_trigger.h"
 #include "test_util.h"
 #include "unwind_targets/unwind_targets.h"
 
@@ -443,6 +444,29 @@ TEST_F(ProfilerTest, StartStopManyTimes) {
   }
   Collected c;
   EXPECT_TRUE(read(c).complete);
+}
+
+}  // namespace
+}  // namespace inprof
+
+namespace inprof {
+namespace {
+
+// The profiler's own threads are never in the profile: here the stopper of a timed session
+// (INPROF_DURATION), which waits for its deadline beside the program's threads.
+TEST_F(ProfilerTest, ItsOwnStopperThreadIsNotInTheProfile) {
+  ASSERT_TRUE(Profiler::start(options()));
+  ASSERT_TRUE(internal::arm_stop_trigger(std::chrono::milliseconds(300), 0));
+  for (int waited_ms = 0; Profiler::is_running() && waited_ms < 30000; waited_ms += 10) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(Profiler::is_running()) << "the stopper did not stop the session";
+  Collected c;
+  DumpReadResult r = read(c);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_FALSE(c.threads.empty());
+  for (const auto& t : c.threads) EXPECT_NE(t.name.rfind("inprof-", 0), 0u) << t.name;
+  for (const auto& t : c.names) EXPECT_NE(t.name.rfind("inprof-", 0), 0u) << t.name;
 }
 
 }  // namespace
