@@ -80,6 +80,9 @@ class MachApi {
   virtual KernReturn thread_resume(MachPort thread) = 0;
 };
 
+// The real calls (mach_api_macos.cc; macOS builds only): one for the process, never destroyed.
+MachApi& system_mach_api();
+
 }  // namespace inprof::internal
 
 #endif  // INPROF_PLATFORM_MACOS_MACH_API_H_
