@@ -18,6 +18,9 @@ packages=(
   # The accuracy harness (benchmarks/accuracy): perf to compare with, and the real programs it
   # profiles (xz, zstd, python3.11, cc1plus from g++).
   linux-perf zstd python3.11 g++
+  # The macOS compile check (run-macos-compile.sh): clang targets Darwin; the arm64 C++ and C
+  # headers stand in for the SDK's on that target.
+  clang libstdc++-12-dev-arm64-cross libc6-dev-arm64-cross
 )
 # The Firefox Profiler's own loading code (profiler-cli, from npm) checks generated profiles.
 if ! command -v node >/dev/null 2>&1; then packages+=(nodejs); fi

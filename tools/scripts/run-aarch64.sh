@@ -82,7 +82,8 @@ cmake -S "$root" -B "$build" \
 # Only what the tests below run.
 phase "building"
 cmake --build "$build" -j"$jobs" --target \
-  inprof_unit_tests unwind_targets disabled_build profile_checker_test e2e_target
+  inprof_unit_tests unwind_targets disabled_build profile_checker_test e2e_target \
+  mach_backend_tests
 
 # --- tests under qemu-user ----------------------------------------------------------------------
 # Not run here, each for a reason of the emulator (documented, not silent):

@@ -5,7 +5,9 @@
 #   2. a short fuzzing run of every libFuzzer target over its committed corpus (run-fuzz.sh);
 #   3. the aarch64 cross build, its tests under qemu-user (run-aarch64.sh);
 #   4. the Windows cross build (MinGW-w64), its tests under Wine (run-windows.sh);
-#   5. the library and its tests under ASan + UBSan, then under TSan (run-sanitizers.sh);
+#   5. the macOS compile check: platform/macos and lib/ compiled for x86_64 and arm64 macOS with
+#      Debian's clang (run-macos-compile.sh; no SDK, nothing linked or run);
+#   6. the library and its tests under ASan + UBSan, then under TSan (run-sanitizers.sh);
 #      INPROF_SANITIZERS=asan|tsan picks one, INPROF_SANITIZERS=none skips them.
 # Each step installs what it needs (Debian packages, as root). INPROF_QUICK=1 runs step 1 only.
 # Every step runs even if an earlier one failed; the exit status says whether all passed.
@@ -39,6 +41,8 @@ if [[ -z ${INPROF_QUICK:-} ]]; then
   step "aarch64 under qemu-user" env INPROF_HOST_BUILD_DIR="$build" \
     bash "$root/tools/scripts/run-aarch64.sh"
   step "Windows (MinGW-w64) under Wine" bash "$root/tools/scripts/run-windows.sh"
+  step "macOS compile check (x86_64, arm64)" env INPROF_SKIP_INSTALL=1 \
+    bash "$root/tools/scripts/run-macos-compile.sh"
   which=${INPROF_SANITIZERS:-all}
   [[ $which == asan || $which == tsan || $which == none ]] || which=all
   if [[ $which != none ]]; then

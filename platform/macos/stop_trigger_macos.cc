@@ -1,0 +1,41 @@
+// The stop trigger on macOS: after a delay only, for now. A dump signal (the Linux build's
+// sigaction + wake-up thread) is not written for macOS yet: asking for one fails clearly.
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "process_info.h"
+#include "stop_trigger.h"
+
+namespace inprof::internal {
+namespace {
+
+// Cleared when the session it was armed for ends: the thread then leaves a later session alone.
+std::atomic<bool> g_armed{false};
+
+}  // namespace
+
+Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signal) {
+  if (signal != 0) {
+    return Status::error(Status::Code::kPlatformError,
+                         "a dump signal is not implemented on macOS yet; use a duration");
+  }
+  if (!after) return {};
+  if (g_armed.exchange(true)) {
+    return Status::error(Status::Code::kAlreadyRunning, "a stop trigger is already armed");
+  }
+  std::thread([deadline = monotonic_ns() + static_cast<uint64_t>(after->count())] {
+    setup_profiler_thread("inprof-stopper");
+    for (uint64_t now = monotonic_ns(); now < deadline; now = monotonic_ns()) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(deadline - now));
+    }
+    if (g_armed.load()) (void)Profiler::stop();
+  }).detach();
+  return {};
+}
+
+void disarm_stop_trigger() { g_armed.store(false); }
+
+void disarm_stop_trigger_after_fork() { g_armed.store(false); }
+
+}  // namespace inprof::internal
