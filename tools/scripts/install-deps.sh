@@ -18,6 +18,8 @@ packages=(
   # The accuracy harness (benchmarks/accuracy): perf to compare with, and the real programs it
   # profiles (xz, zstd, python3.11, cc1plus from g++).
   linux-perf zstd python3.11 g++
+  # symbolicate --format pprof is checked by the real consumer, `go tool pprof`.
+  golang-go
 )
 # The Firefox Profiler's own loading code (profiler-cli, from npm) checks generated profiles.
 if ! command -v node >/dev/null 2>&1; then packages+=(nodejs); fi

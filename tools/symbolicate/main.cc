@@ -49,7 +49,8 @@ void print_usage(std::FILE* f) {
       "output:\n"
       "  -o, --output FILE       where to write ('-' for standard output); FILE.gz is gzipped\n"
       "      --gzip              gzip the output whatever its name\n"
-      "      --format FORMAT     json (default), folded (flame graph tools) or summary\n"
+      "      --format FORMAT     json (default), folded (flame graph tools), summary, or pprof\n"
+      "                          (gzipped profile.proto: go tool pprof, Pyroscope, Parca)\n"
       "      --summary           the same as --format summary: hottest functions per thread\n"
       "      --top N             functions listed per ranking in the summary (default 15)\n"
       "      --open              serve the profile on 127.0.0.1 and open it in the Firefox\n"
@@ -254,8 +255,10 @@ int main(int argc, char** argv) {
         options.format = OutputFormat::kFolded;
       } else if (value == "summary") {
         options.format = OutputFormat::kSummary;
+      } else if (value == "pprof") {
+        options.format = OutputFormat::kPprof;
       } else {
-        return usage_error("unknown format '" + value + "' (json, folded or summary)");
+        return usage_error("unknown format '" + value + "' (json, folded, summary or pprof)");
       }
     } else if (name == "--top") {
       unsigned top;
@@ -304,7 +307,9 @@ int main(int argc, char** argv) {
   if (!have_dump) return usage_error("no dump given");
   if (open && options.format != OutputFormat::kProcessedJson) {
     return usage_error("--open serves the JSON profile; it cannot go with --format " +
-                       std::string(options.format == OutputFormat::kFolded ? "folded" : "summary"));
+                       std::string(options.format == OutputFormat::kFolded  ? "folded"
+                                   : options.format == OutputFormat::kPprof ? "pprof"
+                                                                            : "summary"));
   }
   if (open && options.output_path == "-") return usage_error("--open needs a file, not '-'");
   if (!have_output && !open) {
@@ -316,7 +321,7 @@ int main(int argc, char** argv) {
   }
 
 #if defined(_WIN32)
-  // gzip_stream.cc needs glibc's fopencookie.
+  // gzip_stream.cc needs glibc's fopencookie (pprof is then written as plain protobuf).
   if (options.gzip ||
       (options.output_path.size() > 3 &&
        options.output_path.compare(options.output_path.size() - 3, 3, ".gz") == 0)) {
