@@ -4,8 +4,10 @@
 // mappings with their build-ids; its -top ranking must be the summary's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -230,6 +232,37 @@ TEST_F(PprofTest, TopFunctionsAreTheSummarys) {
     }
   }
   EXPECT_EQ(by_pprof, by_summary) << top << "\n" << read_file(summary_path);
+}
+
+// symbolicate DIR --format pprof -o OUT/: each dump alone, to OUT/NAME.pb.gz.
+TEST_F(PprofTest, BatchWritesOnePprofPerDump) {
+  const uint64_t leaf = reinterpret_cast<uintptr_t>(&symtest::leaf_function);
+  std::filesystem::create_directories(dir_.path("in"));
+  for (const char* name : {"app-1", "app-2"}) {
+    symtest::DumpFile d(dir_.path(std::string("in/") + name + ".inprof"));
+    d.process(symtest::test_process());
+    d.module(symtest::self_module());
+    d.thread_start(1, 0, name, kThreadMain);
+    d.sample(1, 1'000'000, {leaf}, 0, 1'000'000);
+    d.end(2'000'000);
+    d.close();
+  }
+  ASSERT_EQ(symtest::run_symbolicate_binary(
+                {dir_.path("in"), "--format", "pprof", "-o", dir_.path("out/")}, &err_),
+            0)
+      << err_;
+  for (const char* name : {"app-1", "app-2"}) {
+    const std::string raw = pprof("-raw", dir_.path(std::string("out/") + name + ".pb.gz"));
+    EXPECT_NE(raw.find(std::string("thread_name:[") + name + "]"), std::string::npos) << raw;
+  }
+  // A directory that cannot be made: one line, exit 1.
+  std::ofstream(dir_.path("file")) << "x";
+  EXPECT_EQ(symtest::run_symbolicate_binary(
+                {dir_.path("in"), "--format", "pprof", "-o", dir_.path("file/sub/")}, &err_),
+            1);
+  EXPECT_NE(err_.find("symbolicate: error: cannot create the output directory"), std::string::npos)
+      << err_;
+  EXPECT_EQ(std::count(err_.begin(), err_.end(), '\n'), 1) << err_;
 }
 
 TEST_F(PprofTest, UnknownFormatIsOneClearLine) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "batch.h"
 #include "serve/profile_server.h"
 #if !defined(_WIN32)
 #include "serve/symbol_server.h"
@@ -48,6 +49,8 @@ void print_usage(std::FILE* f) {
       "\n"
       "output:\n"
       "  -o, --output FILE       where to write ('-' for standard output); FILE.gz is gzipped\n"
+      "                          with --format pprof, a directory (OUT/ or an existing one):\n"
+      "                          each dump converted alone to OUT/NAME.pb.gz (batch)\n"
       "      --gzip              gzip the output whatever its name\n"
       "      --format FORMAT     json (default), folded (flame graph tools), summary, or pprof\n"
       "                          (gzipped profile.proto: go tool pprof, Pyroscope, Parca)\n"
@@ -363,6 +366,9 @@ int main(int argc, char** argv) {
     return kExitError;
   }
 #endif
+  if (options.format == OutputFormat::kPprof && is_output_directory(options.output_path)) {
+    return run_symbolicate_batch(options, stderr);
+  }
   ProfileSymbolInfo symbol_info;
   int status = run_symbolicate(options, stderr, open ? &symbol_info : nullptr);
   if ((status == kExitOk || status == kExitDamaged) && open) {
