@@ -265,18 +265,21 @@ TEST_F(PprofTest, BatchWritesOnePprofPerDump) {
   EXPECT_EQ(std::count(err_.begin(), err_.end(), '\n'), 1) << err_;
 }
 
-TEST_F(PprofTest, UnknownFormatIsOneClearLine) {
+// Needs no go: a bad --format is refused by symbolicate itself.
+TEST(PprofFormat, UnknownFormatIsOneClearLine) {
+  symtest::TempDir dir;
+  std::string err;
   {
-    symtest::DumpFile d(dir_.path("d.inprof"));
+    symtest::DumpFile d(dir.path("d.inprof"));
     d.process(symtest::test_process());
     d.end(1);
     d.close();
   }
   EXPECT_EQ(symtest::run_symbolicate_binary(
-                {dir_.path("d.inprof"), "--format", "proto", "-o", dir_.path("x")}, &err_),
+                {dir.path("d.inprof"), "--format", "proto", "-o", dir.path("x")}, &err),
             2);
-  EXPECT_NE(err_.find("unknown format 'proto' (json, folded, summary or pprof)"), std::string::npos)
-      << err_;
+  EXPECT_NE(err.find("unknown format 'proto' (json, folded, summary or pprof)"), std::string::npos)
+      << err;
 }
 
 }  // namespace
