@@ -52,6 +52,11 @@ constexpr Variable kVariables[] = {
      "SIGUSR1"},
     {"INPROF_CRASH", "ring mode: 1 (or a path) writes the ring on a crash (default OUTPUT-crash)",
      "1"},
+    {"INPROF_ROTATE",
+     "stream mode: close the dump every this long and open the next (OUTPUT may hold %n, the "
+     "window's number, and %t, its start; else -%n goes before the extension)",
+     "60s"},
+    {"INPROF_KEEP_FILES", "with INPROF_ROTATE: keep only the newest this-many window dumps", "60"},
     {"INPROF_ROOT_PID",
      "the process profiled (set by inprof record): the others, its descendants, write "
      "OUTPUT-PID unless OUTPUT has %p",
@@ -257,6 +262,22 @@ std::optional<std::string> apply_env_variable(const std::string& name, const std
     }
     if (std::chrono::seconds(seconds) > kMaxRingSeconds) return "must be at most a year";
     o.ring_seconds = std::chrono::seconds(seconds);
+  } else if (name == "INPROF_ROTATE") {
+    std::chrono::nanoseconds interval;
+    if (auto why = parse_duration(value, "60s", {"s", "ms"}, &interval)) return why;
+    if (interval < std::chrono::milliseconds(100) ||
+        interval > std::chrono::duration_cast<std::chrono::nanoseconds>(kMaxRingSeconds)) {
+      return "must be from 100ms to a year";
+    }
+    o.rotate_interval = interval;
+  } else if (name == "INPROF_KEEP_FILES") {
+    char* end = nullptr;
+    errno = 0;
+    const long long count = std::strtoll(value.c_str(), &end, 10);
+    if (*end != '\0' || errno != 0 || count < 0 || count > 1000000) {
+      return "expected a number of files such as 60 (0: keep all)";
+    }
+    o.keep_files = static_cast<size_t>(count);
   } else if (name == "INPROF_SIGNAL_CAPTURE") {
     return parse_signal_into(value, &o.capture_signal);
   } else if (name == "INPROF_CRASH") {

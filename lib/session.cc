@@ -96,6 +96,15 @@ Status validate(const Options& o) {
   if (o.ring_seconds.count() < 0 || o.ring_seconds > kMaxRingSeconds) {
     return invalid("ring_seconds must be between 0 and a year");
   }
+  if (o.rotate_interval.count() != 0) {
+    if (o.mode != Mode::kStream) return invalid("rotate_interval needs mode = Mode::kStream");
+    if (o.rotate_interval < std::chrono::milliseconds(100) ||
+        o.rotate_interval > std::chrono::duration_cast<nanoseconds>(kMaxRingSeconds)) {
+      return invalid("rotate_interval must be 0 or between 100 ms and a year");
+    }
+  } else if (o.keep_files != 0) {
+    return invalid("keep_files needs rotate_interval");
+  }
   return {};
 }
 
@@ -105,9 +114,11 @@ Session::Session(const Options& options, uint64_t start_ns)
       ring_mode_(options.mode == Mode::kRing),
       ring_(new RingBuffer(options.buffer_size, ring_mode_ ? RingBuffer::WhenFull::kOverwrite
                                                            : RingBuffer::WhenFull::kDrop)),
-      metadata_(!ring_mode_             ? MetadataQueue::Mode::kTake
+      // A rotating stream keeps the metadata too, for every window to start with.
+      metadata_(!ring_mode_ && options.rotate_interval.count() == 0 ? MetadataQueue::Mode::kTake
                 : options.crash_capture ? MetadataQueue::Mode::kRetainWithCrashImage
-                                        : MetadataQueue::Mode::kRetain) {}
+                                        : MetadataQueue::Mode::kRetain),
+      rotating_(options.rotate_interval.count() != 0) {}
 
 std::unique_ptr<Session> Session::start(const Options& options, Status* status) {
   *status = validate(options);
@@ -121,15 +132,21 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   if (!copier) return nullptr;
 
   std::string path;
-  auto file = OutputFile::create_unshared(options.output_path.empty()
-                                              ? "inprof-" + std::to_string(process_id()) + ".inprof"
-                                              : options.output_path,
-                                          status, &path);
+  const std::string output_path = options.output_path.empty()
+                                      ? "inprof-" + std::to_string(process_id()) + ".inprof"
+                                      : options.output_path;
+  std::unique_ptr<WindowFiles> window_files;
+  if (options.rotate_interval.count() != 0) {
+    window_files = std::make_unique<WindowFiles>(output_path, options.keep_files, process_id());
+  }
+  auto file = OutputFile::create_unshared(
+      window_files ? window_files->path(1, wall_clock_ns()) : output_path, status, &path);
   if (!file) return nullptr;
 
   const uint64_t start_ns = monotonic_ns();
   std::unique_ptr<Session> session(new Session(options, start_ns));
   session->output_path_ = path;
+  session->window_files_ = std::move(window_files);
   if (session->ring_mode_) {
     // Nothing is written until a capture or stop(); the file is created now so that a path that
     // cannot be written is reported by start().
@@ -149,8 +166,9 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   process.command_line = command_line();
   process.library_version = INPROF_VERSION_STRING;
   read_system_facts(process);
-  if (session->ring_mode_) {
-    session->metadata_.push(RecordType::kProcess, process);  // first of what every capture holds
+  if (session->ring_mode_ || session->rotating_) {
+    // First of what every capture (or window) holds.
+    session->metadata_.push(RecordType::kProcess, process);
   } else {
     session->dump_->add(RecordType::kProcess, process);
   }
@@ -296,52 +314,122 @@ void Session::writer_loop() {
   // writer_mutex_ stays held while draining: hold_for_fork() takes it to keep the writer out of
   // the allocator during fork().
   std::unique_lock lock(writer_mutex_);
-  while (!writer_cv_.wait_for(lock, kDrainPeriod, [this] { return writer_stop_; })) drain(false);
+  const uint64_t rotate_ns = static_cast<uint64_t>(options_.rotate_interval.count());
+  while (!writer_cv_.wait_for(lock, kDrainPeriod, [this] { return writer_stop_; })) {
+    if (rotating_ && dump_ && monotonic_ns() - start_ns_ - window_start_ns_ >= rotate_ns) {
+      rotate();
+    } else {
+      drain(false);
+    }
+  }
   lock.unlock();
   drain(true);
 }
 
-void Session::drain(bool final) {
-  auto add = [this](uint8_t type, std::span<const uint8_t> payload) {
-    dump_->add_payload(static_cast<RecordType>(type), payload);
+void Session::drain_records() {
+  auto add = [this](uint8_t raw_type, std::span<const uint8_t> payload) {
+    auto type = static_cast<RecordType>(raw_type);
+    if (rotating_) payload = window_repeats_.pass(&type, payload);
+    dump_->add_payload(type, payload);
     Status flushed = flush_if_full(*dump_);
     if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
   };
   // Metadata first, and the ring only as far as it was reserved before the metadata was taken:
   // the thread-start or module record a sample refers to is always written before the sample.
-  auto drain_once = [&] {
-    const uint64_t until = ring_->reserved_end();
+  const uint64_t until = ring_->reserved_end();
+  if (rotating_) {
+    for (auto& [type, payload] : metadata_.snapshot(next_metadata_, &next_metadata_)) {
+      if (type == RecordType::kThreadEnd) {
+        ByteReader r(payload);
+        uint64_t tid = 0;
+        if (r.varint(tid)) window_repeats_.thread_ended(tid);
+      }
+      dump_->add_payload(type, payload);
+    }
+  } else {
     for (auto& [type, payload] : metadata_.take()) dump_->add_payload(type, payload);
-    ring_->drain(add, until);
-  };
-  drain_once();
+  }
+  ring_->drain(add, until);
+}
+
+void Session::drain(bool final) {
+  if (!dump_) return;  // a rotation failed to open the next window: write_status_ says why
+  drain_records();
   if (final) {
     // The sampler has stopped; marker writers racing with the end get refused from here on,
     // and those already inside finish publishing what they reserved.
     ring_->close();
     while (!ring_->all_published()) {
       std::this_thread::yield();
-      drain_once();
+      drain_records();
     }
-    drain_once();
+    drain_records();
   }
   const uint64_t now = monotonic_ns();
-  if (!final && dump_->pending_bytes() < kFlushBytes && now - last_flush_ns_ < kFlushPeriodNs) {
+  if (final) {
+    end_window(now);
     return;
   }
+  if (dump_->pending_bytes() < kFlushBytes && now - last_flush_ns_ < kFlushPeriodNs) return;
   const SamplerStats s = sampler_->stats();
   dump_->add(RecordType::kStats,
              StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
                          MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
                          s.samples_given_up});
-  if (final) {
-    Status copied = copy_jit_map(*dump_);
-    if (!copied.ok() && write_status_.ok()) write_status_ = copied;
-    dump_->add(RecordType::kEnd, EndRecord{now - start_ns_});
-  }
   Status flushed = dump_->flush();
   if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
   last_flush_ns_ = now;
+}
+
+void Session::end_window(uint64_t now) {
+  const SamplerStats s = sampler_->stats();
+  dump_->add(RecordType::kStats,
+             StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
+                         MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
+                         s.samples_given_up});
+  if (rotating_) {
+    dump_->add(RecordType::kCapture,
+               CaptureRecord{window_start_ns_, now - start_ns_, CaptureReason::kRotation, 0});
+  }
+  Status copied = copy_jit_map(*dump_);
+  if (!copied.ok() && write_status_.ok()) write_status_ = copied;
+  dump_->add(RecordType::kEnd, EndRecord{now - start_ns_});
+  Status flushed = dump_->flush();
+  if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
+  last_flush_ns_ = now;
+  if (rotating_) {
+    // Closed here rather than by stop(): the file is complete before it is counted.
+    Status closed = dump_->close();
+    if (!closed.ok() && write_status_.ok()) write_status_ = closed;
+    dump_.reset();
+    window_files_->closed(output_path_);
+  }
+}
+
+void Session::rotate() {
+  // Everything reserved up to now goes to this window; what comes after, to the next. The
+  // window ends after the drain: every sample it holds was taken before its end.
+  drain_records();
+  const uint64_t now = monotonic_ns();
+  end_window(now);
+  ++window_number_;
+  window_start_ns_ = now - start_ns_;
+  Status status;
+  std::string path;
+  auto file = OutputFile::create_unshared(window_files_->path(window_number_, wall_clock_ns()),
+                                          &status, &path);
+  if (file) dump_ = DumpWriter::create(std::move(file), &status);
+  if (!dump_) {
+    // Sampling goes on; nothing more is written (the ring drops what it cannot hold).
+    if (write_status_.ok()) write_status_ = status;
+    return;
+  }
+  output_path_ = path;
+  window_repeats_.new_window();
+  // The new window starts with everything retained: process, modules, threads, declarations.
+  for (auto& [type, payload] : metadata_.snapshot(0, &next_metadata_)) {
+    dump_->add_payload(type, payload);
+  }
 }
 
 }  // namespace inprof::internal

@@ -18,6 +18,8 @@
 #include "ring_buffer.h"
 #include "sampler.h"
 #include "signal_trigger.h"
+#include "window_files.h"
+#include "window_repeats.h"
 
 namespace inprof::internal {
 
@@ -57,6 +59,12 @@ class Session {
   Status start_ring_services(const std::string& output_path);
   void writer_loop();
   void drain(bool final);
+  // Rotating stream: metadata and ring records drained into the current window's dump.
+  void drain_records();
+  // Ends the current window's dump (stats, its range, JIT map, end record) and closes it.
+  void end_window(uint64_t now);
+  // Closes the current window and opens the next.
+  void rotate();
   Status write_capture(std::unique_ptr<OutputFile> file, CaptureReason reason);
   // Copies the process's JIT symbol map (/tmp/perf-<pid>.map), if any, into `dump`.
   static Status copy_jit_map(DumpWriter& dump);  // flushes chunks as they fill
@@ -84,6 +92,13 @@ class Session {
   std::condition_variable writer_cv_;
   bool writer_stop_ = false;
   uint64_t last_flush_ns_ = 0;
+  // Rotating stream (options_.rotate_interval): the writer thread's alone.
+  const bool rotating_;
+  std::unique_ptr<WindowFiles> window_files_;
+  WindowRepeats window_repeats_;
+  uint64_t window_number_ = 1;
+  uint64_t window_start_ns_ = 0;  // since start_ns_
+  uint64_t next_metadata_ = 0;    // the MetadataQueue sequence number drained up to
   Status write_status_;
   bool started_ = false;  // start() finished: there is something to write at stop()
   bool stopped_ = false;

@@ -121,6 +121,28 @@ TEST(EnvOptions, BadValuesNameTheVariable) {
   }
 }
 
+TEST(EnvOptions, RotationVariables) {
+  std::string error;
+  auto c = parse({{"INPROF_ROTATE", "60s"},
+                  {"INPROF_KEEP_FILES", "12"},
+                  {"INPROF_OUTPUT", "/tmp/app-%p-%n-%t.inprof"}},
+                 &error);
+  ASSERT_TRUE(c) << error;
+  EXPECT_EQ(c->options.rotate_interval, std::chrono::seconds(60));
+  EXPECT_EQ(c->options.keep_files, 12u);
+  // %n and %t are the windows' own: the session expands them, window by window.
+  EXPECT_NE(c->options.output_path.find("-%n-%t.inprof"), std::string::npos);
+  EXPECT_EQ(c->options.output_path.find("%p"), std::string::npos);
+  for (const auto& [name, value] :
+       std::map<std::string, std::string>{{"INPROF_ROTATE", "60"},
+                                          {"INPROF_ROTATE", "10ms"},
+                                          {"INPROF_KEEP_FILES", "-1"},
+                                          {"INPROF_KEEP_FILES", "all"}}) {
+    EXPECT_FALSE(parse({{name, value}}, &error)) << name << "=" << value;
+    EXPECT_EQ(error.find(name), 0u) << error;
+  }
+}
+
 TEST(EnvOptions, ADurationWithoutAUnitIsRefusedWithAHint) {
   for (const auto& [name, hint] :
        std::map<std::string, std::string>{{"INPROF_DURATION", "give a unit: 5s, 5ms"},

@@ -143,6 +143,18 @@ struct Options {
   // has an alternate signal stack (sigaltstack).
   bool crash_capture = false;
   std::string crash_path;
+
+  // Stream mode, continuous profiling of a long-running program: every this-long the writer
+  // thread closes the dump and opens the next (0: one dump for the whole session; otherwise
+  // 100 ms to a year). Each window's dump is complete on its own (process, modules, threads,
+  // declarations, the samples of its time range) and every sample is in exactly one window.
+  // `output_path` may hold %n (the window's number, from 1), %t (its start, UTC,
+  // 20261126T045000Z) and %p (the process id); without %n or %t, "-%n" goes before the
+  // extension. The program's threads never wait for a rotation.
+  std::chrono::nanoseconds rotate_interval{0};
+  // With rotate_interval: keep only the newest this-many window dumps, removing older ones from
+  // the disk (0: keep them all).
+  std::size_t keep_files = 0;
 };
 
 // The process-wide profiler. At most one session runs at a time.

@@ -394,7 +394,7 @@ void encode(ByteWriter& w, const CaptureRecord& r) {
 bool decode(ByteReader& r, CaptureRecord& out) {
   uint8_t reason = 0;
   if (!r.varint(out.start_ns) || !r.varint(out.end_ns) || !r.u8(reason) ||
-      !r.varint(out.records_overwritten) || reason > 3) {
+      !r.varint(out.records_overwritten) || reason > 4) {
     return false;
   }
   out.reason = static_cast<CaptureReason>(reason);

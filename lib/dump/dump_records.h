@@ -256,7 +256,14 @@ struct PauseRecord {  // kPause and kResume
 // several records, each ending on a line boundary.
 // What a flight-recorder capture covers: the dump holds the session's records from `start_ns` to
 // `end_ns` only (the ring had overwritten older ones, or `ring_seconds` cut them).
-enum class CaptureReason : uint8_t { kRequest = 0, kSignal = 1, kStop = 2, kCrash = 3 };
+// kRotation: one window of a rotating stream (Options::rotate_interval), not a flight recorder's.
+enum class CaptureReason : uint8_t {
+  kRequest = 0,
+  kSignal = 1,
+  kStop = 2,
+  kCrash = 3,
+  kRotation = 4
+};
 struct CaptureRecord {
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;

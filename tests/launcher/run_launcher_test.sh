@@ -34,6 +34,9 @@ usage_error "--duration 0s: must be more than 0" --duration 0s
 usage_error "--dump-signal SIGFOO: expected a signal" --dump-signal SIGFOO
 usage_error "--capture-signal NOPE: expected a signal" --capture-signal NOPE
 usage_error "--ring-seconds ten: expected a whole number of seconds" --ring-seconds ten
+usage_error "--rotate 60: give a unit" --rotate 60
+usage_error "--rotate 10ms: must be from 100ms to a year" --rotate 10ms
+usage_error "--keep all: expected a number of files" --keep all
 usage_error "-t ,: expected thread names" -t ,
 usage_error "-o /nonexistent/x: no such directory: /nonexistent" -o /nonexistent/x
 usage_error "-o $work: is a directory" -o "$work"
@@ -69,6 +72,18 @@ for flags in "--crash" "--ring-seconds 5" "--capture-signal SIGUSR1"; do
   [ ! -s err.txt ] || fail "$flags: $(cat err.txt)"
   [ -s ring.inprof ] || fail "$flags: no ring written at exit"
   [ -e ran ] || fail "$flags: the program did not run"
+done
+
+echo "== --rotate: a complete dump per window, each symbolicated alone"
+rm -f rot-*.inprof
+"$launcher" record --no-children --rotate 200ms -o rot-%n.inprof -- sleep 1.2 2>err.txt
+rc=$?
+[ "$rc" -eq 0 ] || fail "--rotate: exit $rc ($(cat err.txt))"
+windows=$(ls rot-*.inprof 2>/dev/null | wc -l)
+[ "$windows" -ge 3 ] || fail "--rotate 200ms over 1.2 s: $windows windows"
+for dump in rot-*.inprof; do
+  "$symbolicate" "$dump" --summary -o /dev/null 2>err.txt ||
+    fail "--rotate: $dump does not symbolicate alone: $(cat err.txt)"
 done
 
 echo "== a relative -o holds in a child that changes directory"

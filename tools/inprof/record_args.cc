@@ -22,6 +22,8 @@ constexpr ValueFlag kValueFlags[] = {
     {"-t", "--threads", "INPROF_THREADS", false},
     {"-u", "--unwinder", "INPROF_UNWINDER", false},
     {nullptr, "--dump-signal", "INPROF_SIGNAL_DUMP", false},
+    {nullptr, "--rotate", "INPROF_ROTATE", false},
+    {nullptr, "--keep", "INPROF_KEEP_FILES", false},
     {nullptr, "--ring-seconds", "INPROF_RING_SECONDS", true},
     {nullptr, "--capture-signal", "INPROF_SIGNAL_CAPTURE", true},
 };

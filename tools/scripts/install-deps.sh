@@ -21,6 +21,8 @@ packages=(
   # The macOS compile check (run-macos-compile.sh): clang targets Darwin; the arm64 C++ and C
   # headers stand in for the SDK's on that target.
   clang libstdc++-12-dev-arm64-cross libc6-dev-arm64-cross
+  # symbolicate --format pprof is checked by the real consumer, `go tool pprof`.
+  golang-go
 )
 # The Firefox Profiler's own loading code (profiler-cli, from npm) checks generated profiles.
 if ! command -v node >/dev/null 2>&1; then packages+=(nodejs); fi

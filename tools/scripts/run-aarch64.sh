@@ -94,6 +94,8 @@ cmake --build "$build" -j"$jobs" --target \
 #                        program cannot exec another one under qemu-user.
 #   label perf           the performance-property tests (allocation counts, 1000 threads, RSS)
 #                        are native-only: not built here (hence no inprof_perf_tests_NOT_BUILT).
+#   symbolicate_tests    (PprofTest, RotationTest and the rest) not built: the cross build has no
+#                        tools (INPROF_BUILD_TOOLS=OFF); the native job runs them.
 #   docs_*, disabled_build_c, shared_library_exports
 #                        host-side checks of the documentation, the C header and the shared
 #                        library's export list: the same on every architecture, run by the

@@ -15,6 +15,9 @@
 #   - ctest -j2 (the sampling tests are RUN_SERIAL: they still run alone);
 #   - tests that add time but no coverage under a sanitizer are left out (`never_here` below).
 # What a sanitizer itself cannot run is left out, with the reason, in run_asan/run_tsan below.
+# The continuous-mode tests (RotationTest.*, a rotating session of this process) and the pprof
+# tests (PprofTest.*, which run `go tool pprof`, installed by install-deps.sh) are symbolicate
+# tests and run under both sanitizers.
 # Suppressions (each one explained in its file): tests/sanitizers/*.supp.
 # INPROF_SKIP_INSTALL=1 skips install-deps.sh (already run); INPROF_SANITIZER_BUILD_ROOT puts the
 # build directories elsewhere (default: the source tree); INPROF_JOBS sets the build's and

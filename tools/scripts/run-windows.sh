@@ -63,6 +63,8 @@ cmake -S "$root" -B "$build" \
   -DINPROF_BUILD_TESTS=ON -DINPROF_BUILD_TOOLS=ON -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF \
   -DINPROF_HOST_PROFILE_CHECK="$host_profile_check" >/dev/null
 phase "building"
+# Not built here: symbolicate_tests (with PprofTest and RotationTest), the Linux symbolicate's
+# tests (the Windows symbolicate writes pprof as plain protobuf; no test of that runs here).
 cmake --build "$build" -j"$jobs" --target \
   inprof_unit_tests symbolicate windows_symbolizer_tests e2e_target markers_target
 

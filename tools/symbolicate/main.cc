@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 
+#include "batch.h"
 #include "serve/profile_server.h"
 #if !defined(_WIN32)
 #include "serve/symbol_server.h"
@@ -48,8 +49,11 @@ void print_usage(std::FILE* f) {
       "\n"
       "output:\n"
       "  -o, --output FILE       where to write ('-' for standard output); FILE.gz is gzipped\n"
+      "                          with --format pprof, a directory (OUT/ or an existing one):\n"
+      "                          each dump converted alone to OUT/NAME.pb.gz (batch)\n"
       "      --gzip              gzip the output whatever its name\n"
-      "      --format FORMAT     json (default), folded (flame graph tools) or summary\n"
+      "      --format FORMAT     json (default), folded (flame graph tools), summary, or pprof\n"
+      "                          (gzipped profile.proto: go tool pprof, Pyroscope, Parca)\n"
       "      --summary           the same as --format summary: hottest functions per thread\n"
       "      --top N             functions listed per ranking in the summary (default 15)\n"
       "      --open              serve the profile on 127.0.0.1 and open it in the Firefox\n"
@@ -254,8 +258,10 @@ int main(int argc, char** argv) {
         options.format = OutputFormat::kFolded;
       } else if (value == "summary") {
         options.format = OutputFormat::kSummary;
+      } else if (value == "pprof") {
+        options.format = OutputFormat::kPprof;
       } else {
-        return usage_error("unknown format '" + value + "' (json, folded or summary)");
+        return usage_error("unknown format '" + value + "' (json, folded, summary or pprof)");
       }
     } else if (name == "--top") {
       unsigned top;
@@ -304,7 +310,9 @@ int main(int argc, char** argv) {
   if (!have_dump) return usage_error("no dump given");
   if (open && options.format != OutputFormat::kProcessedJson) {
     return usage_error("--open serves the JSON profile; it cannot go with --format " +
-                       std::string(options.format == OutputFormat::kFolded ? "folded" : "summary"));
+                       std::string(options.format == OutputFormat::kFolded  ? "folded"
+                                   : options.format == OutputFormat::kPprof ? "pprof"
+                                                                            : "summary"));
   }
   if (open && options.output_path == "-") return usage_error("--open needs a file, not '-'");
   if (!have_output && !open) {
@@ -316,7 +324,7 @@ int main(int argc, char** argv) {
   }
 
 #if defined(_WIN32)
-  // gzip_stream.cc needs glibc's fopencookie.
+  // gzip_stream.cc needs glibc's fopencookie (pprof is then written as plain protobuf).
   if (options.gzip ||
       (options.output_path.size() > 3 &&
        options.output_path.compare(options.output_path.size() - 3, 3, ".gz") == 0)) {
@@ -358,6 +366,9 @@ int main(int argc, char** argv) {
     return kExitError;
   }
 #endif
+  if (options.format == OutputFormat::kPprof && is_output_directory(options.output_path)) {
+    return run_symbolicate_batch(options, stderr);
+  }
   ProfileSymbolInfo symbol_info;
   int status = run_symbolicate(options, stderr, open ? &symbol_info : nullptr);
   if ((status == kExitOk || status == kExitDamaged) && open) {

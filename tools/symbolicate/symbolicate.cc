@@ -21,6 +21,7 @@
 #include "read/profile_model.h"
 #include "write/folded_writer.h"
 #include "write/gzip_stream.h"
+#include "write/pprof_writer.h"
 #include "write/profile_json_writer.h"
 #include "write/text_summary.h"
 
@@ -158,6 +159,34 @@ std::vector<std::vector<uint64_t>> frame_addresses_by_lib(const ProfileBuilder& 
   return by_lib;
 }
 
+// Where each lib of the profile was loaded, for the pprof Mappings.
+template <typename Origins>
+std::vector<PprofMapping> pprof_mappings(const ProfileBuilder& b, const Origins& lib_origin) {
+  std::vector<PprofMapping> mappings;
+  for (const Lib& l : b.libs()) {
+    PprofMapping m;
+    if (auto it = lib_origin.find(std::make_pair(l.path, l.breakpad_id)); it != lib_origin.end()) {
+      const internal::ModuleRecord& r = it->second.first;
+      m.start = r.start;
+      m.end = r.end;
+      m.file_offset = r.file_offset;
+      static const char kHex[] = "0123456789abcdef";
+      for (uint8_t byte : r.build_id) {
+        m.build_id += kHex[byte >> 4];
+        m.build_id += kHex[byte & 15];
+      }
+    }
+    mappings.push_back(std::move(m));
+  }
+  return mappings;
+}
+
+#if defined(_WIN32)
+constexpr bool kHaveGzip = false;
+#else
+constexpr bool kHaveGzip = true;
+#endif
+
 }  // namespace
 
 int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo* symbol_info) {
@@ -226,7 +255,10 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
 
   // Open the output before the slow part, so a bad path fails at once.
   const bool to_stdout = options.output_path == "-";
-  const bool gzip = options.gzip || ends_with(options.output_path, ".gz");
+  // pprof files are gzipped (go tool pprof and the fleet profilers take them so); the Windows
+  // build, which has no gzip output, writes the plain protobuf they also read.
+  const bool gzip = options.gzip || ends_with(options.output_path, ".gz") ||
+                    (options.format == OutputFormat::kPprof && kHaveGzip);
   std::FILE* out = nullptr;
   if (to_stdout) {
     out = gzip ? open_gzip_stream(fileno(stdout), /*close_fd=*/false) : stdout;
@@ -303,6 +335,9 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
       break;
     case OutputFormat::kSummary:
       ok = write_text_summary(builder, options.top, out);
+      break;
+    case OutputFormat::kPprof:
+      ok = write_pprof(builder, pprof_mappings(builder, lib_origin), out);
       break;
   }
   int close_error = 0;

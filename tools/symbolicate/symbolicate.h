@@ -20,7 +20,7 @@ inline constexpr int kExitUsage = 2;
 // The output was written, but the dump lost records on the way (damage, no process record).
 inline constexpr int kExitDamaged = 3;
 
-enum class OutputFormat { kProcessedJson, kFolded, kSummary };
+enum class OutputFormat { kProcessedJson, kFolded, kSummary, kPprof };
 
 struct RunOptions {
   std::string dump_path;
@@ -29,7 +29,7 @@ struct RunOptions {
   std::vector<std::string> dump_paths;
   std::string output_path;  // "-" writes to stdout
   OutputFormat format = OutputFormat::kProcessedJson;
-  bool gzip = false;  // gzip the output (also when output_path ends in ".gz")
+  bool gzip = false;  // gzip the output (also when output_path ends in ".gz", and pprof always)
   size_t top = 15;    // --summary: functions listed per thread and ranking
   LocateOptions locate;
   unsigned jobs = 0;                                         // 0: one thread per CPU

@@ -197,7 +197,15 @@ void Converter::add_meta() {
   uint64_t end = model_.end_ns().value_or(0);
   end = std::max(end, model_.last_time_ns());
   if (end > 0) meta.profiling_end_ns = end;
-  if (const auto& c = model_.capture()) {
+  if (const auto& c = model_.capture(); c && c->reason == internal::CaptureReason::kRotation) {
+    // One window of a rotating stream: its time range.
+    meta.profiling_start_ns = c->start_ns;
+    meta.profiling_end_ns = std::max(c->end_ns, c->start_ns);
+    meta.extra.push_back({"Capture", std::string("rotating stream, one window")});
+    meta.extra.push_back(
+        {"Window (ms since start)",
+         std::to_string(c->start_ns / 1000000) + " to " + std::to_string(c->end_ns / 1000000)});
+  } else if (c) {
     // A flight-recorder capture covers only the range the ring still held.
     static constexpr const char* kReasons[] = {"on request", "on signal", "at stop", "at a crash"};
     meta.profiling_start_ns = c->start_ns;
