@@ -7,7 +7,7 @@
 namespace inprof::internal {
 
 std::unique_ptr<CrashHandler> CrashHandler::install(const std::string&, CrashWriter*, Sampler*,
-                                                    Status* status) {
+                                                    Status* status, const std::string&) {
   *status =
       Status::error(Status::Code::kPlatformError, "crash capture is not implemented on macOS yet");
   return nullptr;
