@@ -16,6 +16,8 @@ inline constexpr size_t kMaxBufferSize = size_t{1} << 30;
 inline constexpr size_t kMinStackCopySize = size_t{4} << 10;
 inline constexpr size_t kMaxStackCopySize = size_t{1} << 20;
 inline constexpr std::chrono::seconds kMaxRingSeconds = std::chrono::hours(24 * 365);
+inline constexpr size_t kDefaultAllocationSampleBytes = size_t{512} << 10;
+inline constexpr size_t kMaxAllocationSampleBytes = size_t{1} << 40;
 
 }  // namespace inprof::internal
 

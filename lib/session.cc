@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "allocation_recorder.h"
 #include "declarations.h"
 #include "dwarf_unwinder.h"
 #include "frame_pointer_unwinder.h"
@@ -96,6 +97,9 @@ Status validate(const Options& o) {
   if (o.ring_seconds.count() < 0 || o.ring_seconds > kMaxRingSeconds) {
     return invalid("ring_seconds must be between 0 and a year");
   }
+  if (o.allocation_sample_bytes > kMaxAllocationSampleBytes) {
+    return invalid("allocation_sample_bytes must be at most 1 TiB (0: off)");
+  }
   return {};
 }
 
@@ -112,6 +116,12 @@ Session::Session(const Options& options, uint64_t start_ns)
 std::unique_ptr<Session> Session::start(const Options& options, Status* status) {
   *status = validate(options);
   if (!status->ok()) return nullptr;
+  if (options.allocation_sample_bytes != 0 && !AllocationRecorder::instance().find_hooks()) {
+    *status = Status::error(Status::Code::kPlatformError,
+                            "allocation_sample_bytes needs the allocation interposer: link "
+                            "inprof::allocations or preload libinprof_allocations.so");
+    return nullptr;
+  }
 
   // The signal first: if it is taken, no file is created.
   auto copier =
@@ -177,6 +187,11 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   session->sampler_ = std::make_unique<Sampler>(config, std::move(copier), std::move(unwinder),
                                                 ThreadLister::create(), ModuleLister::create(),
                                                 *session->ring_, session->metadata_);
+  if (options.allocation_sample_bytes != 0) {
+    session->allocation_pool_ = std::make_unique<AllocationPool>(
+        kAllocationSlots, std::min<size_t>(options.stack_copy_size, kAllocationStackBytes));
+    session->sampler_->set_allocation_pool(session->allocation_pool_.get());
+  }
 
   if (session->ring_mode_) {
     *status = session->start_ring_services(path);
@@ -192,6 +207,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
     auto writer_tid_ready = writer_tid.get_future();
     s->writer_thread_ = std::thread([s, &writer_tid] {
       setup_profiler_thread("inprof-writer");
+      AllocationRecorder::instance().exclude_this_thread();
       writer_tid.set_value(current_thread_id());
       s->writer_loop();
     });
@@ -201,6 +217,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   auto sampler_ready_done = sampler_ready.get_future();
   s->sampler_thread_ = std::thread([s, &sampler_ready] {
     setup_profiler_thread("inprof-sampler");
+    AllocationRecorder::instance().exclude_this_thread();
     s->sampler_->exclude_thread(current_thread_id());
     sampler_ready.set_value();
     s->sampler_->run();
@@ -209,6 +226,17 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   // Markers, categories and counters flow into this session from now on.
   Declarations::instance().attach(&s->metadata_);
   MarkerRecorder::instance().attach(s->ring_, start_ns);
+  if (s->allocation_pool_ &&
+      !AllocationRecorder::instance().attach(
+          s->ring_, s->allocation_pool_.get(), start_ns, options.allocation_sample_bytes,
+          options.allocation_sample_bytes == 1 ? kTrackedAtEveryAllocation : kTrackedSampled)) {
+    *status = Status::error(Status::Code::kPlatformError,
+                            "the allocation interposer refused the session (a different build "
+                            "of libinprof_allocations?)");
+    s->started_ = true;
+    (void)s->stop();
+    return nullptr;
+  }
   g_recording.store(true);
   s->started_ = true;
   *status = {};
@@ -258,6 +286,8 @@ Status Session::stop() {
   Declarations::instance().detach();
   // The dump signal is the program's again from here on (this may be that trigger's own stop).
   disarm_stop_trigger();
+  // Allocation records stop here; the sampler's last drain takes those still in the pool.
+  if (allocation_pool_) AllocationRecorder::instance().detach();
   // Waits for a capture the signal started; from here on no crash is written either.
   capture_trigger_.reset();
   crash_handler_.reset();
@@ -334,6 +364,7 @@ void Session::drain(bool final) {
              StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
                          MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
                          s.samples_given_up});
+  if (allocation_pool_) dump_->add(RecordType::kAllocationStats, allocation_stats());
   if (final) {
     Status copied = copy_jit_map(*dump_);
     if (!copied.ok() && write_status_.ok()) write_status_ = copied;
@@ -347,6 +378,13 @@ void Session::drain(bool final) {
 }  // namespace inprof::internal
 
 namespace inprof::internal {
+
+AllocationStatsRecord Session::allocation_stats() const {
+  AllocationStatsRecord stats = AllocationRecorder::instance().stats();
+  stats.sample_bytes = options_.allocation_sample_bytes;
+  stats.dropped += allocation_pool_->dropped().load(std::memory_order_relaxed);
+  return stats;
+}
 
 void Session::pause() {
   if (paused_) return;
@@ -498,6 +536,7 @@ Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason re
             StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
                         MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
                         s.samples_given_up});
+  if (allocation_pool_) dump->add(RecordType::kAllocationStats, allocation_stats());
   dump->add(RecordType::kCapture,
             CaptureRecord{trimmed ? cutoff : first, now, reason, ring_->overwritten()});
   Status copied = copy_jit_map(*dump);

@@ -42,6 +42,10 @@ constexpr const char* kUsage =
     "  -t, --threads LIST    only threads whose name contains one of these (comma-separated)\n"
     "  -u, --unwinder KIND   auto, dwarf or fp (default auto)\n"
     "      --dump-signal SIG write the dump when the program receives SIG (e.g. SIGUSR2)\n"
+    "      --allocations[=BYTES]  also record sampled native allocations and what stays\n"
+    "                        allocated: one per BYTES allocated on average (default 512K;\n"
+    "                        1: every allocation). Preloads libinprof_allocations.so, which\n"
+    "                        replaces malloc, free and operator new/delete in PROGRAM\n"
     "\n"
     "flight recorder (keep the last records in memory; write them on demand):\n"
     "      --ring            ring mode: nothing is written until a capture or exit\n"
@@ -233,6 +237,16 @@ int main(int argc, char** argv) {
     return 127;
   }
   std::string preload = library;
+  if (command->variables.count("INPROF_ALLOCATIONS")) {
+    // The allocation interposer lives beside the library (libinprof_allocations.so).
+    const std::string interposer =
+        (std::filesystem::path(library).parent_path() / "libinprof_allocations.so").string();
+    if (!std::filesystem::is_regular_file(interposer)) {
+      std::fprintf(stderr, "inprof: --allocations: cannot find %s\n", interposer.c_str());
+      return 127;
+    }
+    preload = interposer + ":" + preload;
+  }
   std::optional<std::string> old_preload;
   if (const char* old = std::getenv("LD_PRELOAD"); old) old_preload = old;
   if (old_preload && !old_preload->empty()) preload += ":" + *old_preload;
