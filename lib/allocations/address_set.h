@@ -62,8 +62,12 @@ class SampledAddressSet {
     return false;
   }
 
-  // Entries in the set; while 0 a free needs no lookup.
-  uint64_t live() const { return live_.load(std::memory_order_relaxed); }
+  // Entries in the set; while 0 a free needs no lookup. (A removal racing with reset() may leave
+  // the count one low: never below 0 here.)
+  uint64_t live() const {
+    const int64_t n = live_.load(std::memory_order_relaxed);
+    return n > 0 ? static_cast<uint64_t>(n) : 0;
+  }
 
  private:
   static constexpr unsigned log2(size_t n) {
@@ -78,7 +82,7 @@ class SampledAddressSet {
   std::atomic<uint64_t>* slots_ = nullptr;
   size_t mask_ = 0;
   unsigned shift_ = 63;
-  std::atomic<uint64_t> live_{0};
+  std::atomic<int64_t> live_{0};
 };
 
 }  // namespace inprof::internal

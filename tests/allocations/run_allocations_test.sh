@@ -9,13 +9,17 @@
 #     is named in the profile;
 #  4. a real program preloaded: python3.11 with PYTHONMALLOC=malloc yields allocation sites in
 #     python3.11's own code.
+# 1 and 2 are also checked with the Firefox Profiler's own code (check_allocations.mjs: the
+# "native-allocations" and "native-retained-allocations" strategies of profiler-cli).
 # Usage: run_allocations_test.sh LAUNCHER SYMBOLICATE PROFILE_CHECK KNOWN_SITES SCENARIOS
-#        DLOPEN_LIBRARY WORKDIR
+#        DLOPEN_LIBRARY WORKDIR RUN_E2E PROFILER_CLI_PACKAGE_DIR PROFILER_CLI_DIR
 set -euo pipefail
 launcher=$1 symbolicate=$2 profile_check=$3 known_sites=$4 scenarios=$5 dlopen_library=$6
-work=$7
+work=$7 run_e2e=$8 package_dir=$9 cli_dir=${10}
+here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work"
 mkdir -p "$work"
+work=$(cd "$work" && pwd)
 cd "$work"
 fail() {
   echo "FAIL: $*" >&2
@@ -71,11 +75,19 @@ top_retained=$(head -1 <<<"$retained")
   fail "rate 1: site_leak retained $(site_bytes "$retained" site_leak) bytes"
 grep -q '"nativeAllocations"' ks1.json || fail "no nativeAllocations table in ks1.json"
 grep -q '"memoryAddress"' ks1.json || fail "no memoryAddress column in ks1.json"
+firefox_check() {  # $1: profile, $2: truth, $3: 1 if exact
+  INPROF_KNOWN_SITES_TRUTH=$2 INPROF_EXACT=$3 "$run_e2e" --package-dir "$package_dir" \
+    --cli-dir "$cli_dir" --checker "$here/check_allocations.mjs" --profile-check "$profile_check" \
+    --json "$1" | sed 's/^/  /' || fail "check_allocations.mjs failed on $1"
+}
+firefox_check "$work/ks1.json" "$work/ks1.truth" 1
 
 echo "== 2. known_sites, default rate, 2.5 GB"
 "$launcher" record --allocations --no-children -o ks2.inprof -- "$known_sites" --total-mb 2500 \
   --sample-bytes 524288 >ks2.truth
 "$symbolicate" ks2.inprof -o ks2.summary --summary 2>ks2.log
+"$symbolicate" ks2.inprof -o ks2.json 2>>ks2.log
+firefox_check "$work/ks2.json" "$work/ks2.truth" 0
 truth2=$(cat ks2.truth)
 allocated=$(ranking ks2.summary "Top allocation sites" "by allocating function")
 total=0
@@ -103,18 +115,18 @@ echo "== 3. thread exit, dlopen, fork, signal handler (every allocation)"
 "$launcher" record --allocations=1 -o sc.inprof -- "$scenarios" "$dlopen_library" >sc.out ||
   fail "allocation_scenarios failed under the profiler: $(cat sc.out)"
 grep -q '^ok' sc.out || fail "allocation_scenarios: $(cat sc.out)"
-"$symbolicate" sc.inprof -o sc.summary --summary 2>sc.log
-allocated=$(ranking sc.summary "Top allocation sites" "by total")
+"$symbolicate" sc.inprof -o sc.summary --summary --top 100 2>sc.log
+allocated=$(ranking sc.summary "Top allocation sites" "by allocating function")
 for site in thread_exit_site dlopen_constructor_site signal_handler_site main_loop_site; do
   grep -q "$site" <<<"$allocated" || fail "scenarios: no allocation site $site"
   echo "  $site: named"
 done
-retained=$(ranking sc.summary "Top retained sites" "by total")
+retained=$(ranking sc.summary "Top retained sites" "by allocating function")
 grep -q dlopen_constructor_site <<<"$retained" || fail "scenarios: the dlopen block is not retained"
 # The fork child writes its own dump (OUTPUT-PID) when the session follows it.
 for child in sc.inprof-* sc-*.inprof; do
   [[ -f $child ]] || continue
-  "$symbolicate" "$child" -o child.summary --summary 2>/dev/null
+  "$symbolicate" "$child" -o child.summary --summary --top 100 2>/dev/null
   if grep -q fork_child_site child.summary; then echo "  fork_child_site: named (child dump)"; fi
 done
 
@@ -122,8 +134,8 @@ echo "== 4. python3.11 preloaded, PYTHONMALLOC=malloc"
 if [[ -x /usr/bin/python3.11 ]]; then
   PYTHONMALLOC=malloc "$launcher" record --allocations=64K --no-children -o py.inprof -- \
     /usr/bin/python3.11 -c 'd = {str(i): [i] * 8 for i in range(200000)}; print(len(d))' >py.out
-  "$symbolicate" py.inprof -o py.summary --summary 2>py.log
-  allocated=$(ranking py.summary "Top allocation sites" "by total")
+  "$symbolicate" py.inprof -o py.summary --summary --top 100 2>py.log
+  allocated=$(ranking py.summary "Top allocation sites" "by allocating function")
   grep -qE '^(_?Py|list_|dict_|unicode|new_keys|PyMem)' <<<"$allocated" ||
     fail "python3.11: no allocation site in python's code: $(head -5 <<<"$allocated")"
   echo "  python sites: $(grep -cE '^(_?Py|list_|dict_|unicode)' <<<"$allocated") named"
