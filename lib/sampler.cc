@@ -106,10 +106,14 @@ void Sampler::write_crash_sample() {
   crash_state_.store(written ? kCrashWritten : kCrashFailed, std::memory_order_release);
 }
 
-void Sampler::drain_allocations() {
-  if (allocation_pool_ == nullptr) return;
-  allocation_pool_->drain([this](const AllocationSlot& slot) { write_allocation(slot); });
+size_t Sampler::drain_allocations() {
+  if (allocation_pool_ == nullptr || allocation_pool_->ready() == 0) return 0;
+  // No module refresh here (ticks do it): listing modules takes the loader's lock, which a
+  // thread allocating in a dlopen'ed constructor holds while it waits for a free slot.
+  return allocation_pool_->drain([this](const AllocationSlot& slot) { write_allocation(slot); });
 }
+
+void Sampler::prepare_modules() { refresh_modules(monotonic_ns()); }
 
 void Sampler::write_allocation(const AllocationSlot& slot) {
   const UnwindOutput unwound = unwinder_->unwind(slot.snapshot, frames_, frame_sps_);
@@ -240,14 +244,15 @@ SamplerStats Sampler::stats() const {
 
 void Sampler::tick() {
   if (crash_state_.load(std::memory_order_acquire) == kCrashPosted) write_crash_sample();
-  drain_allocations();
   if (paused_.load(std::memory_order_relaxed)) {
     stop_all_self_sampling(/*collect_first=*/false);  // paused: nothing recorded, no interruption
+    drain_allocations();  // the allocating threads would wait for the pool
     return;
   }
   const uint64_t now = monotonic_ns();
   sample_counters(now);
   if (module_lister_->changed()) refresh_modules(now);
+  drain_allocations();
   // Listing /proc/self/task is most of an idle thread's cost per tick: at most every 4 ms, so a
   // new thread is seen within 4 ms (an exited one simply stops answering meanwhile).
   if (tick_count_ == 0 || now - last_thread_listing_ns_ >= kThreadListingPeriodNs) {

@@ -67,8 +67,12 @@ class Sampler {
   // Sampled allocations wait here for the sampler to unwind them (allocation_pool.h). Call
   // before run(); the pool outlives the sampler.
   void set_allocation_pool(AllocationPool* pool) { allocation_pool_ = pool; }
-  // Unwinds and writes the allocations waiting in the pool. Sampler thread (or tests).
-  void drain_allocations();
+  // Unwinds and writes the allocations waiting in the pool; returns how many. Sampler thread.
+  size_t drain_allocations();
+  // Lists the modules now, on the sampler thread before run(): an allocation recorded before
+  // the first tick is unwound with every module known (a rule looked up for code of no known
+  // module is remembered as missing).
+  void prepare_modules();
 
   // Threads never sampled: the profiler's own. Call before run().
   void exclude_thread(uint64_t tid) { excluded_.insert(tid); }

@@ -219,6 +219,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
     setup_profiler_thread("inprof-sampler");
     AllocationRecorder::instance().exclude_this_thread();
     s->sampler_->exclude_thread(current_thread_id());
+    if (s->allocation_pool_) s->sampler_->prepare_modules();
     sampler_ready.set_value();
     s->sampler_->run();
   });

@@ -83,7 +83,7 @@ try {
         const error = Math.abs(share - Number(truth[site].share)) * 100;
         const tolerance = Math.max(3, 4 * Number(truth[site].sigma_pp));
         const line = `${site}: share ${share.toFixed(4)}, truth ${truth[site].share}, error ${error.toFixed(2)} pp`;
-        if (error > tolerance) fail(`${line} > ${tolerance.toFixed(2)}`);
+        if (!(error <= tolerance)) fail(`${line} > ${tolerance.toFixed(2)}`);
         else console.log(`ok: ${line}`);
       }
     }

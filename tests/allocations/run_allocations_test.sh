@@ -100,11 +100,11 @@ for site in site_sixty site_thirty site_ten; do
     "$site" <<'PY' || fail "default rate: $site share out of tolerance"
 import sys
 got, total, share, sigma, site = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
-estimated = got / total
+estimated = got / total if total > 0 else float("nan")
 error_pp = abs(estimated - share) * 100
 tolerance = max(3.0, 4 * sigma)
 print(f"  {site}: share {estimated:.4f}, truth {share:.4f}, error {error_pp:.2f} pp (tolerance {tolerance:.2f})")
-sys.exit(0 if error_pp <= tolerance else 1)
+sys.exit(0 if total > 0 and error_pp <= tolerance else 1)
 PY
 done
 retained=$(ranking ks2.summary "Top retained sites" "by allocating function")
