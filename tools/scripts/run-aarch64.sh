@@ -93,6 +93,10 @@ cmake --build "$build" -j"$jobs" --target \
 #                        program cannot exec another one under qemu-user.
 #   label perf           the performance-property tests (allocation counts, 1000 threads, RSS)
 #                        are native-only: not built here (hence no inprof_perf_tests_NOT_BUILT).
+#   allocations_*, AllocationSamplingTest and the other allocation unit tests
+#                        are registered only with the tools (symbolicate_core, the launcher),
+#                        which the cross build does not build: no ctest entry to leave out. The
+#                        interposer itself (libinprof_allocations) is built here.
 #   docs_*, disabled_build_c, shared_library_exports
 #                        host-side checks of the documentation, the C header and the shared
 #                        library's export list: the same on every architecture, run by the

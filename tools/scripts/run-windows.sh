@@ -83,6 +83,8 @@ wineserver -p </dev/null >/dev/null 2>&1 || true  # already running for this pre
 wine wineboot </dev/null >/dev/null 2>&1
 
 # --- tests under Wine ---------------------------------------------------------------------------
+# The allocation tests (allocations_*, the allocation unit tests) are Linux-only (the interposer
+# forwards to glibc): tests/CMakeLists.txt never registers them in this build.
 phase "ctest under $(command -v wine)"
 cd "$build"
 ctest --output-on-failure --timeout 300 </dev/null
