@@ -32,6 +32,27 @@ inline bool ends_with_call(const uint8_t (&b)[8]) {
          (insn & 0xfefff800u) == 0xd63f0800u;
 }
 
+// The calling function's registers at this point: PC, SP, FP, LR and the callee-saved x19-x28,
+// as the CFI at that PC describes them. Inlined into the function whose stack is then copied
+// from SP: an unwinder walks on from there.
+__attribute__((always_inline)) inline void capture_own_registers(uint64_t* regs) {
+  uint64_t pc, sp;
+  asm volatile(
+      "adr %0, .\n\t"
+      "mov %1, sp\n\t"
+      "stp x19, x20, [%2, #152]\n\t"
+      "stp x21, x22, [%2, #168]\n\t"
+      "stp x23, x24, [%2, #184]\n\t"
+      "stp x25, x26, [%2, #200]\n\t"
+      "stp x27, x28, [%2, #216]\n\t"
+      "stp x29, x30, [%2, #232]"
+      : "=&r"(pc), "=&r"(sp)
+      : "r"(regs)
+      : "memory");
+  regs[kRegPc] = pc;
+  regs[kRegSp] = sp;
+}
+
 }  // namespace inprof::internal
 
 #endif  // INPROF_LIB_ARCH_AARCH64_H_

@@ -38,6 +38,31 @@ inline bool ends_with_call(const uint8_t (&b)[8]) {
   return false;
 }
 
+// The calling function's registers at this point: PC, SP, RBP and the callee-saved ones, as the
+// CFI at that PC describes them (nothing of the caller's frame moves meanwhile). Inlined into
+// the function whose stack is then copied from SP: an unwinder walks on from there.
+__attribute__((always_inline)) inline void capture_own_registers(uint64_t* regs) {
+  uint64_t pc, sp, fp, rbx, r12, r13, r14, r15;
+  asm volatile(
+      "leaq 0(%%rip), %0\n\t"
+      "movq %%rsp, %1\n\t"
+      "movq %%rbp, %2\n\t"
+      "movq %%rbx, %3\n\t"
+      "movq %%r12, %4\n\t"
+      "movq %%r13, %5\n\t"
+      "movq %%r14, %6\n\t"
+      "movq %%r15, %7"
+      : "=r"(pc), "=r"(sp), "=r"(fp), "=r"(rbx), "=r"(r12), "=r"(r13), "=r"(r14), "=r"(r15));
+  regs[kRegPc] = pc;
+  regs[kRegSp] = sp;
+  regs[kRegFp] = fp;
+  regs[3] = rbx;
+  regs[12] = r12;
+  regs[13] = r13;
+  regs[14] = r14;
+  regs[15] = r15;
+}
+
 }  // namespace inprof::internal
 
 #endif  // INPROF_LIB_ARCH_X86_64_H_

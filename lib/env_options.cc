@@ -62,6 +62,10 @@ constexpr Variable kVariables[] = {
      "OUTPUT-PID unless OUTPUT has %p",
      "1234"},
     {"INPROF_CHILDREN", "with INPROF_ROOT_PID, 0: profile that process alone (default 1)", "0"},
+    {"INPROF_ALLOCATIONS",
+     "record sampled allocations: on (one per 512K allocated on average), a size such as 64K, "
+     "or 1 (every allocation); needs libinprof_allocations.so preloaded",
+     "512K"},
     {"INPROF_HELP", "1: print this table to stderr", "1"},
 };
 
@@ -233,6 +237,16 @@ std::optional<std::string> apply_env_variable(const std::string& name, const std
              std::to_string(kMaxMaxFrames);
     }
     o.max_frames = static_cast<size_t>(frames);
+  } else if (name == "INPROF_ALLOCATIONS") {
+    if (value == "on") {
+      o.allocation_sample_bytes = kDefaultAllocationSampleBytes;
+      return std::nullopt;
+    }
+    if (value == "off" || value == "0") {
+      o.allocation_sample_bytes = 0;
+      return std::nullopt;
+    }
+    return parse_size_in(value, "512K", 1, kMaxAllocationSampleBytes, &o.allocation_sample_bytes);
   } else if (name == "INPROF_UNWINDER") {
     if (value == "auto")
       o.unwinder = UnwindMethod::kAuto;

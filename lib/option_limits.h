@@ -18,6 +18,8 @@ inline constexpr size_t kMaxStackCopySize = size_t{1} << 20;
 inline constexpr size_t kMinMaxFrames = 8;
 inline constexpr size_t kMaxMaxFrames = 4096;  // the dump's limit (dump_records.h kMaxFrames)
 inline constexpr std::chrono::seconds kMaxRingSeconds = std::chrono::hours(24 * 365);
+inline constexpr size_t kDefaultAllocationSampleBytes = size_t{512} << 10;
+inline constexpr size_t kMaxAllocationSampleBytes = size_t{1} << 40;
 
 }  // namespace inprof::internal
 

@@ -107,6 +107,47 @@ void Sampler::write_crash_sample() {
   crash_state_.store(written ? kCrashWritten : kCrashFailed, std::memory_order_release);
 }
 
+size_t Sampler::drain_allocations() {
+  if (allocation_pool_ == nullptr || allocation_pool_->ready() == 0) return 0;
+  // No module refresh here (ticks do it): listing modules takes the loader's lock, which a
+  // thread allocating in a dlopen'ed constructor holds while it waits for a free slot.
+  return allocation_pool_->drain([this](const AllocationSlot& slot) { write_allocation(slot); });
+}
+
+void Sampler::prepare_modules() { refresh_modules(monotonic_ns()); }
+
+void Sampler::write_allocation(const AllocationSlot& slot) {
+  const UnwindOutput unwound = unwinder_->unwind(slot.snapshot, frames_, frame_sps_);
+  LeafCandidate candidates[kLeafCandidateSlots + 1];
+  size_t candidate_count = 0;
+  // The leaf is exact (the allocator's caller, below): no leaf fix-up.
+  uint32_t flags = walk_flags(unwound, slot.snapshot, candidates, &candidate_count) &
+                   ~uint32_t(kSampleFramePointerWalk | kSampleOnCpu);
+  // The walk starts in the profiler's sink; the stack the program sees starts at the call into
+  // the allocator. Its return address minus one names the call instruction.
+  size_t first = unwound.count;
+  for (size_t i = 1; i < unwound.count; ++i) {
+    if (frames_[i] == slot.event.caller_pc) {
+      first = i;
+      break;
+    }
+  }
+  if (first < unwound.count) {
+    frames_[first] = slot.event.caller_pc - 1;
+  } else {
+    first = 0;
+    flags |= kAllocationCallerNotFound;
+  }
+  const InprofAllocationEvent& e = slot.event;
+  ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
+  encode_allocation(w, e.tid, relative(slot.snapshot.time_ns), e.address, e.size, e.weight, e.kind,
+                    flags,
+                    std::span<const uint64_t>(frames_.data() + first, unwound.count - first));
+  if (w.overflowed() || !ring_.write(static_cast<uint8_t>(RecordType::kAllocation), w.view())) {
+    allocation_pool_->dropped().fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 uint64_t Sampler::period_ns() const {
   return self_sampling_ ? std::max(config_.interval_ns, kSelfSamplingMinPeriodNs)
                         : config_.interval_ns;
@@ -130,6 +171,7 @@ void Sampler::run() {
     }
     if (wait_until(next)) {
       std::lock_guard hold(tick_mutex_);
+      drain_allocations();  // the interposer is detached by now: these are the last
       stop_all_self_sampling(/*collect_first=*/true);  // what the threads queued is kept
       // The counters' values at the end, so that each series ends where the program left it,
       // however late the last tick was (under qemu, ticks come 100 ms apart or more).
@@ -159,6 +201,31 @@ bool Sampler::wait_until(uint64_t deadline) {
     }
   }
   std::unique_lock lock(stop_mutex_);
+  if (allocation_pool_ != nullptr) {
+    // Sampled allocations wait in a small pool: collect them every millisecond meanwhile, and
+    // every 100 µs while they keep coming (at a high rate the pool fills in microseconds).
+    constexpr uint64_t kAllocationDrainNs = 1000000;
+    constexpr uint64_t kBusyAllocationDrainNs = 100000;
+    uint64_t slice = kAllocationDrainNs;
+    for (;;) {
+      const uint64_t now = monotonic_ns();
+      if (stop_requested_) return true;
+      if (now >= deadline) return false;
+      if (stop_cv_.wait_for(lock, std::chrono::nanoseconds(std::min(deadline - now, slice)),
+                            [this] { return stop_requested_; })) {
+        return true;
+      }
+      lock.unlock();
+      size_t drained = 0;
+      {
+        std::lock_guard hold(tick_mutex_);
+        drained =
+            allocation_pool_->drain([this](const AllocationSlot& slot) { write_allocation(slot); });
+      }
+      slice = drained != 0 ? kBusyAllocationDrainNs : kAllocationDrainNs;
+      lock.lock();
+    }
+  }
   // steady_clock and monotonic_ns() are the same clock; wait for the remaining time.
   return stop_cv_.wait_for(lock,
                            std::chrono::nanoseconds(deadline - std::min(deadline, monotonic_ns())),
@@ -180,11 +247,13 @@ void Sampler::tick() {
   if (crash_state_.load(std::memory_order_acquire) == kCrashPosted) write_crash_sample();
   if (paused_.load(std::memory_order_relaxed)) {
     stop_all_self_sampling(/*collect_first=*/false);  // paused: nothing recorded, no interruption
+    drain_allocations();  // the allocating threads would wait for the pool
     return;
   }
   const uint64_t now = monotonic_ns();
   sample_counters(now);
   if (module_lister_->changed()) refresh_modules(now);
+  drain_allocations();
   // Listing /proc/self/task is most of an idle thread's cost per tick: at most every 4 ms, so a
   // new thread is seen within 4 ms (an exited one simply stops answering meanwhile).
   if (tick_count_ == 0 || now - last_thread_listing_ns_ >= kThreadListingPeriodNs) {

@@ -26,6 +26,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "allocation_pool.h"
 #include "dump/dump_records.h"
 #include "metadata_queue.h"
 #include "module_lister.h"
@@ -62,6 +63,16 @@ class Sampler {
   ~Sampler();
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
+
+  // Sampled allocations wait here for the sampler to unwind them (allocation_pool.h). Call
+  // before run(); the pool outlives the sampler.
+  void set_allocation_pool(AllocationPool* pool) { allocation_pool_ = pool; }
+  // Unwinds and writes the allocations waiting in the pool; returns how many. Sampler thread.
+  size_t drain_allocations();
+  // Lists the modules now, on the sampler thread before run(): an allocation recorded before
+  // the first tick is unwound with every module known (a rule looked up for code of no known
+  // module is remembered as missing).
+  void prepare_modules();
 
   // Threads never sampled: the profiler's own. Call before run().
   void exclude_thread(uint64_t tid) { excluded_.insert(tid); }
@@ -166,6 +177,7 @@ class Sampler {
   void stop_self_sampling(ThreadState& state);
   void stop_all_self_sampling(bool collect_first);
   void write_crash_sample();
+  void write_allocation(const AllocationSlot& slot);
   // Evidence for symbolicate's leaf fix-up after a frame-pointer walk (FORMAT.md); `out` holds
   // kLeafCandidateSlots + 1 entries.
   size_t leaf_candidates(const StackSnapshot& snapshot, LeafCandidate* out) const;
@@ -228,6 +240,8 @@ class Sampler {
   std::atomic<bool> paused_{false};
 
   enum : int { kCrashIdle, kCrashPosted, kCrashWritten, kCrashFailed };
+  AllocationPool* allocation_pool_ = nullptr;
+
   std::unique_ptr<uint8_t[]> crash_stack_buffer_;
   StackSnapshot crash_snapshot_;
   uint64_t crash_tid_ = 0;

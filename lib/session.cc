@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "allocation_recorder.h"
 #include "declarations.h"
 #include "dwarf_unwinder.h"
 #include "frame_pointer_unwinder.h"
@@ -105,6 +106,9 @@ Status validate(const Options& o) {
   } else if (o.keep_files != 0) {
     return invalid("keep_files needs rotate_interval");
   }
+  if (o.allocation_sample_bytes > kMaxAllocationSampleBytes) {
+    return invalid("allocation_sample_bytes must be at most 1 TiB (0: off)");
+  }
   return {};
 }
 
@@ -123,6 +127,12 @@ Session::Session(const Options& options, uint64_t start_ns)
 std::unique_ptr<Session> Session::start(const Options& options, Status* status) {
   *status = validate(options);
   if (!status->ok()) return nullptr;
+  if (options.allocation_sample_bytes != 0 && !AllocationRecorder::instance().find_hooks()) {
+    *status = Status::error(Status::Code::kPlatformError,
+                            "allocation_sample_bytes needs the allocation interposer: link "
+                            "inprof::allocations or preload libinprof_allocations.so");
+    return nullptr;
+  }
 
   // The signal first: if it is taken, no file is created.
   auto copier =
@@ -195,6 +205,11 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   session->sampler_ = std::make_unique<Sampler>(config, std::move(copier), std::move(unwinder),
                                                 ThreadLister::create(), ModuleLister::create(),
                                                 *session->ring_, session->metadata_);
+  if (options.allocation_sample_bytes != 0) {
+    session->allocation_pool_ = std::make_unique<AllocationPool>(
+        kAllocationSlots, std::min<size_t>(options.stack_copy_size, kAllocationStackBytes));
+    session->sampler_->set_allocation_pool(session->allocation_pool_.get());
+  }
 
   if (session->ring_mode_) {
     *status = session->start_ring_services(path);
@@ -210,6 +225,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
     auto writer_tid_ready = writer_tid.get_future();
     s->writer_thread_ = std::thread([s, &writer_tid] {
       setup_profiler_thread("inprof-writer");
+      AllocationRecorder::instance().exclude_this_thread();
       writer_tid.set_value(current_thread_id());
       s->writer_loop();
     });
@@ -219,7 +235,9 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   auto sampler_ready_done = sampler_ready.get_future();
   s->sampler_thread_ = std::thread([s, &sampler_ready] {
     setup_profiler_thread("inprof-sampler");
+    AllocationRecorder::instance().exclude_this_thread();
     s->sampler_->exclude_thread(current_thread_id());
+    if (s->allocation_pool_) s->sampler_->prepare_modules();
     sampler_ready.set_value();
     s->sampler_->run();
   });
@@ -227,6 +245,17 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   // Markers, categories and counters flow into this session from now on.
   Declarations::instance().attach(&s->metadata_);
   MarkerRecorder::instance().attach(s->ring_, start_ns);
+  if (s->allocation_pool_ &&
+      !AllocationRecorder::instance().attach(
+          s->ring_, s->allocation_pool_.get(), start_ns, options.allocation_sample_bytes,
+          options.allocation_sample_bytes == 1 ? kTrackedAtEveryAllocation : kTrackedSampled)) {
+    *status = Status::error(Status::Code::kPlatformError,
+                            "the allocation interposer refused the session (a different build "
+                            "of libinprof_allocations?)");
+    s->started_ = true;
+    (void)s->stop();
+    return nullptr;
+  }
   g_recording.store(true);
   s->started_ = true;
   *status = {};
@@ -276,6 +305,8 @@ Status Session::stop() {
   Declarations::instance().detach();
   // The dump signal is the program's again from here on (this may be that trigger's own stop).
   disarm_stop_trigger();
+  // Allocation records stop here; the sampler's last drain takes those still in the pool.
+  if (allocation_pool_) AllocationRecorder::instance().detach();
   // Waits for a capture the signal started; from here on no crash is written either.
   capture_trigger_.reset();
   crash_handler_.reset();
@@ -376,6 +407,7 @@ void Session::drain(bool final) {
              StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
                          MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
                          s.samples_given_up});
+  if (allocation_pool_) dump_->add(RecordType::kAllocationStats, allocation_stats());
   Status flushed = dump_->flush();
   if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
   last_flush_ns_ = now;
@@ -387,6 +419,7 @@ void Session::end_window(uint64_t now) {
              StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
                          MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
                          s.samples_given_up});
+  if (allocation_pool_) dump_->add(RecordType::kAllocationStats, allocation_stats());
   if (rotating_) {
     dump_->add(RecordType::kCapture,
                CaptureRecord{window_start_ns_, now - start_ns_, CaptureReason::kRotation, 0});
@@ -435,6 +468,13 @@ void Session::rotate() {
 }  // namespace inprof::internal
 
 namespace inprof::internal {
+
+AllocationStatsRecord Session::allocation_stats() const {
+  AllocationStatsRecord stats = AllocationRecorder::instance().stats();
+  stats.sample_bytes = options_.allocation_sample_bytes;
+  stats.dropped += allocation_pool_->dropped().load(std::memory_order_relaxed);
+  return stats;
+}
 
 void Session::pause() {
   if (paused_) return;
@@ -586,6 +626,7 @@ Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason re
             StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
                         MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
                         s.samples_given_up});
+  if (allocation_pool_) dump->add(RecordType::kAllocationStats, allocation_stats());
   dump->add(RecordType::kCapture,
             CaptureRecord{trimmed ? cutoff : first, now, reason, ring_->overwritten()});
   Status copied = copy_jit_map(*dump);

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <thread>
 
+#include "allocation_pool.h"
 #include "crash_handler.h"
 #include "crash_writer.h"
 #include "dump/dump_writer.h"
@@ -69,6 +70,15 @@ class Session {
   // Copies the process's JIT symbol map (/tmp/perf-<pid>.map), if any, into `dump`.
   static Status copy_jit_map(DumpWriter& dump);  // flushes chunks as they fill
 
+  AllocationStatsRecord allocation_stats() const;
+
+  // Allocation profiling: the slots sampled allocations wait in for the sampler (its stack
+  // copies are at most kAllocationStackBytes), and the address set's capacity.
+  static constexpr size_t kAllocationSlots = 64;
+  static constexpr size_t kAllocationStackBytes = 32u << 10;
+  static constexpr uint64_t kTrackedSampled = 64u << 10;
+  static constexpr uint64_t kTrackedAtEveryAllocation = 4u << 20;
+
   const Options options_;
   const uint64_t start_ns_;
   const bool ring_mode_;
@@ -84,6 +94,7 @@ class Session {
   // MarkerRecorder). Only its storage is released, once closed and drained.
   RingBuffer* ring_;
   MetadataQueue metadata_;
+  std::unique_ptr<AllocationPool> allocation_pool_;  // before the sampler: it outlives it
   std::unique_ptr<Sampler> sampler_;
   std::thread sampler_thread_;
   std::thread writer_thread_;

@@ -155,6 +155,13 @@ struct Options {
   // With rotate_interval: keep only the newest this-many window dumps, removing older ones from
   // the disk (0: keep them all).
   std::size_t keep_files = 0;
+  // Sampled native allocations (Linux, glibc): 0 (the default) records none; otherwise the mean
+  // number of bytes allocated between two recorded allocations (512 KiB is a good default; 1
+  // records every allocation). Each recorded allocation keeps its stack and stands for the bytes
+  // it represents; frees of recorded blocks are recorded too. Needs the allocation interposer in
+  // the process: link inprof::allocations, or preload libinprof_allocations.so (`inprof record
+  // --allocations` does); start() fails otherwise.
+  std::size_t allocation_sample_bytes = 0;
 };
 
 // The process-wide profiler. At most one session runs at a time.

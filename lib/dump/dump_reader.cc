@@ -112,6 +112,15 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
       case RecordType::kCapture:
         ok = dispatch(payload, v, &DumpVisitor::on_capture);
         break;
+      case RecordType::kAllocation:
+        ok = dispatch(payload, v, &DumpVisitor::on_allocation);
+        break;
+      case RecordType::kFree:
+        ok = dispatch(payload, v, &DumpVisitor::on_free);
+        break;
+      case RecordType::kAllocationStats:
+        ok = dispatch(payload, v, &DumpVisitor::on_allocation_stats);
+        break;
       case RecordType::kStack:
         ok = samples.add_stack(payload);
         break;

@@ -37,6 +37,9 @@ class DumpVisitor {
   virtual void on_resume(const PauseRecord&) {}
   virtual void on_jit_map(const JitMapRecord&) {}
   virtual void on_capture(const CaptureRecord&) {}
+  virtual void on_allocation(const AllocationRecord&) {}
+  virtual void on_free(const FreeRecord&) {}
+  virtual void on_allocation_stats(const AllocationStatsRecord&) {}
 };
 
 struct DumpReadResult {

@@ -122,13 +122,12 @@ bool decode(ByteReader& r, ThreadEndRecord& out) {
   return r.varint(out.tid) && r.varint(out.time_ns);
 }
 
-void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
-                   std::optional<uint64_t> cpu_delta_ns, uint32_t flags,
-                   std::span<const uint64_t> frames, std::span<const LeafCandidate> candidates,
-                   std::span<const SampleLabel> labels) {
-  w.varint(tid);
-  w.varint(time_ns);
-  put_optional(w, cpu_delta_ns);
+namespace {
+
+// A stack: flags, frames, leaf candidates, labels (FORMAT.md, "Stack records").
+void encode_sample_stack(ByteWriter& w, uint32_t flags, std::span<const uint64_t> frames,
+                         std::span<const LeafCandidate> candidates,
+                         std::span<const SampleLabel> labels) {
   w.varint(flags);
   w.varint(frames.size());
   // Neighbouring frames usually lie in the same module: deltas keep them short.
@@ -151,6 +150,18 @@ void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
       w.varint(l.category);
     }
   }
+}
+
+}  // namespace
+
+void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
+                   std::optional<uint64_t> cpu_delta_ns, uint32_t flags,
+                   std::span<const uint64_t> frames, std::span<const LeafCandidate> candidates,
+                   std::span<const SampleLabel> labels) {
+  w.varint(tid);
+  w.varint(time_ns);
+  put_optional(w, cpu_delta_ns);
+  encode_sample_stack(w, flags, frames, candidates, labels);
 }
 
 bool decode_stack(ByteReader& r, SampleRecord& out) {
@@ -401,6 +412,54 @@ bool decode(ByteReader& r, CaptureRecord& out) {
   return true;
 }
 
+void encode_allocation(ByteWriter& w, uint64_t tid, uint64_t time_ns, uint64_t address,
+                       uint64_t size, uint64_t weight, uint8_t kind, uint32_t flags,
+                       std::span<const uint64_t> frames) {
+  w.varint(tid);
+  w.varint(time_ns);
+  w.varint(address);
+  w.varint(size);
+  w.varint(weight);
+  w.u8(kind);
+  // The stack, as a stack record's (no leaf candidates).
+  encode_sample_stack(w, flags, frames, {}, {});
+}
+
+bool decode(ByteReader& r, AllocationRecord& out) {
+  if (!r.varint(out.tid) || !r.varint(out.time_ns) || !r.varint(out.address) ||
+      !r.varint(out.size) || !r.varint(out.weight) || !r.u8(out.kind)) {
+    return false;
+  }
+  SampleRecord stack;
+  if (!decode_stack(r, stack)) return false;
+  out.flags = stack.flags;
+  out.frames = std::move(stack.frames);
+  return true;
+}
+
+void encode(ByteWriter& w, const FreeRecord& r) {
+  w.varint(r.tid);
+  w.varint(r.time_ns);
+  w.varint(r.address);
+}
+
+bool decode(ByteReader& r, FreeRecord& out) {
+  return r.varint(out.tid) && r.varint(out.time_ns) && r.varint(out.address);
+}
+
+void encode(ByteWriter& w, const AllocationStatsRecord& r) {
+  w.varint(r.sample_bytes);
+  w.varint(r.sampled);
+  w.varint(r.dropped);
+  w.varint(r.untracked);
+  w.varint(r.frees);
+}
+
+bool decode(ByteReader& r, AllocationStatsRecord& out) {
+  return r.varint(out.sample_bytes) && r.varint(out.sampled) && r.varint(out.dropped) &&
+         r.varint(out.untracked) && r.varint(out.frees);
+}
+
 std::optional<uint64_t> record_time(RecordType type, std::span<const uint8_t> payload) {
   ByteReader r(payload);
   uint64_t first = 0, time = 0;
@@ -408,6 +467,8 @@ std::optional<uint64_t> record_time(RecordType type, std::span<const uint8_t> pa
     case RecordType::kSample:
     case RecordType::kSampleRepeat:
     case RecordType::kCounterSample:  // (tid or counter id, time, ...)
+    case RecordType::kAllocation:
+    case RecordType::kFree:
       if (r.varint(first) && r.varint(time)) return time;
       return std::nullopt;
     case RecordType::kMarker: {  // tid, category, phase, start, duration

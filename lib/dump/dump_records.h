@@ -71,6 +71,11 @@ enum class RecordType : uint8_t {
   kSampleBatch = 22,
   // A module's whole image, for a module with no file to read it from (the vDSO).
   kModuleImage = 23,
+  // Allocations (docs/design/allocations.md): a sampled allocation with its stack, the free of a
+  // recorded block, and the allocation counts. Older readers skip them.
+  kAllocation = 24,
+  kFree = 25,
+  kAllocationStats = 26,
 };
 
 struct ProcessRecord {
@@ -282,6 +287,36 @@ struct ModuleImageRecord {
   std::vector<uint8_t> bytes;
 };
 
+// A sampled allocation. Its stack is the allocating code's: frames[0] is the call into the
+// allocator (its return address minus one), then return addresses, outermost last.
+struct AllocationRecord {
+  uint64_t tid = 0;
+  uint64_t time_ns = 0;  // nanoseconds since the session's start
+  uint64_t address = 0;
+  uint64_t size = 0;
+  uint64_t weight = 0;  // the bytes it stands for (the sampling's unbiased estimate)
+  uint8_t kind = 0;     // 0 malloc, 1 calloc, 2 realloc, 3 aligned, 4 new, 5 new[]
+  uint32_t flags = 0;   // SampleFlags, plus kAllocationCallerNotFound
+  std::vector<uint64_t> frames;
+};
+// The allocator's caller was not found in the walk: the stack is kept whole.
+inline constexpr uint32_t kAllocationCallerNotFound = 1u << 6;
+
+// A recorded block was freed (or moved by realloc).
+struct FreeRecord {
+  uint64_t tid = 0;
+  uint64_t time_ns = 0;
+  uint64_t address = 0;
+};
+
+struct AllocationStatsRecord {  // cumulative; the last one counts
+  uint64_t sample_bytes = 0;    // mean bytes between samples; 1: every allocation
+  uint64_t sampled = 0;         // allocations recorded
+  uint64_t dropped = 0;         // sampled but lost: no free slot, or the buffer was full
+  uint64_t untracked = 0;       // recorded, but their frees cannot be seen (address set full)
+  uint64_t frees = 0;           // frees of recorded blocks
+};
+
 // Payload encoders. Each writes one record's payload (no type or size) into `w`.
 void encode(ByteWriter& w, const ProcessRecord& r);
 void encode(ByteWriter& w, const ModuleRecord& r);
@@ -300,6 +335,12 @@ void encode(ByteWriter& w, const CounterSampleRecord& r);
 void encode(ByteWriter& w, const PauseRecord& r);
 void encode(ByteWriter& w, const JitMapRecord& r);
 void encode(ByteWriter& w, const CaptureRecord& r);
+void encode(ByteWriter& w, const FreeRecord& r);
+void encode(ByteWriter& w, const AllocationStatsRecord& r);
+// Without allocating: the sampler encodes from its scratch frames.
+void encode_allocation(ByteWriter& w, uint64_t tid, uint64_t time_ns, uint64_t address,
+                       uint64_t size, uint64_t weight, uint8_t kind, uint32_t flags,
+                       std::span<const uint64_t> frames);
 // The sample encoder takes spans so the sampler can encode without allocating.
 void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
                    std::optional<uint64_t> cpu_delta_ns, uint32_t flags,
@@ -350,6 +391,9 @@ bool decode(ByteReader& r, CounterSampleRecord& out);
 bool decode(ByteReader& r, PauseRecord& out);
 bool decode(ByteReader& r, JitMapRecord& out);
 bool decode(ByteReader& r, CaptureRecord& out);
+bool decode(ByteReader& r, AllocationRecord& out);
+bool decode(ByteReader& r, FreeRecord& out);
+bool decode(ByteReader& r, AllocationStatsRecord& out);
 
 // The time of a record that the ring buffer carries (sample, repeat, marker — its end —, counter
 // sample), without allocating; nothing for other types or a malformed payload.

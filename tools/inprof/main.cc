@@ -46,6 +46,10 @@ constexpr const char* kUsage =
     "                        PATH may hold %n (window number) and %t (its start, UTC), else\n"
     "                        -%n goes before the extension\n"
     "      --keep N          with --rotate: keep only the newest N dumps of each process\n"
+    "      --allocations[=BYTES]  also record sampled native allocations and what stays\n"
+    "                        allocated: one per BYTES allocated on average (default 512K;\n"
+    "                        1: every allocation). Preloads libinprof_allocations.so, which\n"
+    "                        replaces malloc, free and operator new/delete in PROGRAM\n"
     "\n"
     "flight recorder (keep the last records in memory; write them on demand):\n"
     "      --ring            ring mode: nothing is written until a capture or exit\n"
@@ -237,6 +241,16 @@ int main(int argc, char** argv) {
     return 127;
   }
   std::string preload = library;
+  if (command->variables.count("INPROF_ALLOCATIONS")) {
+    // The allocation interposer lives beside the library (libinprof_allocations.so).
+    const std::string interposer =
+        (std::filesystem::path(library).parent_path() / "libinprof_allocations.so").string();
+    if (!std::filesystem::is_regular_file(interposer)) {
+      std::fprintf(stderr, "inprof: --allocations: cannot find %s\n", interposer.c_str());
+      return 127;
+    }
+    preload = interposer + ":" + preload;
+  }
   std::optional<std::string> old_preload;
   if (const char* old = std::getenv("LD_PRELOAD"); old) old_preload = old;
   if (old_preload && !old_preload->empty()) preload += ":" + *old_preload;

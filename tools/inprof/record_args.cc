@@ -79,6 +79,15 @@ std::optional<RecordCommand> parse_record_args(
       command.variables["INPROF_MODE"] = "ring";
       continue;
     }
+    if (arg == "--allocations" || arg.rfind("--allocations=", 0) == 0) {
+      const std::string value = arg.size() > 14 ? arg.substr(14) : "on";
+      if (auto why = internal::apply_env_variable("INPROF_ALLOCATIONS", value, &scratch)) {
+        *error = arg + ": " + *why;
+        return std::nullopt;
+      }
+      command.variables["INPROF_ALLOCATIONS"] = value;
+      continue;
+    }
     if (arg == "--crash") {
       command.variables["INPROF_MODE"] = "ring";
       command.variables["INPROF_CRASH"] = "1";

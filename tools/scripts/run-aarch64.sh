@@ -96,6 +96,10 @@ cmake --build "$build" -j"$jobs" --target \
 #                        are native-only: not built here (hence no inprof_perf_tests_NOT_BUILT).
 #   symbolicate_tests    (PprofTest, RotationTest and the rest) not built: the cross build has no
 #                        tools (INPROF_BUILD_TOOLS=OFF); the native job runs them.
+#   allocations_*, AllocationSamplingTest and the other allocation unit tests
+#                        are registered only with the tools (symbolicate_core, the launcher),
+#                        which the cross build does not build: no ctest entry to leave out. The
+#                        interposer itself (libinprof_allocations) is built here.
 #   docs_*, disabled_build_c, shared_library_exports
 #                        host-side checks of the documentation, the C header and the shared
 #                        library's export list: the same on every architecture, run by the

@@ -35,7 +35,7 @@ supp="$root/tests/sanitizers"
 # Only what the sanitized tests need.
 targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_checker_test
          torture torture_dump_check torture_spin_a torture_spin_b torture_killed_child
-         output_safety_test)
+         output_safety_test inprof_allocation_tests)
 
 # ctest entries not built here, or with nothing a sanitizer adds (whole-program runs of code the
 # tests above already cover): the e2e tests (node + the Firefox Profiler's code, minutes each),
@@ -46,12 +46,13 @@ targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_c
 # as linked, and compares the profiled run's behaviour with an unsanitized one's), and the
 # launcher's tests (the launcher is not built here), the shared library's export list, the C API
 # programs (neither the shared library nor those programs are built here), and the truth tests
-# (they preload the shared library into their target, as the preload tests do), and the macOS
+# (they preload the shared library into their target, as the preload tests do), the macOS
 # backend's fake-Mach tests (they interpose malloc to count allocations, as the performance tests
-# do, which a sanitizer's own allocator does not allow).
+# do, which a sanitizer's own allocator does not allow), and the allocation end-to-end test (it
+# preloads the allocation interposer, which a sanitizer's own malloc replacement would fight).
 never_here=('e2e_.*' 'consumer_.*' 'preload_.*' 'perf\..*' 'inprof_perf_tests.*' disabled_build
             disabled_build_c 'example_.*' 'transparency_.*' 'launcher_.*' shared_library_exports
-            c_api_features 'truth_.*' 'mach\..*' 'mach_backend_tests.*')
+            c_api_features 'truth_.*' 'mach\..*' 'mach_backend_tests.*' allocations_end_to_end)
 
 configure_and_build() {
   local dir=$1 sanitize=$2 flags=$3

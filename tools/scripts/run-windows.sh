@@ -87,6 +87,8 @@ wine wineboot </dev/null >/dev/null 2>&1
 # The macOS backend's fake-Mach tests (mach.*) are not defined in this build: tests/CMakeLists.txt
 # defines them for Linux only (they interpose glibc's malloc to count allocations).
 # --- tests under Wine ---------------------------------------------------------------------------
+# The allocation tests (allocations_*, the allocation unit tests) are Linux-only (the interposer
+# forwards to glibc): tests/CMakeLists.txt never registers them in this build.
 phase "ctest under $(command -v wine)"
 cd "$build"
 ctest --output-on-failure --timeout 300 </dev/null

@@ -219,6 +219,18 @@ struct Counter {
   size_t size() const { return time_ns.size(); }
 };
 
+// A thread's nativeAllocations (Firefox Profiler processed format): its sampled allocations
+// (weight > 0) and the frees of its blocks (weight < 0, whatever thread freed them), in time
+// order.
+struct NativeAllocationTable {
+  std::vector<uint64_t> time_ns;  // since the profile's start
+  std::vector<int64_t> weight;    // bytes
+  std::vector<std::optional<StackIndex>> stack;
+  std::vector<uint64_t> address;
+  std::vector<uint64_t> thread_id;  // the thread that allocated or freed
+  size_t size() const { return time_ns.size(); }
+};
+
 struct Thread {
   std::string name;
   bool is_main = false;
@@ -230,6 +242,7 @@ struct Thread {
   std::vector<PausedRange> paused_ranges;
   SampleTable samples;
   MarkerTable markers;
+  NativeAllocationTable allocations;
 };
 
 // A row of meta.extra ("Profile Info" panel).

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "convert/allocation_converter.h"
 #include "convert/graph_color.h"
 #include "convert/marker_context.h"
 #include "convert/sample_weight.h"
@@ -113,6 +114,7 @@ class Converter {
   std::optional<MarkerData> marker_data(const internal::MarkerRecord& m);
   const std::string& untyped_schema();
   void add_counters();
+  void add_allocations();
   void add_paused_ranges();
 
   const ProfileModel& model_;
@@ -169,6 +171,7 @@ ConversionSummary Converter::run() {
   add_marker_schemas();
   add_markers();
   add_counters();
+  add_allocations();
   add_paused_ranges();
   stacks_.report_modules();
   return summary_;
@@ -585,6 +588,39 @@ void Converter::add_markers() {
   if (untyped_markers_) {
     diag_.warn(std::to_string(untyped_markers_) +
                " markers name a marker type the dump does not describe; their payload is dropped");
+  }
+}
+
+void Converter::add_allocations() {
+  if (model_.allocations().empty() && !model_.allocation_stats()) return;
+  Counter memory;
+  memory.name = "Memory";
+  memory.category = "Memory";  // the viewer draws a counter of this category as the memory track
+  memory.description = "Estimated live bytes of the sampled allocations";
+  memory.unit = "bytes";
+  memory.color = "orange";
+  memory.pid = model_.process() ? model_.process()->pid : 0;
+  memory.main_thread = main_thread_.value_or(ThreadIndex{0});
+  const AllocationFacts facts = convert_allocations(
+      model_, thread_by_tid_,
+      [&](RawStackId stack, uint64_t time_ns) {
+        return stacks_.stack_for(stack, time_ns, CpuUse::kUnknown);
+      },
+      b_, &memory);
+  if (!memory.time_ns.empty() && !b_.threads().empty()) b_.add_counter(std::move(memory));
+  Meta& meta = b_.meta();
+  if (const auto& s = model_.allocation_stats()) {
+    meta.extra.push_back({"Allocation sampling (mean bytes between samples)", s->sample_bytes});
+    meta.extra.push_back({"Allocations sampled", s->sampled});
+    meta.extra.push_back({"Allocation records dropped", s->dropped});
+    meta.extra.push_back({"Allocations whose free is not tracked", s->untracked});
+  }
+  meta.extra.push_back({"Allocations in this profile", facts.allocations});
+  meta.extra.push_back({"Frees matched to their allocation", facts.matched_frees});
+  meta.extra.push_back({"Frees with no allocation in the profile", facts.unmatched_frees});
+  if (facts.synthetic_frees != 0) {
+    diag_.info(std::to_string(facts.synthetic_frees) +
+               " sampled blocks were allocated again before their free was seen");
   }
 }
 

@@ -155,6 +155,32 @@ void ProfileModel::on_sample(const internal::SampleRecord& r) {
   ++sample_count_;
 }
 
+void ProfileModel::on_allocation(const internal::AllocationRecord& r) {
+  internal::SampleRecord stack;
+  stack.flags = r.flags;
+  stack.frames = r.frames;
+  RawAllocationEvent event;
+  event.time_ns = r.time_ns;
+  event.tid = r.tid;
+  event.address = r.address;
+  event.size = r.size;
+  event.weight = r.weight;
+  event.stack = r.frames.empty() ? kNoStack : intern(stack);
+  allocations_.push_back(event);
+  thread(r.tid);  // its rows go in its table, even if it was never sampled
+  saw_time(r.time_ns);
+}
+
+void ProfileModel::on_free(const internal::FreeRecord& r) {
+  RawAllocationEvent event;
+  event.time_ns = r.time_ns;
+  event.tid = r.tid;
+  event.address = r.address;
+  event.is_free = true;
+  allocations_.push_back(event);
+  saw_time(r.time_ns);
+}
+
 void ProfileModel::on_sample_repeat(const internal::SampleRepeatRecord& r) {
   RawStackId id = kNoStack;
   auto it = last_stack_by_tid_.find(r.tid);

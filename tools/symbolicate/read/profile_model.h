@@ -113,6 +113,18 @@ struct ThreadInfo {
   RawSampleList samples;
 };
 
+// A sampled allocation or the free of a recorded block, in file order (times are not sorted:
+// a free reaches the dump before the allocation the sampler unwound later).
+struct RawAllocationEvent {
+  uint64_t time_ns = 0;
+  uint64_t tid = 0;
+  uint64_t address = 0;
+  uint64_t size = 0;    // 0 for a free
+  uint64_t weight = 0;  // the bytes it stands for; 0 for a free
+  RawStackId stack = kNoStack;
+  bool is_free = false;
+};
+
 struct CounterInfo {
   internal::CounterRecord record;
   bool declared = false;  // false: samples arrived, but no counter record
@@ -148,6 +160,11 @@ class ProfileModel : public internal::DumpVisitor {
   void on_resume(const internal::PauseRecord& r) override;
   void on_jit_map(const internal::JitMapRecord& r) override;
   void on_capture(const internal::CaptureRecord& r) override { capture_ = r; }
+  void on_allocation(const internal::AllocationRecord& r) override;
+  void on_free(const internal::FreeRecord& r) override;
+  void on_allocation_stats(const internal::AllocationStatsRecord& r) override {
+    allocation_stats_ = r;
+  }
 
   const std::optional<internal::ProcessRecord>& process() const { return process_; }
   const std::vector<ModuleInfo>& modules() const { return modules_; }
@@ -178,6 +195,11 @@ class ProfileModel : public internal::DumpVisitor {
   const std::vector<PauseRange>& pauses() const { return pauses_; }
   // The process's JIT symbol map (empty if the dump has none).
   const JitMap& jit_map() const { return jit_map_; }
+  // Sampled allocations and frees of recorded blocks, in file order.
+  const std::vector<RawAllocationEvent>& allocations() const { return allocations_; }
+  const std::optional<internal::AllocationStatsRecord>& allocation_stats() const {
+    return allocation_stats_;
+  }
   // The latest time any record carries (for ranges left open at the end of the dump).
   uint64_t last_time_ns() const { return last_time_ns_; }
 
@@ -220,6 +242,8 @@ class ProfileModel : public internal::DumpVisitor {
   std::unordered_map<uint32_t, size_t> counter_by_id_;
   std::vector<PauseRange> pauses_;
   JitMap jit_map_;
+  std::vector<RawAllocationEvent> allocations_;
+  std::optional<internal::AllocationStatsRecord> allocation_stats_;
   uint64_t last_time_ns_ = 0;
 };
 

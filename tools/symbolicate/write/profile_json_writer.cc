@@ -550,6 +550,28 @@ void write_thread(Emitter& e, const Thread& t, const ProfileBuilder& profile) {
   }
   e.end_object();
 
+  // Sampled allocations: the "Native Allocations" and "Retained Memory" views (only present when
+  // the thread has rows).
+  if (const NativeAllocationTable& a = t.allocations; a.size() > 0) {
+    e.key("nativeAllocations");
+    e.begin_object();
+    e.key("length");
+    e.u64(a.size());
+    e.key("time");
+    e.array(a.size(), [&](size_t i) { e.ms(a.time_ns[i]); });
+    e.key("weight");
+    e.array(a.size(), [&](size_t i) { e.i64(a.weight[i]); });
+    e.key("weightType");
+    e.str("bytes");
+    e.key("stack");
+    e.array(a.size(), [&](size_t i) { e.opt_index(a.stack[i]); });
+    e.key("memoryAddress");
+    e.array(a.size(), [&](size_t i) { e.u64(a.address[i]); });
+    e.key("threadId");
+    e.array(a.size(), [&](size_t i) { e.u64(a.thread_id[i]); });
+    e.end_object();
+  }
+
   const MarkerTable& m = t.markers;
   auto opt_ms = [&](const std::optional<uint64_t>& ns) {
     if (ns) {

@@ -61,12 +61,90 @@ void print_value(std::FILE* out, const ExtraEntry& e) {
   }
 }
 
+void print_bytes_ranking(std::FILE* out, const char* title,
+                         std::vector<std::pair<std::string, Times>> rows, bool by_self, size_t top,
+                         uint64_t all) {
+  std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) {
+    uint64_t x = by_self ? a.second.self : a.second.total,
+             y = by_self ? b.second.self : b.second.total;
+    return x != y ? x > y : a.first < b.first;
+  });
+  std::fprintf(out, "  %s\n  %14s %7s %14s %7s  %s\n", title, "self bytes", "self%", "total bytes",
+               "total%", "function");
+  for (size_t i = 0; i < rows.size() && i < top; ++i) {
+    const Times& c = rows[i].second;
+    if ((by_self ? c.self : c.total) == 0) break;
+    std::fprintf(out, "  %14llu %6.1f%% %14llu %6.1f%%  %s\n",
+                 static_cast<unsigned long long>(c.self), 100.0 * double(c.self) / double(all),
+                 static_cast<unsigned long long>(c.total), 100.0 * double(c.total) / double(all),
+                 rows[i].first.c_str());
+  }
+}
+
+// Bytes per function over every thread's sampled allocations: all of them, and those never
+// freed (the viewer's "Retained Memory": a free cancels the allocation at its address).
+void print_allocation_sites(std::FILE* out, const ProfileBuilder& profile, size_t top) {
+  std::map<uint32_t, uint64_t> allocated, retained;  // bytes by stack
+  uint64_t allocated_all = 0, retained_all = 0;
+  bool any = false;
+  for (const Thread& t : profile.threads()) {
+    const NativeAllocationTable& a = t.allocations;
+    if (a.size() == 0) continue;
+    any = true;
+    std::unordered_map<uint64_t, size_t> live;  // address -> row
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a.weight[i] > 0) {
+        if (a.stack[i]) allocated[raw(*a.stack[i])] += static_cast<uint64_t>(a.weight[i]);
+        allocated_all += static_cast<uint64_t>(a.weight[i]);
+        live[a.address[i]] = i;
+      } else if (auto it = live.find(a.address[i]); it != live.end()) {
+        live.erase(it);
+      }
+    }
+    for (const auto& [address, row] : live) {
+      retained_all += static_cast<uint64_t>(a.weight[row]);
+      if (a.stack[row]) retained[raw(*a.stack[row])] += static_cast<uint64_t>(a.weight[row]);
+    }
+  }
+  if (!any) return;
+  auto rank = [&](const std::map<uint32_t, uint64_t>& by_stack) {
+    std::map<std::string, Times> bytes;
+    for (const auto& [stack, n] : by_stack) {
+      std::vector<FrameIndex> frames = frames_root_first(profile, static_cast<StackIndex>(stack));
+      if (frames.empty()) continue;
+      bytes[frame_name(profile, frames.back())].self += n;
+      std::set<std::string> seen;
+      for (FrameIndex f : frames) {
+        const std::string& name = frame_name(profile, f);
+        if (seen.insert(name).second) bytes[name].total += n;
+      }
+    }
+    return std::vector<std::pair<std::string, Times>>(bytes.begin(), bytes.end());
+  };
+  std::fprintf(out, "Top allocation sites (estimated bytes, all threads): %llu bytes\n",
+               static_cast<unsigned long long>(allocated_all));
+  const auto allocation_rows = rank(allocated);
+  print_bytes_ranking(out, "by allocating function:", allocation_rows, true, top,
+                      std::max<uint64_t>(allocated_all, 1));
+  print_bytes_ranking(out, "by total (anywhere on the stack):", allocation_rows, false, top,
+                      std::max<uint64_t>(allocated_all, 1));
+  std::fprintf(out, "\nTop retained sites (estimated bytes never freed): %llu bytes\n",
+               static_cast<unsigned long long>(retained_all));
+  const auto retained_rows = rank(retained);
+  print_bytes_ranking(out, "by allocating function:", retained_rows, true, top,
+                      std::max<uint64_t>(retained_all, 1));
+  print_bytes_ranking(out, "by total (anywhere on the stack):", retained_rows, false, top,
+                      std::max<uint64_t>(retained_all, 1));
+  std::fprintf(out, "\n");
+}
+
 }  // namespace
 
 bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* out) {
   // What was recorded and what was lost (the dump's counters, as Profile Info shows them).
   for (const ExtraEntry& e : profile.meta().extra) {
-    if (e.label.starts_with("Sampl") || e.label.starts_with("On-CPU")) {
+    if (e.label.starts_with("Sampl") || e.label.starts_with("On-CPU") ||
+        e.label.starts_with("Alloc") || e.label.starts_with("Frees")) {
       print_value(out, e);
     }
   }
@@ -134,6 +212,7 @@ bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* ou
     print_ranking(out, "by total time (CPU):", rows, false, top, busy_ns);
     std::fprintf(out, "\n");
   }
+  print_allocation_sites(out, profile, top);
   return !std::ferror(out);
 }
 

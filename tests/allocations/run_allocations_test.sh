@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Sampled allocations end to end (issue 24), through `inprof record --allocations`:
+#  1. known_sites at rate 1: every site's bytes exact, nothing dropped, every free matched, the
+#     leak the top retained site (with the C library's stdout buffer, never freed);
+#  2. known_sites at the default rate (512 KiB) over 2.5 GB: each site's share within
+#     max(3 percentage points, 4 sigma) of the truth (sigma as known_sites computes it);
+#  3. allocation_scenarios at rate 1: allocations at thread exit, in a dlopen constructor, in a
+#     fork child and in a signal handler; the program ends as it does unprofiled and each site
+#     is named in the profile;
+#  4. a real program preloaded: python3.11 with PYTHONMALLOC=malloc yields allocation sites in
+#     python3.11's own code.
+# 1 and 2 are also checked with the Firefox Profiler's own code (check_allocations.mjs: the
+# "native-allocations" and "native-retained-allocations" strategies of profiler-cli).
+# Usage: run_allocations_test.sh LAUNCHER SYMBOLICATE PROFILE_CHECK KNOWN_SITES SCENARIOS
+#        DLOPEN_LIBRARY WORKDIR RUN_E2E PROFILER_CLI_PACKAGE_DIR PROFILER_CLI_DIR
+set -euo pipefail
+launcher=$1 symbolicate=$2 profile_check=$3 known_sites=$4 scenarios=$5 dlopen_library=$6
+work=$7 run_e2e=$8 package_dir=$9 cli_dir=${10}
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work"
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+cd "$work"
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# The rows of a ranking in a --summary, as "function bytes" lines. $1: summary file, $2: the
+# section's heading prefix, $3: ranking title.
+ranking() {
+  awk -v section="$2" -v title="$3" '
+    index($0, section) == 1 { in_section = 1; next }
+    in_section && /^[^ ]/ { in_section = 0 }
+    in_section && index($0, title) { in_title = 1; getline; next }
+    in_title && /^  [^ ]/ { in_title = 0 }
+    in_title && NF >= 5 { name = $5; for (i = 6; i <= NF; i++) name = name " " $i; print name, $1 }
+  ' "$1"
+}
+site_bytes() {  # $1: ranking lines, $2: site name
+  awk -v site="$2" 'index($0, "::" site "(") { print $NF; found = 1 } END { if (!found) print 0 }' \
+    <<<"$1" | head -1
+}
+truth() {  # $1: known_sites output, $2: site, $3: field
+  awk -v site="$2" -v field="$3" '$1 == "site=" site {
+    for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == field) print kv[2] } }' <<<"$1"
+}
+stat_line() {  # $1: summary, $2: label
+  awk -v label="$2" 'index($0, label ": ") == 1 { print substr($0, length(label) + 3) }' "$1"
+}
+
+echo "== 1. known_sites, every allocation"
+"$launcher" record --allocations=1 --no-children -o ks1.inprof -- "$known_sites" --total-mb 50 \
+  >ks1.truth
+"$symbolicate" ks1.inprof -o ks1.json 2>ks1.log
+"$profile_check" ks1.json >/dev/null || fail "profile_check rejected ks1.json"
+"$symbolicate" ks1.inprof -o ks1.summary --summary 2>>ks1.log
+truth1=$(cat ks1.truth)
+allocated=$(ranking ks1.summary "Top allocation sites" "by allocating function")
+retained=$(ranking ks1.summary "Top retained sites" "by allocating function")
+for site in site_sixty site_thirty site_ten site_leak; do
+  want=$(truth "$truth1" "$site" bytes)
+  got=$(site_bytes "$allocated" "$site")
+  [[ $got == "$want" ]] || fail "rate 1: $site allocated $got bytes, truth $want"
+  echo "  $site: $got bytes (exact)"
+done
+[[ $(stat_line ks1.summary "Allocation records dropped") == 0 ]] || fail "rate 1: records dropped"
+[[ $(stat_line ks1.summary "Allocations whose free is not tracked") == 0 ]] ||
+  fail "rate 1: untracked frees"
+[[ $(stat_line ks1.summary "Frees with no allocation in the profile") == 0 ]] ||
+  fail "rate 1: unmatched frees"
+top_retained=$(head -1 <<<"$retained")
+[[ $top_retained == *"::site_leak("* ]] || fail "rate 1: top retained site is '$top_retained'"
+[[ $(site_bytes "$retained" site_leak) == "$(truth "$truth1" site_leak retained)" ]] ||
+  fail "rate 1: site_leak retained $(site_bytes "$retained" site_leak) bytes"
+grep -q '"nativeAllocations"' ks1.json || fail "no nativeAllocations table in ks1.json"
+grep -q '"memoryAddress"' ks1.json || fail "no memoryAddress column in ks1.json"
+firefox_check() {  # $1: profile, $2: truth, $3: 1 if exact
+  INPROF_KNOWN_SITES_TRUTH=$2 INPROF_EXACT=$3 "$run_e2e" --package-dir "$package_dir" \
+    --cli-dir "$cli_dir" --checker "$here/check_allocations.mjs" --profile-check "$profile_check" \
+    --json "$1" | sed 's/^/  /' || fail "check_allocations.mjs failed on $1"
+}
+firefox_check "$work/ks1.json" "$work/ks1.truth" 1
+
+echo "== 2. known_sites, default rate, 2.5 GB"
+"$launcher" record --allocations --no-children -o ks2.inprof -- "$known_sites" --total-mb 2500 \
+  --sample-bytes 524288 >ks2.truth
+"$symbolicate" ks2.inprof -o ks2.summary --summary 2>ks2.log
+"$symbolicate" ks2.inprof -o ks2.json 2>>ks2.log
+firefox_check "$work/ks2.json" "$work/ks2.truth" 0
+truth2=$(cat ks2.truth)
+allocated=$(ranking ks2.summary "Top allocation sites" "by allocating function")
+total=0
+for site in site_sixty site_thirty site_ten site_leak; do
+  total=$((total + $(site_bytes "$allocated" "$site")))
+done
+for site in site_sixty site_thirty site_ten; do
+  got=$(site_bytes "$allocated" "$site")
+  python3 - "$got" "$total" "$(truth "$truth2" "$site" share)" "$(truth "$truth2" "$site" sigma_pp)" \
+    "$site" <<'PY' || fail "default rate: $site share out of tolerance"
+import sys
+got, total, share, sigma, site = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+estimated = got / total if total > 0 else float("nan")
+error_pp = abs(estimated - share) * 100
+tolerance = max(3.0, 4 * sigma)
+print(f"  {site}: share {estimated:.4f}, truth {share:.4f}, error {error_pp:.2f} pp (tolerance {tolerance:.2f})")
+sys.exit(0 if total > 0 and error_pp <= tolerance else 1)
+PY
+done
+retained=$(ranking ks2.summary "Top retained sites" "by allocating function")
+[[ $(head -1 <<<"$retained") == *"::site_leak("* ]] ||
+  fail "default rate: top retained site is '$(head -1 <<<"$retained")'"
+
+echo "== 3. thread exit, dlopen, fork, signal handler (every allocation)"
+"$launcher" record --allocations=1 -o sc.inprof -- "$scenarios" "$dlopen_library" >sc.out ||
+  fail "allocation_scenarios failed under the profiler: $(cat sc.out)"
+grep -q '^ok' sc.out || fail "allocation_scenarios: $(cat sc.out)"
+"$symbolicate" sc.inprof -o sc.summary --summary --top 100 2>sc.log
+allocated=$(ranking sc.summary "Top allocation sites" "by allocating function")
+for site in thread_exit_site dlopen_constructor_site signal_handler_site main_loop_site; do
+  grep -q "$site" <<<"$allocated" || fail "scenarios: no allocation site $site"
+  echo "  $site: named"
+done
+retained=$(ranking sc.summary "Top retained sites" "by allocating function")
+grep -q dlopen_constructor_site <<<"$retained" || fail "scenarios: the dlopen block is not retained"
+# The fork child writes its own dump (OUTPUT-PID) when the session follows it.
+for child in sc.inprof-* sc-*.inprof; do
+  [[ -f $child ]] || continue
+  "$symbolicate" "$child" -o child.summary --summary --top 100 2>/dev/null
+  if grep -q fork_child_site child.summary; then echo "  fork_child_site: named (child dump)"; fi
+done
+
+echo "== 4. python3.11 preloaded, PYTHONMALLOC=malloc"
+if [[ -x /usr/bin/python3.11 ]]; then
+  PYTHONMALLOC=malloc "$launcher" record --allocations=64K --no-children -o py.inprof -- \
+    /usr/bin/python3.11 -c 'd = {str(i): [i] * 8 for i in range(200000)}; print(len(d))' >py.out
+  "$symbolicate" py.inprof -o py.summary --summary --top 100 2>py.log
+  allocated=$(ranking py.summary "Top allocation sites" "by allocating function")
+  grep -qE '^(_?Py|list_|dict_|unicode|new_keys|PyMem)' <<<"$allocated" ||
+    fail "python3.11: no allocation site in python's code: $(head -5 <<<"$allocated")"
+  echo "  python sites: $(grep -cE '^(_?Py|list_|dict_|unicode)' <<<"$allocated") named"
+else
+  echo "  (no /usr/bin/python3.11: skipped)"
+fi
+echo "all allocation checks passed"
