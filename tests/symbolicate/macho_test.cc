@@ -9,7 +9,9 @@
 #include <fstream>
 #include <iterator>
 
+#include "symbolize/debug_file_locator.h"
 #include "symbolize/macho_file.h"
+#include "symbolize/module_symbolizer.h"
 #include "test_support.h"
 
 namespace {
@@ -108,12 +110,44 @@ TEST(MachOFile, TruncatedOrCorruptFilesGiveOneLineNeverACrash) {
       bad[i] ^= 0xa5;
       std::string why;
       auto file = parse_macho(bad, "x86_64", &why);
-      if (!file) EXPECT_FALSE(why.empty());
+      if (!file) {
+        EXPECT_FALSE(why.empty());
+      }
     }
   }
   std::string why;
   EXPECT_FALSE(parse_macho(std::vector<uint8_t>{0x7f, 'E', 'L', 'F', 2, 1, 1, 0}, "", &why));
   EXPECT_NE(why.find("not a 64-bit Mach-O"), std::string::npos) << why;
+}
+
+// Without the dump's architecture (the symbol server's lookups), a fat file's slice is the one
+// whose UUID the dump recorded; the .dSYM next to the x86_64 dylib is found and gives lines.
+TEST(MachOFile, TheLocatorPicksTheSliceWithTheDumpsUuidAndFindsTheDsym) {
+  ModuleRecord rec;
+  rec.path = kDir + "/demo_fat.dylib";
+  rec.build_id = uuid_bytes("4c4c44c255553144a1e42e9f44503efe");
+  std::string why;
+  auto files = inprof::symbolicate::locate_module_files(rec, {}, &why);
+  ASSERT_TRUE(files) << why;
+  EXPECT_TRUE(files->macho);
+  EXPECT_EQ(files->arch, "aarch64");
+  auto symbolizer = inprof::symbolicate::ModuleSymbolizer::open(*files, &why);
+  ASSERT_TRUE(symbolizer) << why;
+  const auto& at = symbolizer->lookup(0x278);
+  ASSERT_EQ(at.frames.size(), 1u);
+  EXPECT_EQ(at.frames[0].function, "hidden(int)");
+  ASSERT_TRUE(at.symbol);
+  EXPECT_EQ(at.symbol->vaddr, 0x274u);
+  EXPECT_EQ(at.symbol->size, 0x18u);
+  EXPECT_TRUE(symbolizer->lookup(0x2a4).frames.empty());  // past __text
+
+  rec.path = kDir + "/demo_x86_64.dylib";
+  rec.build_id = uuid_bytes("4c4c446855553144a10002b3a2ff63f0");
+  files = inprof::symbolicate::locate_module_files(rec, {}, &why);
+  ASSERT_TRUE(files) << why;
+  EXPECT_EQ(files->debug,
+            kDir + "/demo_x86_64.dylib.dSYM/Contents/Resources/DWARF/demo_x86_64.dylib");
+  EXPECT_EQ(files->origin, "dSYM next to the binary");
 }
 
 struct Symbolicated {

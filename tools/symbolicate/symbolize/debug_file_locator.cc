@@ -146,10 +146,24 @@ std::optional<ElfFileInfo> Search::check(const std::string& path, std::optional<
   std::string why;
   const bool macho = is_macho_file(path);
   std::optional<ElfFileInfo> info;
+  std::string macho_arch;
   if (macho) {
     // A Mach-O file (macOS): its UUID stands for the build-id; it has no debuglink.
-    if (std::optional<MachOFile> file = read_macho_file(path, options_.arch, &why)) {
+    std::optional<MachOFile> file = read_macho_file(path, options_.arch, &why);
+    if (file && options_.arch.empty() && file->uuid != build_id_) {
+      // No architecture given (the symbol server): a fat file's slice with the dump's UUID.
+      for (const char* arch : {"x86_64", "aarch64"}) {
+        std::string ignored;
+        std::optional<MachOFile> slice = read_macho_file(path, arch, &ignored);
+        if (slice && slice->uuid == build_id_) {
+          file = std::move(slice);
+          break;
+        }
+      }
+    }
+    if (file) {
       info = ElfFileInfo{file->uuid, file->has_dwarf(), std::nullopt};
+      macho_arch = file->arch;
     }
   } else {
     info = inspect_elf_file(path, &why);
@@ -174,7 +188,7 @@ std::optional<ElfFileInfo> Search::check(const std::string& path, std::optional<
   }
   if (macho) {
     files_.macho = true;
-    files_.arch = options_.arch;
+    files_.arch = macho_arch;
   }
   return info;
 }

@@ -208,7 +208,7 @@ bool read_symbols(const Bytes& slice, uint64_t at, MachOFile* out, std::string* 
 }
 
 bool parse_slice(const Bytes& slice, MachOFile* out, std::string* why) {
-  if (!slice.has(0, kHeaderSize)) {
+  if (!slice.has(0, 4)) {
     *why = "truncated Mach-O file (its header)";
     return false;
   }
@@ -219,6 +219,10 @@ bool parse_slice(const Bytes& slice, MachOFile* out, std::string* why) {
   }
   if (magic != kMagic64) {
     *why = "not a 64-bit Mach-O file (magic " + hex32(magic) + ")";
+    return false;
+  }
+  if (!slice.has(0, kHeaderSize)) {
+    *why = "truncated Mach-O file (its header)";
     return false;
   }
   const uint32_t cpu = slice.u32(4);

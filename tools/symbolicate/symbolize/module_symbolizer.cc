@@ -544,7 +544,7 @@ void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned thread
   std::vector<std::unique_ptr<DebugImage>> images(files.size());
   std::vector<Job> jobs;
   for (size_t i = 0; i < files.size(); ++i) {
-    if (files[i]->debug.empty() || files[i]->debug_image) continue;
+    if (files[i]->debug.empty() || files[i]->debug_image || files[i]->macho) continue;
     std::string why;
     images[i] = DebugImage::plan(files[i]->debug, &why);
     if (!images[i]) continue;  // nothing to gain, or the handles will say what is wrong
