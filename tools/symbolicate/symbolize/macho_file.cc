@@ -62,10 +62,15 @@ class Bytes {
     return static_cast<uint16_t>(data_[offset] | (data_[offset + 1] << 8));
   }
   uint8_t u8(uint64_t offset) const { return data_[offset]; }
-  // A fixed-size name field (segname, sectname): up to its first NUL.
+  // A fixed-size name field (segname, sectname): up to its first NUL, anything unprintable as
+  // '?' (the names go into one-line messages).
   std::string name(uint64_t offset, size_t length) const {
     const char* p = reinterpret_cast<const char*>(data_.data() + offset);
-    return std::string(p, strnlen(p, length));
+    std::string s(p, strnlen(p, length));
+    for (char& c : s) {
+      if (c < 0x20 || c > 0x7e) c = '?';
+    }
+    return s;
   }
   std::span<const uint8_t> sub(uint64_t offset, uint64_t length) const {
     return data_.subspan(offset, length);
