@@ -6,6 +6,8 @@
 // module+0x....
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 
@@ -148,6 +150,46 @@ TEST(MachOFile, TheLocatorPicksTheSliceWithTheDumpsUuidAndFindsTheDsym) {
   EXPECT_EQ(files->debug,
             kDir + "/demo_x86_64.dylib.dSYM/Contents/Resources/DWARF/demo_x86_64.dylib");
   EXPECT_EQ(files->origin, "dSYM next to the binary");
+}
+
+// A .dSYM of another build (its UUID changed by one byte) is never used: the module keeps its
+// names from the binary, gets no lines, and the rejection says why.
+TEST(MachOFile, ADsymWithAnotherUuidIsRefused) {
+  symtest::TempDir dir;
+  const std::string dsym_dir = dir.path("demo_x86_64.dylib.dSYM/Contents/Resources/DWARF");
+  ASSERT_EQ(std::system(("mkdir -p '" + dsym_dir + "'").c_str()), 0);
+  std::vector<uint8_t> binary = file_bytes(kDir + "/demo_x86_64.dylib");
+  std::vector<uint8_t> dsym =
+      file_bytes(kDir + "/demo_x86_64.dylib.dSYM/Contents/Resources/DWARF/demo_x86_64.dylib");
+  const std::vector<uint8_t> uuid = uuid_bytes("4c4c446855553144a10002b3a2ff63f0");
+  auto at = std::search(dsym.begin(), dsym.end(), uuid.begin(), uuid.end());
+  ASSERT_NE(at, dsym.end());
+  at[15] ^= 1;
+  std::ofstream(dir.path("demo_x86_64.dylib"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(binary.data()), binary.size());
+  std::ofstream(dsym_dir + "/demo_x86_64.dylib", std::ios::binary)
+      .write(reinterpret_cast<const char*>(dsym.data()), dsym.size());
+
+  ModuleRecord rec;
+  rec.path = dir.path("demo_x86_64.dylib");
+  rec.build_id = uuid;
+  std::string why;
+  auto files = inprof::symbolicate::locate_module_files(rec, {}, &why);
+  ASSERT_TRUE(files) << why;
+  EXPECT_EQ(files->binary, rec.path);
+  EXPECT_TRUE(files->debug.empty());
+  ASSERT_EQ(files->rejected.size(), 1u);
+  EXPECT_NE(files->rejected[0].find("UUID mismatch: " + dsym_dir +
+                                    "/demo_x86_64.dylib has "
+                                    "4c4c446855553144a10002b3a2ff63f1"),
+            std::string::npos)
+      << files->rejected[0];
+  auto symbolizer = inprof::symbolicate::ModuleSymbolizer::open(*files, &why);
+  ASSERT_TRUE(symbolizer) << why;
+  const auto& leaf = symbolizer->lookup(0x244);
+  ASSERT_EQ(leaf.frames.size(), 1u);
+  EXPECT_EQ(leaf.frames[0].function, "demo::leaf(int)");
+  EXPECT_EQ(leaf.frames[0].line, 0u);
 }
 
 struct Symbolicated {

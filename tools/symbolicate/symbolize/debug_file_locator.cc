@@ -252,7 +252,8 @@ void Search::find_debug() {
     if (!files_.binary.empty()) {
       bundles.emplace_back(join(dirname_of(files_.binary), dsym), "dSYM next to the binary");
     }
-    if (!module_.path.empty() && module_.path[0] == '/') {
+    if (!module_.path.empty() && module_.path[0] == '/' &&
+        dirname_of(module_.path) != dirname_of(files_.binary)) {
       bundles.emplace_back(join(dirname_of(module_.path), dsym), "dSYM next to the recorded path");
     }
     for (const std::string& dir : options_.debug_dirs) {
