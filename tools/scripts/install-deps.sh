@@ -21,6 +21,9 @@ packages=(
   # The macOS compile check (run-macos-compile.sh): clang targets Darwin; the arm64 C++ and C
   # headers stand in for the SDK's on that target.
   clang libstdc++-12-dev-arm64-cross libc6-dev-arm64-cross
+  # Regenerating symbolicate's Mach-O test binaries (tests/symbolicate/testdata/macho):
+  # ld64.lld links them, llvm-14's dsymutil and llvm-lipo make the .dSYM and the fat file.
+  lld
   # symbolicate --format pprof is checked by the real consumer, `go tool pprof`.
   golang-go
 )

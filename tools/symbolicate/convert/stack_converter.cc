@@ -60,12 +60,14 @@ StackConverter::StackConverter(const ProfileModel& model, ProfileBuilder& builde
       diag_(diag),
       options_(options),
       summary_(summary),
-      map_(model.modules()) {
+      map_(model.modules()),
+      locate_(options.locate) {
   modules_.resize(model.modules().size());
   stack_cache_.resize(model.stack_count());
   idle_stack_cache_.resize(model.stack_count());
   if (model.process()) {
     arch_ = model.process()->arch;
+    locate_.arch = arch_;
     fix_leaves_ = arch_ == "x86_64" || arch_ == "aarch64";
     if (model.process()->os == "linux") syscall_size_ = syscall_instruction_size(arch_);
   }
@@ -308,7 +310,7 @@ const ModuleFiles* StackConverter::files(size_t m) {
     const internal::ModuleRecord& rec = model_.modules()[m].record;
     const auto& image = model_.modules()[m].image;
     state.files =
-        locate_module_files(rec, options_.locate, &state.why,
+        locate_module_files(rec, locate_, &state.why,
                             image ? std::span<const uint8_t>(*image) : std::span<const uint8_t>());
     if (!state.files && !(rec.flags & internal::kModuleVdso)) {
       diag_.warn("module '" + rec.path + "': " + state.why + "; its frames stay unsymbolicated");

@@ -116,6 +116,7 @@ class StackConverter {
   ConversionSummary& summary_;
   ModuleMap map_;
   std::string arch_;
+  LocateOptions locate_;  // options_.locate with the dump's architecture
   bool fix_leaves_ = false;
   CategoryIndex other_{}, native_{}, idle_{};
   std::optional<CategoryIndex> jit_;              // only when the dump has a JIT map

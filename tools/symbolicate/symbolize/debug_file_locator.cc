@@ -11,6 +11,7 @@
 
 #include "symbolize/elf_file.h"
 #include "symbolize/image_file.h"
+#include "symbolize/macho_file.h"
 
 namespace inprof::symbolicate {
 namespace {
@@ -143,13 +144,37 @@ class Search {
 std::optional<ElfFileInfo> Search::check(const std::string& path, std::optional<uint32_t> crc) {
   if (!exists(path)) return std::nullopt;
   std::string why;
-  std::optional<ElfFileInfo> info = inspect_elf_file(path, &why);
+  const bool macho = is_macho_file(path);
+  std::optional<ElfFileInfo> info;
+  std::string macho_arch;
+  if (macho) {
+    // A Mach-O file (macOS): its UUID stands for the build-id; it has no debuglink.
+    std::optional<MachOFile> file = read_macho_file(path, options_.arch, &why);
+    if (file && options_.arch.empty() && file->uuid != build_id_) {
+      // No architecture given (the symbol server): a fat file's slice with the dump's UUID.
+      for (const char* arch : {"x86_64", "aarch64"}) {
+        std::string ignored;
+        std::optional<MachOFile> slice = read_macho_file(path, arch, &ignored);
+        if (slice && slice->uuid == build_id_) {
+          file = std::move(slice);
+          break;
+        }
+      }
+    }
+    if (file) {
+      info = ElfFileInfo{file->uuid, file->has_dwarf(), std::nullopt};
+      macho_arch = file->arch;
+    }
+  } else {
+    info = inspect_elf_file(path, &why);
+  }
   if (!info) {
     files_.rejected.push_back(path + ": " + why);
     return std::nullopt;
   }
   if (!build_id_.empty() && info->build_id != build_id_) {
-    files_.rejected.push_back("build-id mismatch: " + path + " has " +
+    files_.rejected.push_back(std::string(macho ? "UUID" : "build-id") + " mismatch: " + path +
+                              " has " +
                               (info->build_id.empty() ? std::string("none") : info->build_id) +
                               ", the dump " + build_id_);
     return std::nullopt;
@@ -160,6 +185,10 @@ std::optional<ElfFileInfo> Search::check(const std::string& path, std::optional<
       files_.rejected.push_back(path + ": CRC differs from the binary's .gnu_debuglink");
       return std::nullopt;
     }
+  }
+  if (macho) {
+    files_.macho = true;
+    files_.arch = macho_arch;
   }
   return info;
 }
@@ -216,6 +245,25 @@ void Search::find_debug() {
     return;
   }
   const std::string base = basename_of(module_.path);
+  if (files_.macho || (binary_info_ == std::nullopt && build_id_.size() == 32)) {
+    // A .dSYM bundle: next to the binary (or the recorded path), then in each --debug-dir.
+    const std::string dsym = base + ".dSYM/Contents/Resources/DWARF/" + base;
+    std::vector<std::pair<std::string, std::string>> bundles;
+    if (!files_.binary.empty()) {
+      bundles.emplace_back(join(dirname_of(files_.binary), dsym), "dSYM next to the binary");
+    }
+    if (!module_.path.empty() && module_.path[0] == '/' &&
+        dirname_of(module_.path) != dirname_of(files_.binary)) {
+      bundles.emplace_back(join(dirname_of(module_.path), dsym), "dSYM next to the recorded path");
+    }
+    for (const std::string& dir : options_.debug_dirs) {
+      bundles.emplace_back(join(dir, dsym), "dSYM in " + dir);
+    }
+    for (const auto& [path, origin] : bundles) {
+      if (exists(path) && is_macho_file(path) && try_debug(path, origin)) return;
+    }
+    if (files_.macho) return;
+  }
   std::optional<DebugLink> link = binary_info_ ? binary_info_->debug_link : std::nullopt;
   if (!build_id_.empty()) {
     for (const std::string& dir : options_.debug_dirs) {
@@ -278,7 +326,10 @@ std::optional<ModuleFiles> Search::run(std::string* why) {
     }
     return std::nullopt;
   }
-  if (files_.debug.empty()) files_.origin = "ELF symbols only (no debug file found)";
+  if (files_.debug.empty()) {
+    files_.origin = files_.macho ? "Mach-O symbols only (no .dSYM found)"
+                                 : "ELF symbols only (no debug file found)";
+  }
   return files_;
 }
 

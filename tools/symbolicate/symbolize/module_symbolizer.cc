@@ -21,6 +21,7 @@
 #include "symbolize/elf_file.h"
 #include "symbolize/libdw_line_tables.h"
 #include "symbolize/line_table.h"
+#include "symbolize/macho_symbolizer.h"
 
 namespace inprof::symbolicate {
 namespace {
@@ -493,6 +494,7 @@ DwarfModuleSymbolizer::UnitIndex& DwarfModuleSymbolizer::unit_index(uint64_t cu_
 
 std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& files,
                                                          std::string* why) {
+  if (files.macho) return open_macho_symbolizer(files, why);
   // The binary carries the CFI (.eh_frame) and the loaded layout; without it the debug file
   // alone still has the symbols, the DWARF and the program headers.
   const std::string& main = files.binary.empty() ? files.debug : files.binary;
@@ -542,7 +544,7 @@ void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned thread
   std::vector<std::unique_ptr<DebugImage>> images(files.size());
   std::vector<Job> jobs;
   for (size_t i = 0; i < files.size(); ++i) {
-    if (files[i]->debug.empty() || files[i]->debug_image) continue;
+    if (files[i]->debug.empty() || files[i]->debug_image || files[i]->macho) continue;
     std::string why;
     images[i] = DebugImage::plan(files[i]->debug, &why);
     if (!images[i]) continue;  // nothing to gain, or the handles will say what is wrong
