@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "convert/track_names.h"
+#include "symbolize/cached_symbolizer.h"
 #include "symbolize/leaf_fixup.h"
 #include "symbolize/module_map.h"
 #include "symbolize/module_symbolizer.h"
@@ -373,6 +374,7 @@ void StackConverter::symbolize_ahead() {
   }
   std::vector<ModuleAddresses> batches;
   std::vector<size_t> batch_module;
+  std::vector<std::string> cache_keys;  // per batch
   for (size_t m = 0; m < modules_.size(); ++m) {
     if (wanted[m].empty()) continue;
     std::vector<uint64_t>& v = wanted[m];
@@ -385,13 +387,21 @@ void StackConverter::symbolize_ahead() {
     batch.files = *modules_[m].files;
     batch.vaddrs = std::move(v);
     std::vector<uint64_t>().swap(wanted[m]);
+    // The same build-id read from the same files symbolizes the same way.
+    cache_keys.push_back(options_.cache
+                             ? SymbolCache::key(model_.modules()[m].record.build_id, batch.files)
+                             : std::string());
     batches.push_back(std::move(batch));
     batch_module.push_back(m);
   }
   auto start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();  // the process's CPU time, every thread's
-  symbolize_in_parallel(batches, options_.jobs, options_.progress,
-                        options_.min_addresses_per_handle);
+  SymbolCacheUse use =
+      symbolize_with_cache(batches, cache_keys, options_.cache.get(), options_.jobs,
+                           options_.progress, options_.min_addresses_per_handle);
+  summary_.cache_hits = use.hits;
+  summary_.cache_misses = use.misses;
+  for (const std::string& problem : use.problems) diag_.warn("symbol cache: " + problem);
   summary_.symbolize_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary_.symbolize_cpu_seconds = double(std::clock() - cpu_start) / CLOCKS_PER_SEC;
