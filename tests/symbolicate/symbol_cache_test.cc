@@ -23,7 +23,7 @@ namespace {
 
 using namespace inprof::internal;
 using inprof::symbolicate::AddressSymbol;
-using inprof::symbolicate::CachedSymbols;
+using inprof::symbolicate::CachedModule;
 using inprof::symbolicate::decode_symbol_cache;
 using inprof::symbolicate::encode_symbol_cache;
 using inprof::symbolicate::ModuleFiles;
@@ -55,8 +55,9 @@ std::vector<std::string> cache_files(const std::string& dir) {
   return files;
 }
 
-CachedSymbols sample_symbols(const std::string& name) {
-  CachedSymbols symbols;
+CachedModule sample_symbols(const std::string& name) {
+  CachedModule module;
+  auto& symbols = module.symbols;
   AddressSymbol a;
   a.frames.push_back(SourceFrame{name, "/src/a.cc", 10, 12, 0x100});
   a.frames.push_back(SourceFrame{"inlined()", "/src/b.h", 3, 4, 0x200});
@@ -67,10 +68,17 @@ CachedSymbols sample_symbols(const std::string& name) {
   AddressSymbol c;
   c.symbol = inprof::symbolicate::NativeSymbolInfo{"no_size", 0x3000, std::nullopt};
   symbols[0x3004] = c;
-  return symbols;
+  module.return_slots[0x1010] = 2;
+  module.return_slots[0x2000] = std::nullopt;
+  module.syscall_sites[0x3004] = true;
+  module.syscall_sites[0x3010] = false;
+  module.syscall_sites[0x3020] = std::nullopt;
+  return module;
 }
 
-bool same(const CachedSymbols& a, const CachedSymbols& b) {
+bool same(const CachedModule& x, const CachedModule& y) {
+  if (x.return_slots != y.return_slots || x.syscall_sites != y.syscall_sites) return false;
+  const auto &a = x.symbols, &b = y.symbols;
   if (a.size() != b.size()) return false;
   for (const auto& [vaddr, s] : a) {
     auto it = b.find(vaddr);
@@ -95,7 +103,7 @@ bool same(const CachedSymbols& a, const CachedSymbols& b) {
 }
 
 TEST(SymbolCacheFile, RoundTrips) {
-  const CachedSymbols symbols = sample_symbols("f()");
+  const CachedModule symbols = sample_symbols("f()");
   auto decoded = decode_symbol_cache("k", encode_symbol_cache("k", symbols));
   ASSERT_TRUE(decoded);
   EXPECT_TRUE(same(symbols, *decoded));
@@ -142,7 +150,7 @@ TEST(SymbolCache, ABuildIdThatDiffersMisses) {
   const std::string b = SymbolCache::key({0xaa, 0x02}, files);
   std::string why;
   ASSERT_TRUE(cache.store(a, sample_symbols("f()"), &why)) << why;
-  EXPECT_EQ(cache.load(a).size(), 3u);
+  EXPECT_EQ(cache.load(a).symbols.size(), 3u);
   EXPECT_TRUE(cache.load(b).empty());
   // Even a file of build-id a put in b's place: its stored key is a's.
   ASSERT_EQ(cache_files(dir.path("c")).size(), 1u);
@@ -247,11 +255,11 @@ TEST_F(SymbolCacheRun, CorruptOrTruncatedCacheFilesAreIgnored) {
   std::string flipped = good;
   flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 1);
   // Names of another build under this module's file name: their key is not the module's.
-  CachedSymbols poison;
-  for (auto& [vaddr, s] : *decode_symbol_cache(fs::path(file).stem().string(), good)) {
+  CachedModule poison;
+  for (auto& [vaddr, s] : decode_symbol_cache(fs::path(file).stem().string(), good)->symbols) {
     AddressSymbol wrong;
     wrong.frames.push_back(SourceFrame{"WRONG_NAME", "wrong.cc", 1, 1, 0});
-    poison[vaddr] = wrong;
+    poison.symbols[vaddr] = wrong;
   }
   const std::string foreign = encode_symbol_cache("00-dwarf-0000000000000000", poison);
   for (const std::string& bytes : {good.substr(0, good.size() / 2), good.substr(0, 3),

@@ -170,6 +170,7 @@ ConversionSummary Converter::run() {
   add_markers();
   add_counters();
   add_paused_ranges();
+  stacks_.save_cache();
   stacks_.report_modules();
   return summary_;
 }

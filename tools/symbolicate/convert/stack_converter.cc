@@ -114,8 +114,17 @@ std::optional<bool> StackConverter::in_syscall(uint64_t address, uint64_t time_n
     uint8_t before[8];
     std::span<uint8_t> code(before, syscall_size_);
     const uint64_t vaddr = address - syscall_size_ - model_.modules()[m].record.load_bias;
-    ModuleSymbolizer* sym = files(m) ? symbolizer(m) : nullptr;
-    if (sym && sym->read_code(vaddr, code)) it->second = is_syscall_instruction(arch_, code);
+    ModuleState& state = modules_[m];
+    if (auto known = state.cached.syscall_sites.find(vaddr);
+        known != state.cached.syscall_sites.end()) {
+      it->second = known->second;
+    } else if (ModuleSymbolizer* sym = files(m) ? symbolizer(m) : nullptr) {
+      if (sym->read_code(vaddr, code)) it->second = is_syscall_instruction(arch_, code);
+      if (!state.cache_key.empty()) {
+        state.cached.syscall_sites.emplace(vaddr, it->second);
+        state.cache_learnt = true;
+      }
+    }
   }
   return it->second;
 }
@@ -153,9 +162,16 @@ std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint6
       auto it = state.return_slots.find(leaf);
       if (it == state.return_slots.end()) {
         std::optional<unsigned> slot;
-        if (ModuleSymbolizer* sym = symbolizer(m)) {
-          slot = sym->return_address_slot(leaf - model_.modules()[m].record.load_bias,
-                                          arch_ == "aarch64");
+        const uint64_t vaddr = leaf - model_.modules()[m].record.load_bias;
+        if (auto known = state.cached.return_slots.find(vaddr);
+            known != state.cached.return_slots.end()) {
+          slot = known->second;
+        } else if (ModuleSymbolizer* sym = symbolizer(m)) {
+          slot = sym->return_address_slot(vaddr, arch_ == "aarch64");
+          if (!state.cache_key.empty()) {
+            state.cached.return_slots.emplace(vaddr, slot);
+            state.cache_learnt = true;
+          }
         }
         it = state.return_slots.emplace(leaf, slot).first;
       }
@@ -349,8 +365,14 @@ const AddressSymbol* StackConverter::symbol_for(size_t m, uint64_t vaddr) {
     if (batch.done[i]) return &batch.results[i];
   }
   // Not looked up ahead (a caller the leaf fix-up inserted): do it here.
+  if (auto known = state.cached.symbols.find(vaddr); known != state.cached.symbols.end()) {
+    return &known->second;
+  }
   ModuleSymbolizer* sym = symbolizer(m);
-  return sym ? &sym->lookup(vaddr) : &kNothing;
+  if (!sym) return &kNothing;
+  if (state.cache_key.empty()) return &sym->lookup(vaddr);
+  state.cache_learnt = true;
+  return &state.cached.symbols.emplace(vaddr, sym->symbolize(vaddr)).first->second;
 }
 
 void StackConverter::symbolize_ahead() {
@@ -401,7 +423,6 @@ void StackConverter::symbolize_ahead() {
                            options_.progress, options_.min_addresses_per_handle);
   summary_.cache_hits = use.hits;
   summary_.cache_misses = use.misses;
-  for (const std::string& problem : use.problems) diag_.warn("symbol cache: " + problem);
   summary_.symbolize_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary_.symbolize_cpu_seconds = double(std::clock() - cpu_start) / CLOCKS_PER_SEC;
@@ -410,6 +431,21 @@ void StackConverter::symbolize_ahead() {
     ModuleState& state = modules_[batch_module[i]];
     state.files->debug_image = batches[i].files.debug_image;  // for this thread's own handle
     state.batch = std::move(batches[i]);
+    state.cache_key = std::move(cache_keys[i]);
+    state.cached = std::move(use.known[i]);
+    state.cache_learnt = use.learnt[i];
+  }
+}
+
+void StackConverter::save_cache() {
+  if (!options_.cache) return;
+  for (ModuleState& state : modules_) {
+    if (state.cache_key.empty() || !state.cache_learnt) continue;
+    std::string why;
+    if (!options_.cache->store(state.cache_key, state.cached, &why)) {
+      diag_.warn("symbol cache not written: " + why);
+    }
+    state.cache_learnt = false;
   }
 }
 

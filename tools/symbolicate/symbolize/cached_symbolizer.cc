@@ -10,21 +10,23 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
                                     const std::function<void(size_t, size_t)>& progress,
                                     size_t min_addresses_per_handle) {
   SymbolCacheUse use;
+  use.known.resize(modules.size());
+  use.learnt.assign(modules.size(), 0);
   if (!cache) {
     symbolize_in_parallel(modules, jobs, progress, min_addresses_per_handle);
     return use;
   }
   // Per module: what the cache knows, and the rest to symbolize (as a module of its own).
-  std::vector<CachedSymbols> known(modules.size());
   std::vector<ModuleAddresses> rest;
   std::vector<size_t> rest_of;  // the module each of `rest` belongs to
   for (size_t m = 0; m < modules.size(); ++m) {
     ModuleAddresses& module = modules[m];
-    if (!keys[m].empty()) known[m] = cache->load(keys[m]);
+    auto& known = use.known[m].symbols;
+    if (!keys[m].empty()) use.known[m] = cache->load(keys[m]);
     ModuleAddresses todo;
     todo.files = module.files;
     for (uint64_t vaddr : module.vaddrs) {
-      if (!known[m].count(vaddr)) todo.vaddrs.push_back(vaddr);
+      if (!known.count(vaddr)) todo.vaddrs.push_back(vaddr);
     }
     if (!keys[m].empty()) {
       use.hits += module.vaddrs.size() - todo.vaddrs.size();
@@ -36,15 +38,16 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
   }
   symbolize_in_parallel(rest, jobs, progress, min_addresses_per_handle);
 
-  std::vector<ModuleAddresses*> done_by(modules.size(), nullptr);
-  for (size_t r = 0; r < rest.size(); ++r) done_by[rest_of[r]] = &rest[r];
+  std::vector<ModuleAddresses*> computed_for(modules.size(), nullptr);
+  for (size_t r = 0; r < rest.size(); ++r) computed_for[rest_of[r]] = &rest[r];
   for (size_t m = 0; m < modules.size(); ++m) {
     ModuleAddresses& module = modules[m];
+    auto& known = use.known[m].symbols;
     const size_t n = module.vaddrs.size();
     module.results.assign(n, AddressSymbol{});
     module.done.assign(n, 0);
-    ModuleAddresses* computed = done_by[m];
-    size_t k = 0, added = 0;  // computed->vaddrs is a sorted subsequence of module.vaddrs
+    ModuleAddresses* computed = computed_for[m];
+    size_t k = 0;  // computed->vaddrs is a sorted subsequence of module.vaddrs
     for (size_t i = 0; i < n; ++i) {
       const uint64_t vaddr = module.vaddrs[i];
       if (computed && k < computed->vaddrs.size() && computed->vaddrs[k] == vaddr) {
@@ -52,15 +55,15 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
           module.results[i] = computed->results[k];
           module.done[i] = 1;
           if (!keys[m].empty()) {
-            known[m].emplace(vaddr, std::move(computed->results[k]));
-            ++added;
+            known.emplace(vaddr, std::move(computed->results[k]));
+            use.learnt[m] = 1;
           }
         }
         ++k;
         continue;
       }
-      auto it = known[m].find(vaddr);
-      if (it != known[m].end()) {
+      auto it = known.find(vaddr);
+      if (it != known.end()) {
         module.results[i] = it->second;
         module.done[i] = 1;
       }
@@ -68,10 +71,6 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
     if (computed) {
       module.files.debug_image = computed->files.debug_image;
       module.handles = std::move(computed->handles);
-    }
-    if (added > 0) {
-      std::string why;
-      if (!cache->store(keys[m], known[m], &why)) use.problems.push_back(why);
     }
   }
   return use;

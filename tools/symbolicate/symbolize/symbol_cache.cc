@@ -76,20 +76,20 @@ std::string SymbolCache::path_of(const std::string& key) const {
   return dir_ + "/" + key + kSuffix;
 }
 
-CachedSymbols SymbolCache::load(const std::string& key) const {
+CachedModule SymbolCache::load(const std::string& key) const {
   if (key.empty()) return {};
   const std::string path = path_of(key);
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::optional<CachedSymbols> symbols = decode_symbol_cache(key, bytes);
-  if (!symbols) return {};
+  std::optional<CachedModule> module = decode_symbol_cache(key, bytes);
+  if (!module) return {};
   std::error_code ec;  // recently used: the last to be evicted
   fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
-  return std::move(*symbols);
+  return std::move(*module);
 }
 
-bool SymbolCache::store(const std::string& key, const CachedSymbols& symbols,
+bool SymbolCache::store(const std::string& key, const CachedModule& module,
                         std::string* why) const {
   if (key.empty()) return false;
   std::error_code ec;
@@ -98,7 +98,7 @@ bool SymbolCache::store(const std::string& key, const CachedSymbols& symbols,
     *why = "cannot create " + dir_ + ": " + ec.message();
     return false;
   }
-  const std::string bytes = encode_symbol_cache(key, symbols);
+  const std::string bytes = encode_symbol_cache(key, module);
   const std::string path = path_of(key);
   const std::string temp = path + kTempMarker + unique_suffix();
   {

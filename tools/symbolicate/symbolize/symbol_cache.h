@@ -35,10 +35,10 @@ class SymbolCache {
   static std::string key(const std::vector<uint8_t>& build_id, const ModuleFiles& files);
 
   // What is cached for `key`; empty on a miss of any kind.
-  CachedSymbols load(const std::string& key) const;
-  // Replaces `key`'s file with `symbols`, then evicts down to the bound. Failures (a read-only
+  CachedModule load(const std::string& key) const;
+  // Replaces `key`'s file with `module`, then evicts down to the bound. Failures (a read-only
   // directory, a full disk) only leave the cache as it was: false, with the reason in `why`.
-  bool store(const std::string& key, const CachedSymbols& symbols, std::string* why) const;
+  bool store(const std::string& key, const CachedModule& module, std::string* why) const;
   // Removes the least recently used files until the directory holds at most max_bytes.
   void evict() const;
 

@@ -76,12 +76,18 @@ class StringTable {
 
 }  // namespace
 
-std::string encode_symbol_cache(std::string_view key, const CachedSymbols& symbols) {
-  // In address order, so that the same symbols always make the same bytes.
-  std::vector<const CachedSymbols::value_type*> sorted;
-  sorted.reserve(symbols.size());
-  for (const auto& entry : symbols) sorted.push_back(&entry);
+// A map's entries in address order, so that the same contents always make the same bytes.
+template <typename Map>
+std::vector<const typename Map::value_type*> by_address(const Map& map) {
+  std::vector<const typename Map::value_type*> sorted;
+  sorted.reserve(map.size());
+  for (const auto& entry : map) sorted.push_back(&entry);
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  return sorted;
+}
+
+std::string encode_symbol_cache(std::string_view key, const CachedModule& module) {
+  const auto sorted = by_address(module.symbols);
   StringTable table;
   Writer body;
   body.u64(sorted.size());
@@ -104,6 +110,18 @@ std::string encode_symbol_cache(std::string_view key, const CachedSymbols& symbo
       body.u64(f.function_key);
     }
   }
+  const auto slots = by_address(module.return_slots);
+  body.u64(slots.size());
+  for (const auto* entry : slots) {
+    body.u64(entry->first);
+    body.u32(entry->second ? *entry->second : UINT32_MAX);
+  }
+  const auto sites = by_address(module.syscall_sites);
+  body.u64(sites.size());
+  for (const auto* entry : sites) {
+    body.u64(entry->first);
+    body.u8(entry->second ? uint8_t(*entry->second) : 2);
+  }
   Writer file;
   file.out().append(kMagic, sizeof kMagic);
   file.u32(kSymbolCacheVersion);
@@ -115,7 +133,7 @@ std::string encode_symbol_cache(std::string_view key, const CachedSymbols& symbo
   return std::move(file.out());
 }
 
-std::optional<CachedSymbols> decode_symbol_cache(std::string_view key, std::string_view bytes) {
+std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::string_view bytes) {
   if (bytes.size() < sizeof kMagic + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     return std::nullopt;
   }
@@ -142,7 +160,8 @@ std::optional<CachedSymbols> decode_symbol_cache(std::string_view key, std::stri
   };
   uint64_t count;
   if (!in.u64(&count) || count > in.left() / 13) return std::nullopt;
-  CachedSymbols symbols;
+  CachedModule module;
+  auto& symbols = module.symbols;
   symbols.reserve(count);
   for (uint64_t k = 0; k < count; ++k) {
     uint64_t vaddr;
@@ -171,8 +190,26 @@ std::optional<CachedSymbols> decode_symbol_cache(std::string_view key, std::stri
     }
     if (!symbols.emplace(vaddr, std::move(s)).second) return std::nullopt;
   }
+  if (!in.u64(&count) || count > in.left() / 12) return std::nullopt;
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t vaddr;
+    uint32_t slot;
+    if (!in.u64(&vaddr) || !in.u32(&slot)) return std::nullopt;
+    std::optional<unsigned> value;
+    if (slot != UINT32_MAX) value = slot;
+    if (!module.return_slots.emplace(vaddr, value).second) return std::nullopt;
+  }
+  if (!in.u64(&count) || count > in.left() / 9) return std::nullopt;
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t vaddr;
+    uint8_t site;
+    if (!in.u64(&vaddr) || !in.u8(&site) || site > 2) return std::nullopt;
+    std::optional<bool> value;
+    if (site < 2) value = site == 1;
+    if (!module.syscall_sites.emplace(vaddr, value).second) return std::nullopt;
+  }
   if (in.left() != 0) return std::nullopt;
-  return symbols;
+  return module;
 }
 
 }  // namespace inprof::symbolicate

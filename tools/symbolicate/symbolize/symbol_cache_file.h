@@ -20,12 +20,21 @@ namespace inprof::symbolicate {
 // another version are never read.
 inline constexpr uint32_t kSymbolCacheVersion = 1;
 
-using CachedSymbols = std::unordered_map<uint64_t, AddressSymbol>;  // by the module's vaddr
+// What is known of one module, by the module's own virtual address.
+struct CachedModule {
+  std::unordered_map<uint64_t, AddressSymbol> symbols;  // ModuleSymbolizer::symbolize
+  // ModuleSymbolizer::return_address_slot at a leaf (the leaf fix-up's CFI look-up).
+  std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;
+  // Whether the instruction that ends at the address is a system call (syscall_site.h); nothing
+  // when the code could not be read.
+  std::unordered_map<uint64_t, std::optional<bool>> syscall_sites;
+  bool empty() const { return symbols.empty() && return_slots.empty() && syscall_sites.empty(); }
+};
 
-// `key` names the module (build-id and the kind of files read); it is stored and checked.
-std::string encode_symbol_cache(std::string_view key, const CachedSymbols& symbols);
+// `key` names the module (build-id and the files read); it is stored and checked.
+std::string encode_symbol_cache(std::string_view key, const CachedModule& module);
 // nullopt when `bytes` is not a complete, intact file of this version for `key`.
-std::optional<CachedSymbols> decode_symbol_cache(std::string_view key, std::string_view bytes);
+std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::string_view bytes);
 
 }  // namespace inprof::symbolicate
 
