@@ -256,7 +256,10 @@ TEST_F(SymbolCacheRun, CorruptOrTruncatedCacheFilesAreIgnored) {
   flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 1);
   // Names of another build under this module's file name: their key is not the module's.
   CachedModule poison;
-  for (auto& [vaddr, s] : decode_symbol_cache(fs::path(file).stem().string(), good)->symbols) {
+  const std::optional<CachedModule> decoded =
+      decode_symbol_cache(fs::path(file).stem().string(), good);
+  ASSERT_TRUE(decoded);
+  for (const auto& [vaddr, s] : decoded->symbols) {
     AddressSymbol wrong;
     wrong.frames.push_back(SourceFrame{"WRONG_NAME", "wrong.cc", 1, 1, 0});
     poison.symbols[vaddr] = wrong;
