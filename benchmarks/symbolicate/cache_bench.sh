@@ -76,7 +76,7 @@ for r in $(seq "$runs"); do
   cmp -s "$work/cold.$ext" "$work/warm.$ext" || { echo "cache-bench: warm output differs from cold" >&2; exit 1; }
 done
 stats() {  # best median
-  printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "%.3f %.3f", v[1], v[int((NR+1)/2)]}'
+  printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "%.3f %.3f\n", v[1], v[int((NR+1)/2)]}'
 }
 read -r cb cm < <(stats "${cold[@]}"); read -r fb fm < <(stats "${fill[@]}")
 read -r wb wm < <(stats "${warm[@]}")

@@ -33,6 +33,9 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
       use.misses += todo.vaddrs.size();
     }
     if (todo.vaddrs.empty()) continue;  // all known: not even opened
+#if !defined(_WIN32)
+    if (!keys[m].empty()) todo.files.image_cache = cache->image_path(keys[m]);
+#endif
     rest.push_back(std::move(todo));
     rest_of.push_back(m);
   }

@@ -32,6 +32,9 @@ struct ModuleFiles {
   // `debug` with its DWARF already inflated, shared by every handle opened on these files
   // (prepare_for_handles in module_symbolizer.h); null: handles read `debug` itself.
   std::shared_ptr<const DebugImage> debug_image;
+  // Where the inflated image is kept between runs (the symbol cache's DIR/v1/KEY.img,
+  // debug_image_cache.h); empty: it is not.
+  std::string image_cache;
 };
 
 // The files for `module`. nullopt, with the reasons in `why`, when no usable file was found.

@@ -143,7 +143,7 @@ void SymbolCache::evict() const {
       if (now - time > std::chrono::hours(1)) fs::remove(p, e);
       continue;
     }
-    if (p.extension() != kSuffix) continue;
+    if (p.extension() != kSuffix && p.extension() != ".img") continue;
     entries.push_back({p, time, size});
     total += size;
   }

@@ -42,6 +42,8 @@ class SymbolCache {
   // Removes the least recently used files until the directory holds at most max_bytes.
   void evict() const;
 
+  // Where `key`'s inflated debug image is kept (debug_image_cache.h).
+  std::string image_path(const std::string& key) const { return dir_ + "/" + key + ".img"; }
   const std::string& directory() const { return dir_; }
 
  private:
