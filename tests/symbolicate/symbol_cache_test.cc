@@ -5,6 +5,8 @@
 #include "symbolize/symbol_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -15,6 +17,8 @@
 #include <thread>
 #include <vector>
 
+#include "symbolize/debug_image.h"
+#include "symbolize/debug_image_cache.h"
 #include "symbolize/symbol_cache_file.h"
 #include "test_support.h"
 #include "test_targets.h"
@@ -204,6 +208,37 @@ TEST(SymbolCache, ByteSizesParse) {
   for (const char* bad : {"", "M", "12X", "-1", "1.5G", "99999999999999999999G"}) {
     EXPECT_FALSE(inprof::symbolicate::parse_byte_size(bad, &n)) << bad;
   }
+}
+
+// The inflated debug image kept beside the symbols: read back only when intact.
+TEST(DebugImageCache, OnlyAnIntactImageIsUsed) {
+  symtest::TempDir dir;
+  std::string bytes(100000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 % 251);
+  const int fd = memfd_create("image", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+  auto image = inprof::symbolicate::DebugImage::adopt("/x.debug", fd, bytes.size());
+  const std::string path = dir.path("c/v1/k.img");
+  inprof::symbolicate::save_debug_image(*image, path);
+  auto loaded = inprof::symbolicate::load_cached_debug_image(path, "/x.debug");
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->size(), bytes.size());
+  EXPECT_EQ(loaded->path(), "/x.debug");
+  std::string back(bytes.size(), '\0');
+  ASSERT_EQ(pread(loaded->fd(), back.data(), back.size(), 0), ssize_t(back.size()));
+  EXPECT_EQ(back, bytes);
+  const std::string good = read_file(path);
+  std::string flipped = good;
+  flipped[5000] = static_cast<char>(flipped[5000] ^ 4);
+  for (const std::string& damaged :
+       {good.substr(0, good.size() - 1), good.substr(0, 10), std::string(), flipped}) {
+    write_file(path, damaged);
+    EXPECT_FALSE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"))
+        << damaged.size() << " bytes";
+  }
+  fs::remove(path);
+  EXPECT_FALSE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"));
 }
 
 // End to end, with the symbolicate binary on a dump of this test executable.
