@@ -1,7 +1,7 @@
 // The persistent symbol cache (symbolicate --cache-dir): a warm run writes the same bytes as a
 // cold one; a damaged, truncated or foreign cache file is ignored; two processes sharing one
 // cache both write the right profile; the size bound evicts the least recently used files; a
-// module of another build-id never reuses an entry.
+// module of another build-id never reuses an entry; a cached debug image is used only intact.
 #include "symbolize/symbol_cache.h"
 
 #include <gtest/gtest.h>
