@@ -33,6 +33,15 @@ TempDir::~TempDir() {
   std::filesystem::remove_all(dir_, ec);
 }
 
+namespace {
+// The symbolicate binary's default symbol cache ($XDG_CACHE_HOME/inprof) is a scratch directory
+// of this test process: the tests neither read nor fill the user's.
+struct ScratchCacheHome {
+  TempDir dir;
+  ScratchCacheHome() { setenv("XDG_CACHE_HOME", dir.path("cache").c_str(), 1); }
+} g_scratch_cache_home;
+}  // namespace
+
 DumpFile::DumpFile(const std::string& path) {
   inprof::Status status;
   auto file = OutputFile::create(path, &status);

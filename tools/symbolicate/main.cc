@@ -76,6 +76,10 @@ void print_usage(std::FILE* f) {
       "                          the dump recorded, e.g. on another machine (repeatable)\n"
       "      --system-debug-dir DIR  instead of /usr/lib/debug ('' for none)\n"
       "      (debuginfod is asked last when DEBUGINFOD_URLS is set)\n"
+      "symbol cache (symbolized addresses kept per module build-id, for the next dump):\n"
+      "      --cache-dir DIR     where (default $XDG_CACHE_HOME/inprof, ~/.cache/inprof)\n"
+      "      --cache-max SIZE    evict the least recently used files beyond SIZE (default 512M)\n"
+      "      --no-cache          neither read nor write the cache\n"
       "other:\n"
       "  -j, --jobs N            symbolizing threads (default: one per CPU)\n"
       "      --split-at N        split a module between threads, by compilation unit, only\n"
@@ -158,7 +162,7 @@ int main(int argc, char** argv) {
 #endif
   RunOptions options;
   bool have_dump = false, have_output = false, options_done = false;
-  bool open = false, open_browser = true, progress = true;
+  bool open = false, open_browser = true, progress = true, no_cache = false;
   std::string profiler_url = kProfilerOrigin;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -210,6 +214,10 @@ int main(int argc, char** argv) {
       options.no_symbols = true;
       continue;
     }
+    if (arg == "--no-cache") {
+      no_cache = true;
+      continue;
+    }
     if (arg == "--no-progress") {
       progress = false;
       continue;
@@ -219,10 +227,19 @@ int main(int argc, char** argv) {
       continue;
     }
     // Options with a value: "--name VALUE", "--name=VALUE", "-o VALUE", "-oVALUE".
-    static const char* const kWithValue[] = {
-        "--output",           "--format", "--top",      "--debug-dir",    "--binary-dir",
-        "--system-debug-dir", "--jobs",   "--split-at", "--profiler-url", "--sources-max-file",
-        "--sources-max-total"};
+    static const char* const kWithValue[] = {"--output",
+                                             "--format",
+                                             "--top",
+                                             "--debug-dir",
+                                             "--binary-dir",
+                                             "--system-debug-dir",
+                                             "--jobs",
+                                             "--split-at",
+                                             "--profiler-url",
+                                             "--sources-max-file",
+                                             "--sources-max-total",
+                                             "--cache-dir",
+                                             "--cache-max"};
     std::string name, value;
     bool has_value = false;
     if (arg == "-o" || arg == "-j") {
@@ -295,6 +312,13 @@ int main(int argc, char** argv) {
       } else {
         options.sources.max_total_bytes = size_t{n} << 20;
       }
+    } else if (name == "--cache-dir") {
+      if (value.empty()) return usage_error("empty directory for --cache-dir");
+      options.cache_dir = value;
+    } else if (name == "--cache-max") {
+      if (!parse_byte_size(value, &options.cache_max_bytes)) {
+        return usage_error("--cache-max needs a size such as 512M or 2G, not '" + value + "'");
+      }
     } else if (name == "--profiler-url") {
       if (value.compare(0, 7, "http://") != 0 && value.compare(0, 8, "https://") != 0) {
         return usage_error("--profiler-url needs an http:// or https:// address, not '" + value +
@@ -308,6 +332,11 @@ int main(int argc, char** argv) {
     }
   }
   if (!have_dump) return usage_error("no dump given");
+  if (no_cache) {
+    options.cache_dir.clear();
+  } else if (options.cache_dir.empty()) {
+    options.cache_dir = default_symbol_cache_dir();  // empty without HOME: no cache
+  }
   if (open && options.format != OutputFormat::kProcessedJson) {
     return usage_error("--open serves the JSON profile; it cannot go with --format " +
                        std::string(options.format == OutputFormat::kFolded  ? "folded"

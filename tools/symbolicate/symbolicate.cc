@@ -124,6 +124,8 @@ void add_summary(ConversionSummary& total, ConversionSummary part) {
   total.symbolize_seconds += part.symbolize_seconds;
   total.symbolize_cpu_seconds += part.symbolize_cpu_seconds;
   total.threads = std::max(total.threads, part.threads);
+  total.cache_hits += part.cache_hits;
+  total.cache_misses += part.cache_misses;
   for (ModuleReport& m : part.modules) total.modules.push_back(std::move(m));
 }
 
@@ -288,6 +290,10 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   convert_options.exiting_after = options.exiting_after;
   convert_options.no_symbols = options.no_symbols;
   convert_options.progress = [&](size_t done, size_t total) { bar.update(done, total); };
+  if (!options.cache_dir.empty() && !options.no_symbols) {
+    convert_options.cache =
+        std::make_shared<const SymbolCache>(options.cache_dir, options.cache_max_bytes);
+  }
   std::vector<std::unique_ptr<ProfileBuilder>> builders;
   ConversionSummary summary;
   // The module (and the dump's image of it) behind each lib of the written profile, for --open's
@@ -391,6 +397,10 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
             fixed(convert_seconds - summary.symbolize_seconds, 2) + " s (" +
             fixed(convert_cpu - summary.symbolize_cpu_seconds, 2) + " s CPU), write " +
             fixed(write_seconds, 2) + " s (" + fixed(write_cpu, 2) + " s CPU)");
+  if (convert_options.cache) {
+    diag.info("symbol cache " + options.cache_dir + ": " + std::to_string(summary.cache_hits) +
+              " addresses found, " + std::to_string(summary.cache_misses) + " symbolized");
+  }
   for (const auto& model : models) {
     if (const JitMap& jit = model->jit_map(); jit.lines()) {
       diag.info("JIT map: " + std::to_string(jit.range_count()) + " code ranges, " +

@@ -11,6 +11,7 @@
 #include "convert/source_embedder.h"
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/parallel_symbolizer.h"
+#include "symbolize/symbol_cache.h"
 
 namespace inprof::symbolicate {
 
@@ -39,6 +40,10 @@ struct RunOptions {
   bool exiting_after = false;  // the process exits next: the tables are not freed
   bool no_symbols = false;     // frames named module+0x...; the viewer symbolicates them
   SourceEmbedOptions sources;  // the source view's text (JSON output only)
+  // The persistent symbol cache (symbol_cache.h): empty, none (the CLI's default is
+  // default_symbol_cache_dir()); bounded to cache_max_bytes.
+  std::string cache_dir;
+  uint64_t cache_max_bytes = kDefaultSymbolCacheBytes;
 };
 
 // What --open's symbol server needs to answer for the profile just written (serve/).

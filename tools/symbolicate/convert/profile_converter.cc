@@ -173,6 +173,7 @@ ConversionSummary Converter::run() {
   add_counters();
   add_allocations();
   add_paused_ranges();
+  stacks_.save_cache();
   stacks_.report_modules();
   return summary_;
 }

@@ -14,6 +14,7 @@
 #include "read/profile_model.h"
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/parallel_symbolizer.h"
+#include "symbolize/symbol_cache.h"
 
 namespace inprof::symbolicate {
 
@@ -29,6 +30,8 @@ struct ConvertOptions {
   // Leave every native frame named by its module and address (symbolicate --no-symbols): the
   // profile says it is not symbolicated, and the viewer asks a symbol server (--open's).
   bool no_symbols = false;
+  // Where symbolized addresses are kept between runs, per module build-id (null: nowhere).
+  std::shared_ptr<const SymbolCache> cache;
 };
 
 // How one module that samples point into was symbolicated.
@@ -55,6 +58,8 @@ struct ConversionSummary {
   double symbolize_seconds = 0;       // wall time of the parallel symbolization
   double symbolize_cpu_seconds = 0;   // its CPU time, all threads together
   unsigned threads = 1;               // that it used
+  size_t cache_hits = 0;              // addresses the symbol cache knew
+  size_t cache_misses = 0;            // addresses of cached modules symbolized afresh
   std::vector<ModuleReport> modules;  // the modules used, in dump order
   // The module behind each of the profile's libs (by LibIndex): what --open's symbol server
   // needs to find a lib's files and turn its lib-relative addresses into the module's own.

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "convert/track_names.h"
+#include "symbolize/cached_symbolizer.h"
 #include "symbolize/leaf_fixup.h"
 #include "symbolize/module_map.h"
 #include "symbolize/module_symbolizer.h"
@@ -115,8 +116,17 @@ std::optional<bool> StackConverter::in_syscall(uint64_t address, uint64_t time_n
     uint8_t before[8];
     std::span<uint8_t> code(before, syscall_size_);
     const uint64_t vaddr = address - syscall_size_ - model_.modules()[m].record.load_bias;
-    ModuleSymbolizer* sym = files(m) ? symbolizer(m) : nullptr;
-    if (sym && sym->read_code(vaddr, code)) it->second = is_syscall_instruction(arch_, code);
+    ModuleState& state = modules_[m];
+    if (auto known = state.cached.syscall_sites.find(vaddr);
+        known != state.cached.syscall_sites.end()) {
+      it->second = known->second;
+    } else if (ModuleSymbolizer* sym = files(m) ? symbolizer(m) : nullptr) {
+      if (sym->read_code(vaddr, code)) it->second = is_syscall_instruction(arch_, code);
+      if (!state.cache_key.empty()) {
+        state.cached.syscall_sites.emplace(vaddr, it->second);
+        state.cache_learnt = true;
+      }
+    }
   }
   return it->second;
 }
@@ -154,9 +164,16 @@ std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint6
       auto it = state.return_slots.find(leaf);
       if (it == state.return_slots.end()) {
         std::optional<unsigned> slot;
-        if (ModuleSymbolizer* sym = symbolizer(m)) {
-          slot = sym->return_address_slot(leaf - model_.modules()[m].record.load_bias,
-                                          arch_ == "aarch64");
+        const uint64_t vaddr = leaf - model_.modules()[m].record.load_bias;
+        if (auto known = state.cached.return_slots.find(vaddr);
+            known != state.cached.return_slots.end()) {
+          slot = known->second;
+        } else if (ModuleSymbolizer* sym = symbolizer(m)) {
+          slot = sym->return_address_slot(vaddr, arch_ == "aarch64");
+          if (!state.cache_key.empty()) {
+            state.cached.return_slots.emplace(vaddr, slot);
+            state.cache_learnt = true;
+          }
         }
         it = state.return_slots.emplace(leaf, slot).first;
       }
@@ -350,8 +367,14 @@ const AddressSymbol* StackConverter::symbol_for(size_t m, uint64_t vaddr) {
     if (batch.done[i]) return &batch.results[i];
   }
   // Not looked up ahead (a caller the leaf fix-up inserted): do it here.
+  if (auto known = state.cached.symbols.find(vaddr); known != state.cached.symbols.end()) {
+    return &known->second;
+  }
   ModuleSymbolizer* sym = symbolizer(m);
-  return sym ? &sym->lookup(vaddr) : &kNothing;
+  if (!sym) return &kNothing;
+  if (state.cache_key.empty()) return &sym->lookup(vaddr);
+  state.cache_learnt = true;
+  return &state.cached.symbols.emplace(vaddr, sym->symbolize(vaddr)).first->second;
 }
 
 void StackConverter::symbolize_ahead() {
@@ -375,6 +398,7 @@ void StackConverter::symbolize_ahead() {
   }
   std::vector<ModuleAddresses> batches;
   std::vector<size_t> batch_module;
+  std::vector<std::string> cache_keys;  // per batch
   for (size_t m = 0; m < modules_.size(); ++m) {
     if (wanted[m].empty()) continue;
     std::vector<uint64_t>& v = wanted[m];
@@ -387,13 +411,20 @@ void StackConverter::symbolize_ahead() {
     batch.files = *modules_[m].files;
     batch.vaddrs = std::move(v);
     std::vector<uint64_t>().swap(wanted[m]);
+    // The same build-id read from the same files symbolizes the same way.
+    cache_keys.push_back(options_.cache
+                             ? SymbolCache::key(model_.modules()[m].record.build_id, batch.files)
+                             : std::string());
     batches.push_back(std::move(batch));
     batch_module.push_back(m);
   }
   auto start = std::chrono::steady_clock::now();
   const std::clock_t cpu_start = std::clock();  // the process's CPU time, every thread's
-  symbolize_in_parallel(batches, options_.jobs, options_.progress,
-                        options_.min_addresses_per_handle);
+  SymbolCacheUse use =
+      symbolize_with_cache(batches, cache_keys, options_.cache.get(), options_.jobs,
+                           options_.progress, options_.min_addresses_per_handle);
+  summary_.cache_hits = use.hits;
+  summary_.cache_misses = use.misses;
   summary_.symbolize_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   summary_.symbolize_cpu_seconds = double(std::clock() - cpu_start) / CLOCKS_PER_SEC;
@@ -402,6 +433,21 @@ void StackConverter::symbolize_ahead() {
     ModuleState& state = modules_[batch_module[i]];
     state.files->debug_image = batches[i].files.debug_image;  // for this thread's own handle
     state.batch = std::move(batches[i]);
+    state.cache_key = std::move(cache_keys[i]);
+    state.cached = std::move(use.known[i]);
+    state.cache_learnt = use.learnt[i];
+  }
+}
+
+void StackConverter::save_cache() {
+  if (!options_.cache) return;
+  for (ModuleState& state : modules_) {
+    if (state.cache_key.empty() || !state.cache_learnt) continue;
+    std::string why;
+    if (!options_.cache->store(state.cache_key, state.cached, &why)) {
+      diag_.warn("symbol cache not written: " + why);
+    }
+    state.cache_learnt = false;
   }
 }
 

@@ -23,6 +23,7 @@
 #include "symbolize/module_map.h"
 #include "symbolize/module_symbolizer.h"
 #include "symbolize/parallel_symbolizer.h"
+#include "symbolize/symbol_cache_file.h"
 
 namespace inprof::symbolicate {
 
@@ -62,6 +63,8 @@ class StackConverter {
   std::optional<StackIndex> stack_for(RawStackId id, uint64_t time_ns, CpuUse use);
   // Fills summary.modules and warns about modules left unsymbolicated.
   void report_modules();
+  // Writes what this conversion learnt about each cached module to the symbol cache.
+  void save_cache();
 
  private:
   struct LabelView {  // a label ready to be placed: its frame and its slot in the stack
@@ -80,6 +83,11 @@ class StackConverter {
     std::optional<LibIndex> lib;
     std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;  // by leaf address
     std::unordered_map<uint64_t, std::optional<bool>> syscall_sites;     // by leaf address
+    // The persistent symbol cache's file for the module (empty key: not cached), with what this
+    // run learnt added; written back at the end if it did learn something.
+    std::string cache_key;
+    CachedModule cached;
+    bool cache_learnt = false;
     // By address, [0] as a return address, [1] as a leaf: the run of frame_pool_ it became.
     FlatKeyMap frame_runs[2];
     FlatKeyMap funcs;           // by SourceFrame::function_key

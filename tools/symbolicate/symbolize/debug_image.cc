@@ -193,6 +193,14 @@ bool DebugImage::finish(std::string* why) {
   return fd_ >= 0;
 }
 
+std::unique_ptr<DebugImage> DebugImage::adopt(const std::string& path, int fd, uint64_t size) {
+  std::unique_ptr<DebugImage> image(new DebugImage);
+  image->path_ = path;
+  image->fd_ = fd;
+  image->size_ = size;
+  return image;
+}
+
 DebugImage::~DebugImage() {
   if (image_) ::munmap(image_, size_);
   if (source_) ::munmap(const_cast<uint8_t*>(source_), source_size_);

@@ -34,6 +34,9 @@ class DebugImage {
   // section symbolization reads), when the file is not one this rewrites, or on failure; `why`
   // then says which (empty: nothing to gain).
   static std::unique_ptr<DebugImage> plan(const std::string& path, std::string* why);
+  // An image made before (debug_image_cache.h), `size` bytes at the start of the file `fd`,
+  // which the object then owns.
+  static std::unique_ptr<DebugImage> adopt(const std::string& path, int fd, uint64_t size);
   ~DebugImage();
   DebugImage(const DebugImage&) = delete;
   DebugImage& operator=(const DebugImage&) = delete;

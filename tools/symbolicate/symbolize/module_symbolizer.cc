@@ -18,6 +18,7 @@
 
 #include "dump/dump_records.h"
 #include "symbolize/debug_image.h"
+#include "symbolize/debug_image_cache.h"
 #include "symbolize/elf_file.h"
 #include "symbolize/libdw_line_tables.h"
 #include "symbolize/line_table.h"
@@ -545,6 +546,10 @@ void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned thread
   std::vector<Job> jobs;
   for (size_t i = 0; i < files.size(); ++i) {
     if (files[i]->debug.empty() || files[i]->debug_image || files[i]->macho) continue;
+    if (!files[i]->image_cache.empty()) {  // inflated by an earlier run
+      files[i]->debug_image = load_cached_debug_image(files[i]->image_cache, files[i]->debug);
+      if (files[i]->debug_image) continue;
+    }
     std::string why;
     images[i] = DebugImage::plan(files[i]->debug, &why);
     if (!images[i]) continue;  // nothing to gain, or the handles will say what is wrong
@@ -567,7 +572,9 @@ void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned thread
   for (std::thread& t : helpers) t.join();
   for (size_t i = 0; i < files.size(); ++i) {
     std::string why;
-    if (images[i] && images[i]->finish(&why)) files[i]->debug_image = std::move(images[i]);
+    if (!images[i] || !images[i]->finish(&why)) continue;
+    if (!files[i]->image_cache.empty()) save_debug_image(*images[i], files[i]->image_cache);
+    files[i]->debug_image = std::move(images[i]);
   }
 }
 

@@ -1,0 +1,364 @@
+// The persistent symbol cache (symbolicate --cache-dir): a warm run writes the same bytes as a
+// cold one; a damaged, truncated or foreign cache file is ignored; two processes sharing one
+// cache both write the right profile; the size bound evicts the least recently used files; a
+// module of another build-id never reuses an entry; a cached debug image is used only intact.
+#include "symbolize/symbol_cache.h"
+
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "symbolize/debug_image.h"
+#include "symbolize/debug_image_cache.h"
+#include "symbolize/symbol_cache_file.h"
+#include "test_support.h"
+#include "test_targets.h"
+
+namespace {
+
+using namespace inprof::internal;
+using inprof::symbolicate::AddressSymbol;
+using inprof::symbolicate::CachedModule;
+using inprof::symbolicate::decode_symbol_cache;
+using inprof::symbolicate::encode_symbol_cache;
+using inprof::symbolicate::ModuleFiles;
+using inprof::symbolicate::SourceFrame;
+using inprof::symbolicate::SymbolCache;
+namespace fs = std::filesystem;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+// The cache files (not temporaries) under a --cache-dir.
+std::vector<std::string> cache_files(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file() && it->path().extension() == ".sym") {
+      files.push_back(it->path().string());
+    }
+  }
+  return files;
+}
+
+CachedModule sample_symbols(const std::string& name) {
+  CachedModule module;
+  auto& symbols = module.symbols;
+  AddressSymbol a;
+  a.frames.push_back(SourceFrame{name, "/src/a.cc", 10, 12, 0x100});
+  a.frames.push_back(SourceFrame{"inlined()", "/src/b.h", 3, 4, 0x200});
+  a.symbol = inprof::symbolicate::NativeSymbolInfo{name, 0x1000, 64};
+  symbols[0x1010] = a;
+  AddressSymbol b;  // nothing known
+  symbols[0x2000] = b;
+  AddressSymbol c;
+  c.symbol = inprof::symbolicate::NativeSymbolInfo{"no_size", 0x3000, std::nullopt};
+  symbols[0x3004] = c;
+  module.return_slots[0x1010] = 2;
+  module.return_slots[0x2000] = std::nullopt;
+  module.syscall_sites[0x3004] = true;
+  module.syscall_sites[0x3010] = false;
+  module.syscall_sites[0x3020] = std::nullopt;
+  return module;
+}
+
+bool same(const CachedModule& x, const CachedModule& y) {
+  if (x.return_slots != y.return_slots || x.syscall_sites != y.syscall_sites) return false;
+  const auto &a = x.symbols, &b = y.symbols;
+  if (a.size() != b.size()) return false;
+  for (const auto& [vaddr, s] : a) {
+    auto it = b.find(vaddr);
+    if (it == b.end()) return false;
+    const AddressSymbol& t = it->second;
+    if (s.frames.size() != t.frames.size() || s.symbol.has_value() != t.symbol.has_value()) {
+      return false;
+    }
+    for (size_t i = 0; i < s.frames.size(); ++i) {
+      const SourceFrame &f = s.frames[i], &g = t.frames[i];
+      if (f.function != g.function || f.file != g.file || f.decl_line != g.decl_line ||
+          f.line != g.line || f.function_key != g.function_key) {
+        return false;
+      }
+    }
+    if (s.symbol && (s.symbol->name != t.symbol->name || s.symbol->vaddr != t.symbol->vaddr ||
+                     s.symbol->size != t.symbol->size)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(SymbolCacheFile, RoundTrips) {
+  const CachedModule symbols = sample_symbols("f()");
+  auto decoded = decode_symbol_cache("k", encode_symbol_cache("k", symbols));
+  ASSERT_TRUE(decoded);
+  EXPECT_TRUE(same(symbols, *decoded));
+}
+
+TEST(SymbolCacheFile, TruncatedOrDamagedBytesDecodeToNothing) {
+  const std::string bytes = encode_symbol_cache("k", sample_symbols("f()"));
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_FALSE(decode_symbol_cache("k", bytes.substr(0, n))) << "truncated to " << n;
+  }
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string damaged = bytes;
+    damaged[i] = static_cast<char>(damaged[i] ^ 0x40);
+    EXPECT_FALSE(decode_symbol_cache("k", damaged)) << "byte " << i << " flipped";
+  }
+  EXPECT_FALSE(decode_symbol_cache("k", bytes + "x"));
+}
+
+TEST(SymbolCacheFile, AnotherKeyDecodesToNothing) {
+  const std::string bytes = encode_symbol_cache("aaaa-dwarf-0", sample_symbols("f()"));
+  EXPECT_FALSE(decode_symbol_cache("bbbb-dwarf-0", bytes));
+}
+
+TEST(SymbolCache, KeyNeedsABuildIdAndDiffersWithIt) {
+  ModuleFiles files;
+  files.binary = symtest::self_path();
+  files.debug = files.binary;
+  EXPECT_EQ(SymbolCache::key({}, files), "");
+  const std::string a = SymbolCache::key({1, 2, 3, 4}, files);
+  const std::string b = SymbolCache::key({1, 2, 3, 5}, files);
+  EXPECT_NE(a, "");
+  EXPECT_NE(a, b);
+  ModuleFiles symbols_only = files;
+  symbols_only.debug.clear();
+  EXPECT_NE(a, SymbolCache::key({1, 2, 3, 4}, symbols_only));
+}
+
+TEST(SymbolCache, ABuildIdThatDiffersMisses) {
+  symtest::TempDir dir;
+  SymbolCache cache(dir.path("c"), 1 << 20);
+  ModuleFiles files;
+  files.binary = files.debug = symtest::self_path();
+  const std::string a = SymbolCache::key({0xaa, 0x01}, files);
+  const std::string b = SymbolCache::key({0xaa, 0x02}, files);
+  std::string why;
+  ASSERT_TRUE(cache.store(a, sample_symbols("f()"), &why)) << why;
+  EXPECT_EQ(cache.load(a).symbols.size(), 3u);
+  EXPECT_TRUE(cache.load(b).empty());
+  // Even a file of build-id a put in b's place: its stored key is a's.
+  ASSERT_EQ(cache_files(dir.path("c")).size(), 1u);
+  const std::string a_file = cache_files(dir.path("c"))[0];
+  fs::copy_file(a_file, fs::path(a_file).parent_path() / (b + ".sym"));
+  EXPECT_TRUE(cache.load(b).empty());
+}
+
+TEST(SymbolCache, SizeBoundEvictsTheLeastRecentlyUsed) {
+  symtest::TempDir dir;
+  const std::string one = encode_symbol_cache("k", sample_symbols("f()"));
+  // Room for three files, not four.
+  SymbolCache cache(dir.path("c"), one.size() * 3 + one.size() / 2);
+  ModuleFiles files;
+  std::vector<std::string> keys;
+  std::string why;
+  for (uint8_t i = 0; i < 3; ++i) {
+    keys.push_back(SymbolCache::key({0x10, i}, files));
+    ASSERT_TRUE(cache.store(keys.back(), sample_symbols("f()"), &why)) << why;
+  }
+  ASSERT_EQ(cache_files(dir.path("c")).size(), 3u);
+  // Ages set explicitly: file 0 the oldest, then 2, then 1 (no reliance on the clock's pace).
+  const auto now = fs::file_time_type::clock::now();
+  const std::string base = cache_files(dir.path("c"))[0];
+  const fs::path v = fs::path(base).parent_path();
+  fs::last_write_time(v / (keys[0] + ".sym"), now - std::chrono::hours(3));
+  fs::last_write_time(v / (keys[2] + ".sym"), now - std::chrono::hours(2));
+  fs::last_write_time(v / (keys[1] + ".sym"), now - std::chrono::hours(1));
+  keys.push_back(SymbolCache::key({0x10, 3}, files));
+  ASSERT_TRUE(cache.store(keys.back(), sample_symbols("f()"), &why)) << why;
+  EXPECT_FALSE(fs::exists(v / (keys[0] + ".sym")));
+  EXPECT_TRUE(fs::exists(v / (keys[1] + ".sym")));
+  EXPECT_TRUE(fs::exists(v / (keys[2] + ".sym")));
+  EXPECT_TRUE(fs::exists(v / (keys[3] + ".sym")));
+  // A bound below one file leaves none.
+  SymbolCache tiny(dir.path("c"), 1);
+  tiny.evict();
+  EXPECT_TRUE(cache_files(dir.path("c")).empty());
+}
+
+TEST(SymbolCache, ByteSizesParse) {
+  uint64_t n = 0;
+  EXPECT_TRUE(inprof::symbolicate::parse_byte_size("512M", &n));
+  EXPECT_EQ(n, uint64_t{512} << 20);
+  EXPECT_TRUE(inprof::symbolicate::parse_byte_size("2G", &n));
+  EXPECT_EQ(n, uint64_t{2} << 30);
+  EXPECT_TRUE(inprof::symbolicate::parse_byte_size("100KiB", &n));
+  EXPECT_EQ(n, uint64_t{100} << 10);
+  EXPECT_TRUE(inprof::symbolicate::parse_byte_size("4096", &n));
+  EXPECT_EQ(n, 4096u);
+  for (const char* bad : {"", "M", "12X", "-1", "1.5G", "99999999999999999999G"}) {
+    EXPECT_FALSE(inprof::symbolicate::parse_byte_size(bad, &n)) << bad;
+  }
+}
+
+// The inflated debug image kept beside the symbols: read back only when intact.
+TEST(DebugImageCache, OnlyAnIntactImageIsUsed) {
+  symtest::TempDir dir;
+  std::string bytes(100000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 % 251);
+  const int fd = memfd_create("image", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+  auto image = inprof::symbolicate::DebugImage::adopt("/x.debug", fd, bytes.size());
+  const std::string path = dir.path("c/v1/k.img");
+  inprof::symbolicate::save_debug_image(*image, path);
+  auto loaded = inprof::symbolicate::load_cached_debug_image(path, "/x.debug");
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->size(), bytes.size());
+  EXPECT_EQ(loaded->path(), "/x.debug");
+  std::string back(bytes.size(), '\0');
+  ASSERT_EQ(pread(loaded->fd(), back.data(), back.size(), 0), ssize_t(back.size()));
+  EXPECT_EQ(back, bytes);
+  const std::string good = read_file(path);
+  std::string flipped = good;
+  flipped[5000] = static_cast<char>(flipped[5000] ^ 4);
+  for (const std::string& damaged :
+       {good.substr(0, good.size() - 1), good.substr(0, 10), std::string(), flipped}) {
+    write_file(path, damaged);
+    EXPECT_FALSE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"))
+        << damaged.size() << " bytes";
+  }
+  fs::remove(path);
+  EXPECT_FALSE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"));
+}
+
+// End to end, with the symbolicate binary on a dump of this test executable.
+class SymbolCacheRun : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    symtest::DumpFile d(dump());
+    d.process(symtest::test_process());
+    d.module(symtest::self_module());
+    d.thread_start(1, 0, "main", kThreadMain);
+    const uint64_t leaf = reinterpret_cast<uintptr_t>(&symtest::leaf_function);
+    const uint64_t caller = symtest::caller_function();
+    d.sample(1, 1'000'000, {leaf, caller});
+    d.sample(1, 2'000'000, {leaf});
+    d.sample(1, 3'000'000, {symtest::after_syscall_address()});
+    d.end(4'000'000);
+    d.close();
+    ASSERT_EQ(symtest::run_symbolicate_binary({dump(), "--no-cache", "-o", cold()}, &err_), 0)
+        << err_;
+    ASSERT_NE(read_file(cold()).find("leaf_function"), std::string::npos);
+  }
+  std::string dump() const { return dir_.path("d.inprof"); }
+  std::string cold() const { return dir_.path("cold.json"); }
+  std::string cache() const { return dir_.path("cache"); }
+  // Symbolicates the dump with the cache into `out`; its stderr in err_.
+  int run(const std::string& out) {
+    return symtest::run_symbolicate_binary({dump(), "--cache-dir", cache(), "-o", out}, &err_);
+  }
+
+  symtest::TempDir dir_;
+  std::string err_;
+};
+
+TEST_F(SymbolCacheRun, WarmOutputIsByteIdenticalToCold) {
+  ASSERT_EQ(run(dir_.path("first.json")), 0) << err_;
+  EXPECT_NE(err_.find("0 addresses found"), std::string::npos) << err_;
+  ASSERT_EQ(cache_files(cache()).size(), 1u);
+  ASSERT_EQ(run(dir_.path("warm.json")), 0) << err_;
+  EXPECT_NE(err_.find(" 0 symbolized"), std::string::npos) << err_;
+  EXPECT_EQ(read_file(dir_.path("first.json")), read_file(cold()));
+  EXPECT_EQ(read_file(dir_.path("warm.json")), read_file(cold()));
+}
+
+TEST_F(SymbolCacheRun, CorruptOrTruncatedCacheFilesAreIgnored) {
+  ASSERT_EQ(run(dir_.path("first.json")), 0) << err_;
+  ASSERT_EQ(cache_files(cache()).size(), 1u);
+  const std::string file = cache_files(cache())[0];
+  const std::string good = read_file(file);
+  std::string flipped = good;
+  flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 1);
+  // Names of another build under this module's file name: their key is not the module's.
+  CachedModule poison;
+  const std::optional<CachedModule> decoded =
+      decode_symbol_cache(fs::path(file).stem().string(), good);
+  ASSERT_TRUE(decoded);
+  for (const auto& [vaddr, s] : decoded->symbols) {
+    AddressSymbol wrong;
+    wrong.frames.push_back(SourceFrame{"WRONG_NAME", "wrong.cc", 1, 1, 0});
+    poison.symbols[vaddr] = wrong;
+  }
+  const std::string foreign = encode_symbol_cache("00-dwarf-0000000000000000", poison);
+  for (const std::string& bytes : {good.substr(0, good.size() / 2), good.substr(0, 3),
+                                   std::string(), flipped, foreign, std::string(4096, '\xff')}) {
+    write_file(file, bytes);
+    const std::string out = dir_.path("out.json");
+    ASSERT_EQ(run(out), 0) << err_;
+    EXPECT_EQ(read_file(out), read_file(cold())) << "cache file of " << bytes.size() << " bytes";
+    // Rewritten whole by the run.
+    EXPECT_EQ(read_file(file), good);
+  }
+}
+
+TEST_F(SymbolCacheRun, TwoConcurrentProcessesSharingACacheAgree) {
+  for (int round = 0; round < 5; ++round) {
+    fs::remove_all(cache());
+    std::string err_a, err_b;
+    int status_a = -1, status_b = -1;
+    const std::string a = dir_.path("a.json"), b = dir_.path("b.json");
+    std::thread other([&] {
+      status_b = symtest::run_symbolicate_binary({dump(), "--cache-dir", cache(), "-o", b}, &err_b);
+    });
+    status_a = symtest::run_symbolicate_binary({dump(), "--cache-dir", cache(), "-o", a}, &err_a);
+    other.join();
+    ASSERT_EQ(status_a, 0) << err_a;
+    ASSERT_EQ(status_b, 0) << err_b;
+    EXPECT_EQ(read_file(a), read_file(cold()));
+    EXPECT_EQ(read_file(b), read_file(cold()));
+    // And the cache they left is whole: a third run takes everything from it.
+    ASSERT_EQ(run(dir_.path("c.json")), 0) << err_;
+    EXPECT_NE(err_.find(" 0 symbolized"), std::string::npos) << err_;
+    EXPECT_EQ(read_file(dir_.path("c.json")), read_file(cold()));
+  }
+}
+
+TEST_F(SymbolCacheRun, NoCacheWritesNothingAndBadSizesAreOneClearLine) {
+  ASSERT_EQ(symtest::run_symbolicate_binary(
+                {dump(), "--cache-dir", cache(), "--no-cache", "-o", dir_.path("n.json")}, &err_),
+            0)
+      << err_;
+  EXPECT_FALSE(fs::exists(cache()));
+  EXPECT_EQ(symtest::run_symbolicate_binary(
+                {dump(), "--cache-max", "lots", "-o", dir_.path("n.json")}, &err_),
+            2);
+  EXPECT_EQ(std::count(err_.begin(), err_.end(), '\n'), 1) << err_;
+  EXPECT_NE(err_.find("--cache-max"), std::string::npos) << err_;
+}
+
+TEST_F(SymbolCacheRun, DefaultIsUnderXdgCacheHome) {
+  const std::string xdg = dir_.path("xdg");
+  const char* before = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = before ? before : "";
+  ASSERT_EQ(setenv("XDG_CACHE_HOME", xdg.c_str(), 1), 0);
+  const int status = symtest::run_symbolicate_binary({dump(), "-o", dir_.path("x.json")}, &err_);
+  if (before) {
+    setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  } else {
+    unsetenv("XDG_CACHE_HOME");
+  }
+  ASSERT_EQ(status, 0) << err_;
+  EXPECT_EQ(cache_files(xdg + "/inprof").size(), 1u);
+}
+
+}  // namespace

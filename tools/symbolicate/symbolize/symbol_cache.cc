@@ -1,0 +1,197 @@
+#include "symbolize/symbol_cache.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <system_error>
+
+namespace inprof::symbolicate {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kSuffix = ".sym";
+constexpr const char* kTempMarker = ".tmp.";
+
+// A name no other process or thread picks at the same time.
+std::string unique_suffix() {
+  static std::atomic<uint64_t> counter{0};
+  std::random_device random;
+  const uint64_t now =
+      static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  std::ostringstream s;
+  s << std::hex << random() << '.' << now << '.' << counter.fetch_add(1);
+  return s.str();
+}
+
+}  // namespace
+
+std::string default_symbol_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return std::string(xdg) + "/inprof";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::string(home) + "/.cache/inprof";
+  }
+  return {};
+}
+
+SymbolCache::SymbolCache(std::string dir, uint64_t max_bytes)
+    : dir_(std::move(dir) + "/v" + std::to_string(kSymbolCacheVersion)), max_bytes_(max_bytes) {}
+
+std::string SymbolCache::key(const std::vector<uint8_t>& build_id, const ModuleFiles& files) {
+  if (build_id.empty()) return {};
+  static const char kHex[] = "0123456789abcdef";
+  std::string k;
+  for (uint8_t b : build_id) {
+    k += kHex[b >> 4];
+    k += kHex[b & 15];
+  }
+  std::string identity;
+  for (const std::string& path : {files.binary, files.debug}) {
+    std::error_code ec;
+    identity += path;
+    identity += '\0';
+    if (!path.empty()) {
+      identity += std::to_string(fs::file_size(path, ec)) + ':' +
+                  std::to_string(fs::last_write_time(path, ec).time_since_epoch().count());
+    }
+    identity += '\0';
+  }
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (unsigned char c : identity) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  k += files.debug.empty() ? "-symbols-" : "-dwarf-";
+  for (int shift = 60; shift >= 0; shift -= 4) k += kHex[(h >> shift) & 15];
+  return k;
+}
+
+std::string SymbolCache::path_of(const std::string& key) const {
+  return dir_ + "/" + key + kSuffix;
+}
+
+CachedModule SymbolCache::load(const std::string& key) const {
+  if (key.empty()) return {};
+  const std::string path = path_of(key);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::optional<CachedModule> module = decode_symbol_cache(key, bytes);
+  if (!module) return {};
+  std::error_code ec;  // recently used: the last to be evicted
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
+  return std::move(*module);
+}
+
+bool SymbolCache::store(const std::string& key, const CachedModule& module,
+                        std::string* why) const {
+  if (key.empty()) return false;
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) {
+    *why = "cannot create " + dir_ + ": " + ec.message();
+    return false;
+  }
+  const std::string bytes = encode_symbol_cache(key, module);
+  const std::string path = path_of(key);
+  const std::string temp = path + kTempMarker + unique_suffix();
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      fs::remove(temp, ec);
+      *why = "cannot write " + temp;
+      return false;
+    }
+  }
+  fs::rename(temp, path, ec);  // atomic: readers see the old file or the new one
+  if (ec) {
+    *why = "cannot rename " + temp + ": " + ec.message();
+    fs::remove(temp, ec);
+    return false;
+  }
+  evict();
+  return true;
+}
+
+void SymbolCache::evict() const {
+  struct Entry {
+    fs::path path;
+    fs::file_time_type time;
+    uint64_t size;
+  };
+  std::vector<Entry> entries;
+  uint64_t total = 0;
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e;
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    const uint64_t size = it->file_size(e);
+    const fs::file_time_type time = it->last_write_time(e);
+    if (e) continue;  // removed meanwhile
+    if (name.find(kTempMarker) != std::string::npos) {
+      // Left by a process that died while writing: gone after an hour.
+      if (now - time > std::chrono::hours(1)) fs::remove(p, e);
+      continue;
+    }
+    if (p.extension() != kSuffix && p.extension() != ".img") continue;
+    entries.push_back({p, time, size});
+    total += size;
+  }
+  if (total <= max_bytes_) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.time < b.time; });
+  for (const Entry& e : entries) {
+    if (total <= max_bytes_) break;
+    std::error_code removed;
+    fs::remove(e.path, removed);
+    total -= e.size;  // removed by us or by another process: gone either way
+  }
+}
+
+bool parse_byte_size(const std::string& text, uint64_t* bytes) {
+  if (text.empty() || text.size() > 20) return false;
+  uint64_t value = 0;
+  size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    if (value > (UINT64_MAX - 9) / 10) return false;
+    value = value * 10 + uint64_t(text[i] - '0');
+  }
+  if (i == 0) return false;
+  unsigned shift = 0;
+  if (i < text.size()) {
+    switch (text[i]) {
+      case 'k':
+      case 'K':
+        shift = 10;
+        break;
+      case 'm':
+      case 'M':
+        shift = 20;
+        break;
+      case 'g':
+      case 'G':
+        shift = 30;
+        break;
+      default:
+        return false;
+    }
+    ++i;
+    const std::string unit = text.substr(i);
+    if (unit == "B" || unit == "iB") i = text.size();  // "512MB", "512MiB"
+  }
+  if (i != text.size() || (shift && value > (UINT64_MAX >> shift))) return false;
+  *bytes = value << shift;
+  return true;
+}
+
+}  // namespace inprof::symbolicate

@@ -1,0 +1,60 @@
+// The persistent symbol cache (symbolicate --cache-dir): per module build-id, what its
+// addresses were symbolized to, so that the next dump of the same release symbolizes only the
+// addresses not seen before. One file per module, DIR/v<version>/<key>.sym
+// (symbol_cache_file.h); a module without a build-id is never cached.
+//
+// Safe for several processes at once: a file is written whole to a temporary name and renamed
+// over the old one, so a reader sees either file; a file that is missing, partial or damaged is
+// a miss. The directory is kept under a size bound: after a write, the least recently used
+// files go first (a hit refreshes a file's time).
+#ifndef INPROF_TOOLS_SYMBOLICATE_SYMBOL_CACHE_H_
+#define INPROF_TOOLS_SYMBOLICATE_SYMBOL_CACHE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "symbolize/debug_file_locator.h"
+#include "symbolize/symbol_cache_file.h"
+
+namespace inprof::symbolicate {
+
+inline constexpr uint64_t kDefaultSymbolCacheBytes = uint64_t{512} << 20;
+
+// $XDG_CACHE_HOME/inprof, else $HOME/.cache/inprof; empty when neither is set.
+std::string default_symbol_cache_dir();
+
+class SymbolCache {
+ public:
+  SymbolCache(std::string dir, uint64_t max_bytes);
+
+  // The key of a module: its build-id, whether its DWARF or only its symbols are read, and the
+  // identity (path, size, modification time) of the files read: a binary stripped since, or
+  // another debug file of the same build, symbolizes differently. Empty (not cacheable)
+  // without a build-id.
+  static std::string key(const std::vector<uint8_t>& build_id, const ModuleFiles& files);
+
+  // What is cached for `key`; empty on a miss of any kind.
+  CachedModule load(const std::string& key) const;
+  // Replaces `key`'s file with `module`, then evicts down to the bound. Failures (a read-only
+  // directory, a full disk) only leave the cache as it was: false, with the reason in `why`.
+  bool store(const std::string& key, const CachedModule& module, std::string* why) const;
+  // Removes the least recently used files until the directory holds at most max_bytes.
+  void evict() const;
+
+  // Where `key`'s inflated debug image is kept (debug_image_cache.h).
+  std::string image_path(const std::string& key) const { return dir_ + "/" + key + ".img"; }
+  const std::string& directory() const { return dir_; }
+
+ private:
+  std::string path_of(const std::string& key) const;
+  std::string dir_;  // with the version: DIR/v<version>
+  uint64_t max_bytes_;
+};
+
+// Parses a size such as "512M", "2G", "100K" or "4096" (bytes). False if it is not one.
+bool parse_byte_size(const std::string& text, uint64_t* bytes);
+
+}  // namespace inprof::symbolicate
+
+#endif  // INPROF_TOOLS_SYMBOLICATE_SYMBOL_CACHE_H_

@@ -1,0 +1,215 @@
+#include "symbolize/symbol_cache_file.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace inprof::symbolicate {
+namespace {
+
+constexpr char kMagic[8] = {'I', 'N', 'P', 'R', 'S', 'Y', 'M', 'C'};
+
+uint64_t fnv1a(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : bytes) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+class Writer {
+ public:
+  void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
+  void u32(uint32_t v) { raw(&v, sizeof v); }
+  void u64(uint64_t v) { raw(&v, sizeof v); }
+  void bytes(std::string_view s) {
+    u32(static_cast<uint32_t>(s.size()));
+    out_.append(s);
+  }
+  std::string& out() { return out_; }
+
+ private:
+  void raw(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool u8(uint8_t* v) { return raw(v, 1); }
+  bool u32(uint32_t* v) { return raw(v, sizeof *v); }
+  bool u64(uint64_t* v) { return raw(v, sizeof *v); }
+  bool bytes(std::string_view* s) {
+    uint32_t n;
+    if (!u32(&n) || n > in_.size() - pos_) return false;
+    *s = in_.substr(pos_, n);
+    pos_ += n;
+    return true;
+  }
+  size_t left() const { return in_.size() - pos_; }
+
+ private:
+  bool raw(void* v, size_t n) {
+    if (n > left()) return false;
+    std::memcpy(v, in_.data() + pos_, n);
+    pos_ += n;
+    return true;
+  }
+  std::string_view in_;
+  size_t pos_ = 0;
+};
+
+// Function and file names repeat across addresses: each is stored once, referred to by index.
+class StringTable {
+ public:
+  uint32_t index(const std::string& s) {
+    auto [it, inserted] = index_.try_emplace(s, static_cast<uint32_t>(strings_.size()));
+    if (inserted) strings_.push_back(&it->first);
+    return it->second;
+  }
+  const std::vector<const std::string*>& strings() const { return strings_; }
+
+ private:
+  std::unordered_map<std::string, uint32_t> index_;
+  std::vector<const std::string*> strings_;
+};
+
+}  // namespace
+
+// A map's entries in address order, so that the same contents always make the same bytes.
+template <typename Map>
+std::vector<const typename Map::value_type*> by_address(const Map& map) {
+  std::vector<const typename Map::value_type*> sorted;
+  sorted.reserve(map.size());
+  for (const auto& entry : map) sorted.push_back(&entry);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  return sorted;
+}
+
+std::string encode_symbol_cache(std::string_view key, const CachedModule& module) {
+  const auto sorted = by_address(module.symbols);
+  StringTable table;
+  Writer body;
+  body.u64(sorted.size());
+  for (const auto* entry : sorted) {
+    const AddressSymbol& s = entry->second;
+    body.u64(entry->first);
+    body.u8(s.symbol.has_value());
+    if (s.symbol) {
+      body.u32(table.index(s.symbol->name));
+      body.u64(s.symbol->vaddr);
+      body.u8(s.symbol->size.has_value());
+      body.u64(s.symbol->size.value_or(0));
+    }
+    body.u32(static_cast<uint32_t>(s.frames.size()));
+    for (const SourceFrame& f : s.frames) {
+      body.u32(table.index(f.function));
+      body.u32(table.index(f.file));
+      body.u32(f.decl_line);
+      body.u32(f.line);
+      body.u64(f.function_key);
+    }
+  }
+  const auto slots = by_address(module.return_slots);
+  body.u64(slots.size());
+  for (const auto* entry : slots) {
+    body.u64(entry->first);
+    body.u32(entry->second ? *entry->second : UINT32_MAX);
+  }
+  const auto sites = by_address(module.syscall_sites);
+  body.u64(sites.size());
+  for (const auto* entry : sites) {
+    body.u64(entry->first);
+    body.u8(entry->second ? uint8_t(*entry->second) : 2);
+  }
+  Writer file;
+  file.out().append(kMagic, sizeof kMagic);
+  file.u32(kSymbolCacheVersion);
+  file.bytes(key);
+  file.u32(static_cast<uint32_t>(table.strings().size()));
+  for (const std::string* s : table.strings()) file.bytes(*s);
+  file.out().append(body.out());
+  file.u64(fnv1a(file.out()));
+  return std::move(file.out());
+}
+
+std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::string_view bytes) {
+  if (bytes.size() < sizeof kMagic + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+    return std::nullopt;
+  }
+  uint64_t checksum;
+  std::memcpy(&checksum, bytes.data() + bytes.size() - 8, 8);
+  bytes.remove_suffix(8);
+  if (fnv1a(bytes) != checksum) return std::nullopt;
+  Reader in(bytes.substr(sizeof kMagic));
+  uint32_t version, string_count;
+  std::string_view stored_key;
+  if (!in.u32(&version) || version != kSymbolCacheVersion || !in.bytes(&stored_key) ||
+      stored_key != key || !in.u32(&string_count) || string_count > in.left() / 4) {
+    return std::nullopt;
+  }
+  std::vector<std::string_view> strings(string_count);
+  for (std::string_view& s : strings) {
+    if (!in.bytes(&s)) return std::nullopt;
+  }
+  auto string_at = [&](std::string* out) {
+    uint32_t i;
+    if (!in.u32(&i) || i >= strings.size()) return false;
+    out->assign(strings[i]);
+    return true;
+  };
+  uint64_t count;
+  if (!in.u64(&count) || count > in.left() / 13) return std::nullopt;
+  CachedModule module;
+  auto& symbols = module.symbols;
+  symbols.reserve(count);
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t vaddr;
+    uint8_t has_symbol;
+    AddressSymbol s;
+    if (!in.u64(&vaddr) || !in.u8(&has_symbol) || has_symbol > 1) return std::nullopt;
+    if (has_symbol) {
+      NativeSymbolInfo info;
+      uint8_t has_size;
+      uint64_t size;
+      if (!string_at(&info.name) || !in.u64(&info.vaddr) || !in.u8(&has_size) || has_size > 1 ||
+          !in.u64(&size)) {
+        return std::nullopt;
+      }
+      if (has_size) info.size = size;
+      s.symbol = std::move(info);
+    }
+    uint32_t frames;
+    if (!in.u32(&frames) || frames > in.left() / 24) return std::nullopt;
+    s.frames.resize(frames);
+    for (SourceFrame& f : s.frames) {
+      if (!string_at(&f.function) || !string_at(&f.file) || !in.u32(&f.decl_line) ||
+          !in.u32(&f.line) || !in.u64(&f.function_key)) {
+        return std::nullopt;
+      }
+    }
+    if (!symbols.emplace(vaddr, std::move(s)).second) return std::nullopt;
+  }
+  if (!in.u64(&count) || count > in.left() / 12) return std::nullopt;
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t vaddr;
+    uint32_t slot;
+    if (!in.u64(&vaddr) || !in.u32(&slot)) return std::nullopt;
+    std::optional<unsigned> value;
+    if (slot != UINT32_MAX) value = slot;
+    if (!module.return_slots.emplace(vaddr, value).second) return std::nullopt;
+  }
+  if (!in.u64(&count) || count > in.left() / 9) return std::nullopt;
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t vaddr;
+    uint8_t site;
+    if (!in.u64(&vaddr) || !in.u8(&site) || site > 2) return std::nullopt;
+    std::optional<bool> value;
+    if (site < 2) value = site == 1;
+    if (!module.syscall_sites.emplace(vaddr, value).second) return std::nullopt;
+  }
+  if (in.left() != 0) return std::nullopt;
+  return module;
+}
+
+}  // namespace inprof::symbolicate
