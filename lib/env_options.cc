@@ -34,7 +34,7 @@ constexpr Variable kVariables[] = {
      "64M"},
     {"INPROF_STACK_COPY_SIZE", "at most this many stack bytes copied per sample (default 256K)",
      "1M"},
-    {"INPROF_MAX_FRAMES", "most frames kept per sample, 8 to 4096 (default 4096)", "512"},
+    {"INPROF_MAX_FRAMES", "most frames kept per sample, 8 to 4096 (default 512)", "4096"},
     {"INPROF_UNWINDER", "auto, dwarf or fp (default auto)", "fp"},
     {"INPROF_SIGNAL", "signal used to interrupt threads (default SIGURG)", "SIGRTMIN+3"},
     {"INPROF_SELF_SAMPLING",

@@ -80,6 +80,31 @@ template <class T>
 using LargeVector = std::vector<T, LargeAllocator<T>>;
 using ByteBuffer = LargeVector<uint8_t>;
 
+// For buffers a session makes once, whatever their size (the sampler's frame and encoding
+// buffers, tens of KiB): always from large_alloc, so that starting the profiler grows no heap the
+// program allocates from (a grown heap top serves the program's next large block, which malloc
+// would otherwise have mapped: tests/transparency/malloc_threshold).
+template <class T>
+struct MappedAllocator {
+  using value_type = T;
+  MappedAllocator() = default;
+  template <class U>
+  MappedAllocator(const MappedAllocator<U>&) {}
+  T* allocate(size_t n) {
+    if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
+    void* block = large_alloc(n * sizeof(T));
+    if (block == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(block);
+  }
+  void deallocate(T* p, size_t) { large_free(p); }
+  template <class U>
+  bool operator==(const MappedAllocator<U>&) const {
+    return true;
+  }
+};
+template <class T>
+using MappedVector = std::vector<T, MappedAllocator<T>>;
+
 // For libraries that take allocation callbacks (zstd's ZSTD_customMem).
 void* large_alloc_callback(void* opaque, size_t bytes);
 void large_free_callback(void* opaque, void* block);

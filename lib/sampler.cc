@@ -42,7 +42,7 @@ Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copie
       module_lister_(std::move(modules)),
       ring_(ring),
       metadata_(metadata),
-      stack_buffer_(new uint8_t[config.stack_copy_size]),
+      stack_buffer_(make_large_array<uint8_t>(config.stack_copy_size)),
       frames_(config.max_frames),
       frame_sps_(config.max_frames),
       encode_buffer_(64 + config.max_frames * 11 + (kLeafCandidateSlots + 1) * 12 +
@@ -88,7 +88,7 @@ uint32_t Sampler::walk_flags(const UnwindOutput& unwound, const StackSnapshot& s
 }
 
 void Sampler::enable_crash_samples() {
-  crash_stack_buffer_.reset(new uint8_t[config_.stack_copy_size]);
+  crash_stack_buffer_ = make_large_array<uint8_t>(config_.stack_copy_size);
   crash_snapshot_.buffer = crash_stack_buffer_.get();
   crash_snapshot_.capacity = config_.stack_copy_size;
 }

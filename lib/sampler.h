@@ -28,6 +28,7 @@
 
 #include "allocation_pool.h"
 #include "dump/dump_records.h"
+#include "large_alloc.h"
 #include "metadata_queue.h"
 #include "module_lister.h"
 #include "ring_buffer.h"
@@ -39,7 +40,7 @@ namespace inprof::internal {
 
 struct SamplerConfig {
   uint64_t interval_ns = 1000000;
-  size_t max_frames = 4096;
+  size_t max_frames = 512;
   size_t stack_copy_size = 64 << 10;
   uint64_t start_ns = 0;  // monotonic time of the session start; record times are relative
   std::vector<std::string> thread_filters;  // name substrings; empty: all threads
@@ -222,11 +223,11 @@ class Sampler {
   uint64_t last_thread_listing_ns_ = 0;
 
   // Pre-allocated per-sample scratch: the hot path does not allocate.
-  std::unique_ptr<uint8_t[]> stack_buffer_;
+  LargeArray<uint8_t> stack_buffer_;  // large_alloc.h: a copy may be larger than malloc maps
   StackSnapshot snapshot_;
-  std::vector<uint64_t> frames_;
-  std::vector<uint64_t> frame_sps_;
-  std::vector<uint8_t> encode_buffer_;
+  MappedVector<uint64_t> frames_;  // large_alloc.h: max_frames deep, not from the heap
+  MappedVector<uint64_t> frame_sps_;
+  MappedVector<uint8_t> encode_buffer_;
 
   std::unordered_map<const char*, uint64_t> label_ids_;
   uint64_t next_string_id_ = 1;
@@ -242,7 +243,7 @@ class Sampler {
   enum : int { kCrashIdle, kCrashPosted, kCrashWritten, kCrashFailed };
   AllocationPool* allocation_pool_ = nullptr;
 
-  std::unique_ptr<uint8_t[]> crash_stack_buffer_;
+  LargeArray<uint8_t> crash_stack_buffer_;
   StackSnapshot crash_snapshot_;
   uint64_t crash_tid_ = 0;
   std::atomic<int> crash_state_{kCrashIdle};

@@ -226,8 +226,9 @@ int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels
   }
   for (size_t i = 0; i < kMaxSelfSampledThreads && index < 0; ++i) {
     if (g_mailboxes[i].load(std::memory_order_relaxed) == nullptr) {
-      // Room for one copy of the most allowed and dozens of a shallow stack's.
-      g_mailboxes[i].store(new Mailbox(stack_copy_size_ + (64u << 10)), std::memory_order_seq_cst);
+      // Room for two copies of the most allowed (one being read, one being written; a ring
+      // with room for one only lost every deep sample) and dozens of a shallow stack's.
+      g_mailboxes[i].store(new Mailbox(2 * stack_copy_size_), std::memory_order_seq_cst);
       index = static_cast<int>(i);
     }
   }

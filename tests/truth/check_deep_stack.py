@@ -28,13 +28,16 @@ def main():
     # Instead of past 8 MB: this many small frames, deep but within what a sample takes by
     # default (stack_copy_size, max_frames): the deep phase's samples must reach the root.
     ap.add_argument("--frames", type=int)
+    # Or this many MB of ~1 KiB frames, within the default copy (stack_copy_size).
+    ap.add_argument("--megabytes")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     dump = os.path.join(args.work, "deep.inprof")
     profile = os.path.join(args.work, "deep.json")
     env = dict(os.environ, LD_PRELOAD=args.library, INPROF_STARTUP="1", INPROF_OUTPUT=dump,
                INPROF_INTERVAL=args.interval, INPROF_SELF_SAMPLING=args.mode)
-    target_args = [str(args.frames), "frames"] if args.frames else ["10"]
+    target_args = ([str(args.frames), "frames"] if args.frames else
+                   [args.megabytes] if args.megabytes else ["10"])
     run = subprocess.run([args.target] + target_args, env=env, capture_output=True, text=True,
                          timeout=120)
     if run.returncode != 0:
@@ -127,12 +130,19 @@ def main():
     for phase in ("shallow", "deep"):
         print("%s phase: %.1f ms of CPU measured, %.1f ms in the profile's weights"
               % (phase, measured.get(phase, 0) / 1e6, phase_ms[phase]))
-    if args.frames:
+    if args.frames or args.megabytes:
         # The first samples after the thread went deep may be cut, while its copy grows to fit
         # (marked); after that every one reaches the root.
         print("deep phase: %d of %d samples reach the root" % (deep_rooted, deep_samples))
         if deep_rooted < 0.9 * deep_samples:
-            print("a stack %d frames deep should reach its root" % args.frames)
+            print("a stack within the default copy and frame limit should reach its root")
+            failed = True
+        # And its samples are there: copies this deep were once lost whole, with their CPU (2 % of
+        # it left). On a loaded machine the deltas can fall short (README, Known limits: ~45 %
+        # seen beside two busy loops while the thread moves from the kernel to its timer), so
+        # only a loss of most of it fails.
+        if phase_ms["deep"] < 0.2 * measured.get("deep", 0) / 1e6:
+            print("the deep phase's samples carry less than a fifth of its CPU")
             failed = True
     if not total_measured_ms or not phase_ms["deep"]:
         print("no phase measured (%r) or no deep sample (%r)" % (measured, phase_ms))
