@@ -28,9 +28,8 @@ size_t read_memory(uint64_t address, void* out, size_t size);
 // A signal's number from its name without "SIG" ("PROF", "USR2", "RTMIN+3"); 0 if unknown.
 int signal_number(const std::string& name);
 
-// Prepares a thread of the profiler's own: gives it a name, keeps the process's signals away
-// from it (they belong to the program's threads) and marks it as never sampled
-// (profiler_threads.h).
+// Prepares a thread of the profiler's own: gives it a name and keeps the process's signals away
+// from it (they belong to the program's threads). (The thread also holds a ProfilerThreadMark.)
 void setup_profiler_thread(const char* name);
 
 }  // namespace inprof::internal

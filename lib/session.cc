@@ -18,6 +18,7 @@
 #include "option_limits.h"
 #include "os_unwinder.h"
 #include "process_info.h"
+#include "profiler_threads.h"
 #include "stop_trigger.h"
 #include "system_facts.h"
 
@@ -225,6 +226,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
     auto writer_tid_ready = writer_tid.get_future();
     s->writer_thread_ = std::thread([s, &writer_tid] {
       setup_profiler_thread("inprof-writer");
+      const ProfilerThreadMark never_sampled;
       AllocationRecorder::instance().exclude_this_thread();
       writer_tid.set_value(current_thread_id());
       s->writer_loop();
@@ -235,6 +237,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   auto sampler_ready_done = sampler_ready.get_future();
   s->sampler_thread_ = std::thread([s, &sampler_ready] {
     setup_profiler_thread("inprof-sampler");
+    const ProfilerThreadMark never_sampled;
     AllocationRecorder::instance().exclude_this_thread();
     s->sampler_->exclude_thread(current_thread_id());
     if (s->allocation_pool_) s->sampler_->prepare_modules();

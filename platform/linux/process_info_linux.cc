@@ -14,7 +14,6 @@
 
 #include "file_util_linux.h"
 #include "process_info.h"
-#include "profiler_threads.h"
 
 namespace inprof::internal {
 
@@ -102,7 +101,6 @@ int signal_number(const std::string& name) {
 }
 
 void setup_profiler_thread(const char* name) {
-  mark_profiler_thread(current_thread_id());  // never sampled
   pthread_setname_np(pthread_self(), name);
   sigset_t all;
   sigfillset(&all);

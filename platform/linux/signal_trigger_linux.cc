@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "process_info.h"
+#include "profiler_threads.h"
 #include "signal_disposition_linux.h"
 #include "signal_trigger.h"
 
@@ -47,6 +48,7 @@ class LinuxSignalTrigger final : public SignalTrigger {
     (void)pipe2(stop_pipe_, O_CLOEXEC | O_NONBLOCK);
     thread_ = std::thread([this, name, action = std::move(action)] {
       setup_profiler_thread(name);
+      const ProfilerThreadMark never_sampled;
       for (;;) {
         pollfd fds[2] = {{g_signal_pipe[0], POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
         if (poll(fds, 2, -1) < 0) {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "process_info.h"
+#include "profiler_threads.h"
 #include "signal_disposition_linux.h"
 #include "stop_trigger.h"
 
@@ -77,6 +78,7 @@ Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signa
   const uint32_t seen = g_wakeups.load();
   std::thread([deadline, generation, seen] {
     setup_profiler_thread("inprof-stopper");
+    const ProfilerThreadMark never_sampled;
     for (;;) {
       if (g_generation.load() != generation) return;  // the session ended otherwise
       if (g_wakeups.load() != seen) break;            // the dump signal

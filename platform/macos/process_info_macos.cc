@@ -7,7 +7,6 @@
 #include "darwin_declarations.h"
 #include "mach_api.h"
 #include "process_info.h"
-#include "profiler_threads.h"
 
 namespace inprof::internal {
 
@@ -94,7 +93,6 @@ int signal_number(const std::string& name) {
 }
 
 void setup_profiler_thread(const char* name) {
-  mark_profiler_thread(current_thread_id());  // never sampled
   d::pthread_setname_np(name);  // macOS names only the calling thread
   const d::sigset_t all = ~d::sigset_t{0};
   d::pthread_sigmask(d::kSigBlock, &all, nullptr);

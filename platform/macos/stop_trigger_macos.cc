@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "process_info.h"
+#include "profiler_threads.h"
 #include "stop_trigger.h"
 
 namespace inprof::internal {
@@ -26,6 +27,7 @@ Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signa
   }
   std::thread([deadline = monotonic_ns() + static_cast<uint64_t>(after->count())] {
     setup_profiler_thread("inprof-stopper");
+    const ProfilerThreadMark never_sampled;
     for (uint64_t now = monotonic_ns(); now < deadline; now = monotonic_ns()) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(deadline - now));
     }

@@ -9,7 +9,6 @@
 #include <algorithm>
 
 #include "process_info.h"
-#include "profiler_threads.h"
 #include "text_windows.h"
 
 namespace inprof::internal {
@@ -123,7 +122,6 @@ int signal_number(const std::string&) { return 0; }
 
 // SetThreadDescription exists from Windows 10 1607 (and in Wine); looked up, not linked.
 void setup_profiler_thread(const char* name) {
-  mark_profiler_thread(current_thread_id());  // never sampled
   static const auto set_description =
       reinterpret_cast<SetThreadDescriptionFn>(reinterpret_cast<void*>(
           GetProcAddress(GetModuleHandleW(L"kernel32.dll"), "SetThreadDescription")));
