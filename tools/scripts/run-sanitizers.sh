@@ -48,11 +48,12 @@ targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_c
 # programs (neither the shared library nor those programs are built here), and the truth tests
 # (they preload the shared library into their target, as the preload tests do), the macOS
 # backend's fake-Mach tests (they interpose malloc to count allocations, as the performance tests
-# do, which a sanitizer's own allocator does not allow), and the allocation end-to-end test (it
-# preloads the allocation interposer, which a sanitizer's own malloc replacement would fight).
+# do, which a sanitizer's own allocator does not allow), and the allocation end-to-end and linked
+# tests (they load the allocation interposer, which a sanitizer's own malloc replacement would
+# fight; the linked program is not built here).
 never_here=('e2e_.*' 'consumer_.*' 'preload_.*' 'perf\..*' 'inprof_perf_tests.*' disabled_build
             disabled_build_c 'example_.*' 'transparency_.*' 'launcher_.*' shared_library_exports
-            c_api_features 'truth_.*' 'mach\..*' 'mach_backend_tests.*' allocations_end_to_end)
+            c_api_features 'truth_.*' 'mach\..*' 'mach_backend_tests.*' 'allocations_.*')
 
 configure_and_build() {
   local dir=$1 sanitize=$2 flags=$3
