@@ -225,8 +225,9 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
     std::promise<uint64_t> writer_tid;
     auto writer_tid_ready = writer_tid.get_future();
     s->writer_thread_ = std::thread([s, &writer_tid] {
-      setup_profiler_thread("inprof-writer");
+      // Marked before it is named: a sampler that sees it first sees no inprof name.
       const ProfilerThreadMark never_sampled;
+      setup_profiler_thread("inprof-writer");
       AllocationRecorder::instance().exclude_this_thread();
       writer_tid.set_value(current_thread_id());
       s->writer_loop();
@@ -236,8 +237,9 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   std::promise<void> sampler_ready;
   auto sampler_ready_done = sampler_ready.get_future();
   s->sampler_thread_ = std::thread([s, &sampler_ready] {
-    setup_profiler_thread("inprof-sampler");
+    // Marked before it is named: a sampler that sees it first sees no inprof name.
     const ProfilerThreadMark never_sampled;
+    setup_profiler_thread("inprof-sampler");
     AllocationRecorder::instance().exclude_this_thread();
     s->sampler_->exclude_thread(current_thread_id());
     if (s->allocation_pool_) s->sampler_->prepare_modules();

@@ -47,8 +47,9 @@ class LinuxSignalTrigger final : public SignalTrigger {
   LinuxSignalTrigger(const char* name, std::function<void()> action) {
     (void)pipe2(stop_pipe_, O_CLOEXEC | O_NONBLOCK);
     thread_ = std::thread([this, name, action = std::move(action)] {
-      setup_profiler_thread(name);
+      // Marked before it is named: a sampler that sees it first sees no inprof name.
       const ProfilerThreadMark never_sampled;
+      setup_profiler_thread(name);
       for (;;) {
         pollfd fds[2] = {{g_signal_pipe[0], POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
         if (poll(fds, 2, -1) < 0) {

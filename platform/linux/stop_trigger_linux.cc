@@ -77,8 +77,9 @@ Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signa
   const uint64_t deadline = after ? monotonic_ns() + static_cast<uint64_t>(after->count()) : 0;
   const uint32_t seen = g_wakeups.load();
   std::thread([deadline, generation, seen] {
-    setup_profiler_thread("inprof-stopper");
+    // Marked before it is named: a sampler that sees it first sees no inprof name.
     const ProfilerThreadMark never_sampled;
+    setup_profiler_thread("inprof-stopper");
     for (;;) {
       if (g_generation.load() != generation) return;  // the session ended otherwise
       if (g_wakeups.load() != seen) break;            // the dump signal

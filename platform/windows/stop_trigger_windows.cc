@@ -26,8 +26,9 @@ Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signa
     return Status::error(Status::Code::kAlreadyRunning, "a stop trigger is already armed");
   }
   std::thread([deadline = monotonic_ns() + static_cast<uint64_t>(after->count())] {
-    setup_profiler_thread("inprof-stopper");
+    // Marked before it is named: a sampler that sees it first sees no inprof name.
     const ProfilerThreadMark never_sampled;
+    setup_profiler_thread("inprof-stopper");
     for (uint64_t now = monotonic_ns(); now < deadline; now = monotonic_ns()) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(deadline - now));
     }
