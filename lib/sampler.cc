@@ -368,6 +368,9 @@ void Sampler::refresh_names(uint64_t now) {
   names_generation_ = generation;
   if (os_names_due) last_os_names_ns_ = now;
   for (auto& [tid, state] : threads_) {
+    // One of the profiler's, listed before it marked itself: ended at the next listing, and
+    // never renamed meanwhile.
+    if (is_profiler_thread(tid)) continue;
     auto given = ThreadNames::instance().get(tid);
     std::string name;
     if (given) {
