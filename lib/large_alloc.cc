@@ -23,12 +23,14 @@ static_assert(sizeof(Header) == 16);
 
 }  // namespace
 
-void* large_alloc(size_t bytes) {
+namespace {
+
+void* allocate(size_t bytes, [[maybe_unused]] bool always_map) {
   if (bytes > SIZE_MAX - sizeof(Header) - 65536) return nullptr;
   const size_t want = bytes + sizeof(Header);
   Header* h = nullptr;
 #if defined(__linux__)
-  if (bytes >= kLargeAllocBytes) {
+  if (always_map || bytes >= kLargeAllocBytes) {
     const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     const size_t total = (want + page - 1) / page * page;
     void* m = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -45,6 +47,11 @@ void* large_alloc(size_t bytes) {
   h->magic = kMagic;
   return h + 1;
 }
+
+}  // namespace
+
+void* large_alloc(size_t bytes) { return allocate(bytes, false); }
+void* mapped_alloc(size_t bytes) { return allocate(bytes, true); }
 
 void large_free(void* block) {
   if (block == nullptr) return;

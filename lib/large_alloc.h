@@ -24,6 +24,9 @@ inline constexpr size_t kLargeAllocBytes = 64 << 10;
 
 // Zero-filled, aligned to 16 bytes; null when out of memory. Free with large_free only.
 void* large_alloc(size_t bytes);
+// The same, but mapped whatever the size (where the OS allows): for blocks a session keeps for its
+// whole life, which must not grow a heap the program allocates from. Free with large_free.
+void* mapped_alloc(size_t bytes);
 void large_free(void* block);
 
 struct LargeFree {
@@ -81,8 +84,8 @@ using LargeVector = std::vector<T, LargeAllocator<T>>;
 using ByteBuffer = LargeVector<uint8_t>;
 
 // For buffers a session makes once, whatever their size (the sampler's frame and encoding
-// buffers, tens of KiB): always from large_alloc, so that starting the profiler grows no heap the
-// program allocates from (a grown heap top serves the program's next large block, which malloc
+// buffers, tens of KiB): always mapped (mapped_alloc), so that starting the profiler grows no heap
+// the program allocates from (a grown heap top serves the program's next large block, which malloc
 // would otherwise have mapped: tests/transparency/malloc_threshold).
 template <class T>
 struct MappedAllocator {
@@ -92,7 +95,7 @@ struct MappedAllocator {
   MappedAllocator(const MappedAllocator<U>&) {}
   T* allocate(size_t n) {
     if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
-    void* block = large_alloc(n * sizeof(T));
+    void* block = mapped_alloc(n * sizeof(T));
     if (block == nullptr) throw std::bad_alloc();
     return static_cast<T*>(block);
   }

@@ -40,7 +40,7 @@ namespace inprof::internal {
 
 struct SamplerConfig {
   uint64_t interval_ns = 1000000;
-  size_t max_frames = 512;
+  size_t max_frames = 4096;
   size_t stack_copy_size = 64 << 10;
   uint64_t start_ns = 0;  // monotonic time of the session start; record times are relative
   std::vector<std::string> thread_filters;  // name substrings; empty: all threads

@@ -34,7 +34,7 @@ typedef struct inprof_options {
   const char* output_path;    /* NULL: "inprof-<pid>.inprof" */
   size_t buffer_size;         /* 0: 8 MiB */
   size_t stack_copy_size;     /* 0: 256 KiB */
-  size_t max_frames;          /* 0: 512 */
+  size_t max_frames;          /* 0: 4096 */
   int sample_signal;          /* 0: SIGURG */
   int unwinder;               /* 0 auto, 1 dwarf, 2 frame pointers */
   const char* thread_filters; /* NULL or comma-separated name substrings */

@@ -111,7 +111,7 @@ struct Options {
   std::size_t stack_copy_size = 256u << 10;
 
   // Most frames recorded per sample (8 to 4096).
-  std::size_t max_frames = 512;
+  std::size_t max_frames = 4096;
 
   UnwindMethod unwinder = UnwindMethod::kAuto;
 
