@@ -447,6 +447,7 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   // work (where the copier stops threads at all).
   if (auto after = thread_lister_->cpu_time_ns(tid)) cpu = after;
   state.last_cpu_ns = cpu;
+  state.last_sp = snapshot_.sp();
   write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
   // Caught outside a system call, in the middle of its code: it gets a timer of its own like a
   // thread found on a CPU.
@@ -569,6 +570,9 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
       // Taken before its stack's mapping was known, where the kernel would not copy for us (an
       // emulator): registers only. The mapping is known now; this one is not written (counted
       // as a late tick). An SP in no mapping at all is written, as a sample without a stack.
+      // Its SP is kept for the thread's next timer, whose first sample would be lost the same
+      // way (an emulator reads no sleeping thread: a thread that runs in bursts lost them all).
+      state.last_sp = snapshot->sp();
       ++unlabelled;
       self_sampling_->pop(state.self_handle);
       continue;
