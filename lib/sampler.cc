@@ -348,6 +348,7 @@ void Sampler::refresh_threads(uint64_t now) {
   for (auto it = threads_.begin(); it != threads_.end();) {
     if (it->second.last_seen_tick != tick_count_) {
       drain_self_samples(it->first, it->second);  // taken before it exited
+      write_tail(it->first, it->second);
       stop_self_sampling(it->second);
       if (it->second.announced) {
         metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
@@ -414,6 +415,7 @@ void Sampler::select(uint64_t tid, ThreadState& state, uint64_t now) {
 void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   std::optional<uint64_t> cpu = thread_lister_->cpu_time_ns(tid);
   if (!cpu) return;  // gone; the next listing ends it
+  observe_cpu(state, cpu, now);
   std::optional<uint64_t> cpu_delta;
   if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
   if (state.has_stack && cpu_delta == 0u) {
@@ -443,9 +445,19 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   }
   if (copied != CopyResult::kOk) return;
   state.timeouts = 0;
-  // CPU is counted from after the copy, so the time a suspended thread spent stopped is not its
-  // work (where the copier stops threads at all).
-  if (auto after = thread_lister_->cpu_time_ns(tid)) cpu = after;
+  if (snapshot_.thread_cpu_ns != 0) {
+    // Its CPU time when the copy was taken (the copier checked that it did not run meanwhile):
+    // what it used up to then is this sample's, what it used after is the next one's. (Counting
+    // from a later reading lost the CPU a runnable thread used while the sampler, descheduled,
+    // was between the two: a quarter of a deep phase beside two busy loops.)
+    cpu = std::max(snapshot_.thread_cpu_ns, *cpu);
+    cpu_delta.reset();
+    if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
+  } else if (auto after = thread_lister_->cpu_time_ns(tid)) {
+    // A copier that reads no CPU time stops the thread: counted from after the copy, so that the
+    // time it spent stopped is not its work.
+    cpu = after;
+  }
   state.last_cpu_ns = cpu;
   state.last_sp = snapshot_.sp();
   write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
@@ -462,6 +474,25 @@ void Sampler::write_repeat(uint64_t tid, ThreadState& state, uint64_t at,
   ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
   encode(w, SampleRepeatRecord{tid, relative(at), cpu_delta});
   commit_record(RecordType::kSampleRepeat, w, state);
+  state.last_record_ns = std::max(state.last_record_ns, at);
+}
+
+void Sampler::observe_cpu(ThreadState& state, std::optional<uint64_t> cpu, uint64_t now) {
+  if (!cpu) return;
+  state.observed_cpu_ns = cpu;
+  state.observed_ns = now;
+}
+
+void Sampler::write_tail(uint64_t tid, ThreadState& state) {
+  if (!state.has_stack || !state.observed_cpu_ns || !state.last_cpu_ns ||
+      *state.observed_cpu_ns <= *state.last_cpu_ns) {
+    return;
+  }
+  const uint64_t tail = *state.observed_cpu_ns - *state.last_cpu_ns;
+  state.last_cpu_ns = state.observed_cpu_ns;
+  // After its last record (a thread's times only grow: a snapshot drained at this tick may be
+  // later than the reading).
+  write_repeat(tid, state, std::max(state.observed_ns, state.last_record_ns + 1), tail);
 }
 
 UnwindOutput Sampler::write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
@@ -480,6 +511,7 @@ UnwindOutput Sampler::write_sample(uint64_t tid, ThreadState& state, const Stack
                 std::span<const SampleLabel>(labels, label_count));
   state.has_stack = true;
   commit_record(RecordType::kSample, w, state);
+  state.last_record_ns = std::max(state.last_record_ns, time_ns);
   return unwound;
 }
 
@@ -635,6 +667,7 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
   if (state.self_handle < 0) return;
   const std::optional<uint64_t> cpu = thread_lister_->cpu_time_ns(tid);
   if (!cpu) return;  // gone; the next listing ends it
+  observe_cpu(state, cpu, now);
   if (state.self_counts.answered != answered_before) {
     state.last_answer_ns = now;
     state.cpu_when_silent.reset();
@@ -713,7 +746,11 @@ void Sampler::stop_self_sampling(ThreadState& state) {
 void Sampler::stop_all_self_sampling(bool collect_first) {
   if (self_sampled_count_ == 0) return;
   for (auto& [tid, state] : threads_) {
-    if (collect_first) drain_self_samples(tid, state);
+    if (collect_first && state.self_handle >= 0) {
+      drain_self_samples(tid, state);
+      observe_cpu(state, thread_lister_->cpu_time_ns(tid), monotonic_ns());
+      write_tail(tid, state);
+    }
     stop_self_sampling(state);
   }
 }

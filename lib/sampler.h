@@ -124,9 +124,14 @@ class Sampler {
   struct ThreadState {
     std::string name;
     std::optional<uint64_t> last_cpu_ns;
-    bool has_stack = false;      // a previous sample exists that a repeat may refer to
-    uint32_t timeouts = 0;       // consecutive unanswered requests
-    uint64_t retry_at_tick = 0;  // back-off after a timeout
+    // Its CPU time when the sampler last read it, and when: what it used after its last sample
+    // is still known when it exits (write_tail).
+    std::optional<uint64_t> observed_cpu_ns;
+    uint64_t observed_ns = 0;
+    uint64_t last_record_ns = 0;  // time of its last sample or repeat written
+    bool has_stack = false;       // a previous sample exists that a repeat may refer to
+    uint32_t timeouts = 0;        // consecutive unanswered requests
+    uint64_t retry_at_tick = 0;   // back-off after a timeout
     uint64_t last_seen_tick = 0;
     bool selected = false;   // passes the thread filters
     bool announced = false;  // its start record is written (once it was first selected)
@@ -171,6 +176,12 @@ class Sampler {
   // A repeat of the thread's last sample at `at`.
   void write_repeat(uint64_t tid, ThreadState& state, uint64_t at,
                     std::optional<uint64_t> cpu_delta);
+  // Notes the thread's CPU time as just read.
+  static void observe_cpu(ThreadState& state, std::optional<uint64_t> cpu, uint64_t now);
+  // The CPU a thread used after its last sample, as it ends (or the session does): a repeat of
+  // its last stack carrying it, else no sample would (a timer's last expirations before the
+  // thread exits; symbolicate counts what exceeds its cap as not represented).
+  void write_tail(uint64_t tid, ThreadState& state);
   // Writes a self-sampled thread's queued snapshots; returns it to per-tick copies when it
   // sleeps, or when it does not answer.
   void collect_self_samples(uint64_t tid, ThreadState& state, uint64_t now);

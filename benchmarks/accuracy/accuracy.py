@@ -13,6 +13,10 @@ DWARF call graphs), interleaved repetition by repetition, and prints:
                  perf's kernel frames are left out (inprof sees user code only: a sample in the
                  kernel counts for the user function that entered it)
   largest diff   the largest |inprof - perf| among those functions, in percentage points
+  noise (2σ)     twice the standard error of a difference between two independent sample sets of
+                 these sizes (binomial: each tool's on-CPU samples over all repetitions); a
+                 difference within it is what sampling alone produces, and counts as agreement
+                 only then; "beyond" counts the top-10 functions outside both 1 pp and 2σ
   root reach     on-CPU samples whose outermost frame is the thread's root (_start, clone3, clone)
   samples/CPU-s  on-CPU samples per second of the program's CPU time (its run without a profiler)
   overhead       wall-time increase over the same repetition's unprofiled run
@@ -396,11 +400,12 @@ def tabulate(data, top=10):
     groups = {}
     for r in data["runs"]:
         groups.setdefault((r["interval_us"], r["program"]), []).append(r)
-    summary = ["| program | interval | largest self-% difference | root reach inprof / perf | "
+    summary = ["| program | interval | largest self-% difference | top-10 beyond 1 pp and 2σ | "
+               "root reach inprof / perf | "
                "samples per CPU-s inprof / perf | wall overhead inprof / perf | bytes/sample "
                "inprof / perf | inprof marked: truncated / no stack / unwind stopped; "
                "unmarked leaf-only | inprof losses: dropped / late / given up |",
-               "|---|---|---|---|---|---|---|---|---|"]
+               "|---|---|---|---|---|---|---|---|---|---|"]
     details = []
     for (interval_us, program), runs in sorted(groups.items(), key=lambda g: (-g[0][0], g[0][1])):
         label = "%d ms" % (interval_us // 1000) if interval_us >= 1000 else "%d µs" % interval_us
@@ -415,9 +420,13 @@ def tabulate(data, top=10):
         details.append("**%s at %s** (%d repetition%s)" % (program, label, len(runs),
                                                           "" if len(runs) == 1 else "s"))
         details.append("")
-        details.append("| function (module) | inprof self % | perf self % | difference (pp) |")
-        details.append("|---|---|---|---|")
+        details.append("| function (module) | inprof self % | perf self % | difference (pp) | "
+                       "noise 2σ (pp) |")
+        details.append("|---|---|---|---|---|")
         largest = (0.0, "")
+        beyond = 0
+        top_keys = set(sorted(ishare, key=lambda k: -ishare[k])[:top]) | \
+            set(sorted(pshare, key=lambda k: -pshare[k])[:top])
         for k in keys:
             a, b = ishare.get(k, 0.0), pshare.get(k, 0.0)
             name = names.get(k)
@@ -426,7 +435,11 @@ def tabulate(data, top=10):
             name = "%s (%s)" % (name, k[0])
             if abs(a - b) > abs(largest[0]):
                 largest = (a - b, name)
-            details.append("| %s | %.2f | %.2f | %+.2f |" % (name.replace("|", "\\|"), a, b, a - b))
+            sigma2 = 2 * noise_pp(a, ip["samples"], b, pf["samples"])
+            outside = abs(a - b) > max(1.0, sigma2)
+            beyond += outside and k in top_keys
+            details.append("| %s | %.2f | %.2f | %+.2f%s | %.2f |" % (
+                name.replace("|", "\\|"), a, b, a - b, " **beyond**" if outside else "", sigma2))
         details.append("")
         cpu = statistics.median(r["none"]["cpu_s"] for r in runs)
         def per_cpu(t):
@@ -441,9 +454,9 @@ def tabulate(data, top=10):
             return int(sum(d.get(k, 0) for d in dumps))
         ip["samples_all"] = sum(d.get("samples", 0) + d.get("repeats", 0) for d in dumps)
         summary.append(
-            "| %s | %s | %+.2f pp (%s) | %.1f %% / %.1f %% | %.0f / %.0f | %+.1f %% / %+.1f %% | "
+            "| %s | %s | %+.2f pp (%s) | %d | %.1f %% / %.1f %% | %.0f / %.0f | %+.1f %% / %+.1f %% | "
             "%.1f / %.0f | %d / %d / %d; %d | %d / %d / %d |" % (
-                program, label, largest[0], largest[1].replace("|", "\\|"),
+                program, label, largest[0], largest[1].replace("|", "\\|"), beyond,
                 pct(ip["reached"], ip["samples"]), pct(pf["reached"], pf["samples"]),
                 per_cpu(ip), per_cpu(pf), overhead("inprof"), overhead("perf"),
                 bps("inprof", ip), bps("perf", pf),
@@ -454,6 +467,16 @@ def tabulate(data, top=10):
     out.append("")
     out.extend(details)
     return "\n".join(out) + "\n"
+
+
+def noise_pp(a, n_a, b, n_b):
+    """Standard error (pp) of the difference of two shares a and b (in %) from n_a and n_b samples."""
+    var = 0.0
+    for share_pct, n in ((a, n_a), (b, n_b)):
+        if n:
+            p = share_pct / 100.0
+            var += p * (1 - p) / n
+    return 100.0 * var ** 0.5
 
 
 def pct(a, b):
