@@ -319,7 +319,7 @@ TEST_F(SymbolCacheRun, NewAddressesOfKnownUnitsAreAnsweredAsCold) {
     if (ext == ".unit" || ext == ".idx") index_files.push_back(entry.path().string());
   }
   ASSERT_FALSE(index_files.empty());
-  for (const std::string& damage : {"flip", "cut", "empty"}) {
+  for (const std::string damage : {"flip", "cut", "empty"}) {
     fs::remove_all(cache());
     fs::copy(saved, cache(), fs::copy_options::recursive);
     for (const std::string& f : index_files) {
