@@ -346,8 +346,18 @@ ModuleSymbolizer* StackConverter::symbolizer(size_t m) {
       state.batch.handles.pop_back();
       return state.symbolizer.get();
     }
-    if (const ModuleFiles* f = files(m)) {
-      state.symbolizer = ModuleSymbolizer::open(*f, &state.why);
+    if (files(m)) {
+      ModuleFiles& f = *state.files;
+      // Opened here only for what no cache answered (a leaf's CFI, a system-call site, an
+      // address the leaf fix-up added): its DWARF inflated as the parallel handles get it, from
+      // the cache's image if there is one, not by libdw's slower zlib.
+#if !defined(_WIN32)
+      if (!f.debug_image && f.image_cache.empty() && !state.cache_key.empty()) {
+        f.image_cache = options_.cache->image_path(state.cache_key);
+      }
+#endif
+      prepare_for_handles({&f}, effective_jobs(options_.jobs));
+      state.symbolizer = ModuleSymbolizer::open(f, &state.why);
       if (!state.symbolizer) {
         diag_.warn("module '" + model_.modules()[m].record.path + "': " + state.why +
                    "; its frames stay unsymbolicated");
