@@ -1,5 +1,6 @@
 // The C API (include/inprof/inprof.h), a thin layer over the C++ one.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <sstream>
 #include <string>
@@ -36,15 +37,57 @@ int report(const inprof::Status& status) {
 
 inprof::Category category(uint16_t id) { return inprof::Category(id); }
 
+// The size of inprof_options before it grew: what programs built with the first header pass
+// to inprof_options_init and inprof_start.
+// (Up to the end of its last field: on some 32-bit ABIs the new uint64_t adds padding before it.)
+constexpr size_t kFirstOptionsSize = offsetof(inprof_options, crash_path) + sizeof(const char*);
+
 }  // namespace
+
+// The macros of the header are for callers; the library defines the functions themselves.
+#undef inprof_options_init
+#undef inprof_start
 
 extern "C" {
 
-void inprof_options_init(inprof_options* options) { *options = inprof_options{}; }
+void inprof_options_init_sized(inprof_options* options, size_t size) {
+  if (options == nullptr) return;
+  const inprof_options defaults{};
+  std::memcpy(static_cast<void*>(options), &defaults, std::min(size, sizeof defaults));
+  if (size > sizeof defaults) {
+    std::memset(reinterpret_cast<char*>(options) + sizeof defaults, 0, size - sizeof defaults);
+  }
+}
 
-int inprof_start(const inprof_options* c) {
+void inprof_options_init(inprof_options* options) {
+  inprof_options_init_sized(options, kFirstOptionsSize);
+}
+
+int inprof_start(const inprof_options* options) {
+  return inprof_start_sized(options, kFirstOptionsSize);
+}
+
+int inprof_start_sized(const inprof_options* options, size_t size) {
   inprof::Options o;
-  if (c != nullptr) {
+  if (options != nullptr) {
+    if (size < kFirstOptionsSize) {
+      t_last_error = "inprof_start_sized: the options struct is smaller than any inprof_options";
+      return -1;
+    }
+    if (size > sizeof(inprof_options)) {
+      const auto* extra = reinterpret_cast<const unsigned char*>(options) + sizeof(inprof_options);
+      if (std::any_of(extra, extra + (size - sizeof(inprof_options)),
+                      [](unsigned char b) { return b != 0; })) {
+        t_last_error =
+            "inprof_start: the options set fields this inprof library does not know (the "
+            "program was built with a newer inprof.h)";
+        return -1;
+      }
+    }
+    // The caller's fields; those its struct does not have keep their defaults.
+    inprof_options copy{};
+    std::memcpy(static_cast<void*>(&copy), options, std::min(size, sizeof copy));
+    const inprof_options* c = &copy;
     if (c->interval_ns) o.interval = std::chrono::nanoseconds(c->interval_ns);
     if (c->output_path) o.output_path = c->output_path;
     if (c->buffer_size) o.buffer_size = c->buffer_size;
@@ -72,6 +115,8 @@ int inprof_start(const inprof_options* c) {
         if (!part.empty()) o.thread_filters.push_back(part);
       }
     }
+    o.rotate_interval = std::chrono::nanoseconds(c->rotate_interval_ns);
+    o.keep_files = c->keep_files;
   }
   return report(inprof::Profiler::start(o));
 }

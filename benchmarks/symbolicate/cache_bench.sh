@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # The persistent symbol cache (symbolicate --cache-dir), cold against warm (not run in CI):
 #
-#   benchmarks/symbolicate/cache_bench.sh [BUILD_DIR [DUMP_A DUMP_B]]   (default: build)
+#   benchmarks/symbolicate/cache_bench.sh [BUILD_DIR [DUMP_A DUMP_B [DUMP_C]]]   (default: build)
 #
-# Two dumps of the same release: by default two recordings of one /usr/bin/python3.11 workload (its
+# Dumps of the same release: by default three recordings of one /usr/bin/python3.11 workload (its
 # DWARF from python3.11-dbg), made here with `inprof record` at 200 us. For each of RUNS
-# (default 5) rounds, interleaved so that a change in the machine's load hits both alike:
+# (default 5) rounds, interleaved so that a change in the machine's load hits all alike:
 #   cold   DUMP_B with --no-cache (the baseline: what every run cost before the cache)
 #   fill   DUMP_A into an empty cache (a cold run that also writes the cache)
 #   warm   DUMP_B with that cache (the second dump of the release)
 #   again  DUMP_B once more (every address now known: no module is opened)
-# and checks that the warm output is byte-identical to the cold one. Prints the best and median
+#   third  DUMP_C with the cache A and B left (a third dump; its cold run is "cold C")
+# and checks that every cached output is byte-identical to the cold one. Prints the best and median
 # wall time of each, the symbolization phase's own time (symbolicate's "time:" line), the cache's
 # hits and misses and its size on disk. Environment: RUNS, FORMAT (default json), KEEP=1 keeps
 # the work directory.
@@ -28,6 +29,7 @@ work=$(mktemp -d /tmp/cache-bench-XXXXXX)
 if [ $# -ge 3 ]; then
   dump_a=$2
   dump_b=$3
+  dump_c=${4:-}
 else
   cmake --build "$build" -j2 --target symbolicate inprof_launcher inprof_shared >/dev/null
   launcher=$(find "$build/tools/inprof" -maxdepth 1 -type f -name inprof -perm -u+x | head -1)
@@ -45,11 +47,12 @@ for _ in range(12):
     total += fib(24) + text(100000) + sum(sorted(range(100000), key=lambda x: -x)[:10])
 print(total)
 PY
-  for d in a b; do
+  for d in a b c; do
     "$launcher" record --no-children -i 200us -o "$work/$d.inprof" -- /usr/bin/python3.11 "$work/workload.py" >/dev/null
   done
   dump_a=$work/a.inprof
   dump_b=$work/b.inprof
+  dump_c=$work/c.inprof
 fi
 
 ext=$format; [ "$format" = pprof ] && ext=pb.gz
@@ -65,6 +68,7 @@ timed() {
   echo "$(echo "$t1 - $t0" | bc) ${sym:-0}"
 }
 cold=() fill=() warm=() again=() cold_sym=() fill_sym=() warm_sym=() again_sym=()
+coldc=() third=() coldc_sym=() third_sym=()
 for r in $(seq "$runs"); do
   read -r w s < <(timed "$dump_b" --no-cache -o "$work/cold.$ext")
   cold+=("$w"); cold_sym+=("$s")
@@ -73,11 +77,19 @@ for r in $(seq "$runs"); do
   fill+=("$w"); fill_sym+=("$s")
   read -r w s < <(timed "$dump_b" --cache-dir "$work/cache" -o "$work/warm.$ext")
   warm+=("$w"); warm_sym+=("$s")
-  hits=$(sed -n 's/.*symbol cache .*: \([0-9]*\) addresses found, \([0-9]*\) symbolized.*/\1 found, \2 symbolized/p' "$work/last.err")
+  hits=$(sed -n 's/.*symbol cache .*: \([0-9]*\) addresses found, \([0-9]*\) symbolized (\([0-9]*\) found by the module index).*/\1 found (\3 by the module index), \2 symbolized/p' "$work/last.err")
   cmp -s "$work/cold.$ext" "$work/warm.$ext" || { echo "cache-bench: warm output differs from cold" >&2; exit 1; }
   read -r w s < <(timed "$dump_b" --cache-dir "$work/cache" -o "$work/again.$ext")
   again+=("$w"); again_sym+=("$s")
   cmp -s "$work/cold.$ext" "$work/again.$ext" || { echo "cache-bench: output differs from cold" >&2; exit 1; }
+  if [ -n "$dump_c" ]; then
+    read -r w s < <(timed "$dump_c" --no-cache -o "$work/coldc.$ext")
+    coldc+=("$w"); coldc_sym+=("$s")
+    read -r w s < <(timed "$dump_c" --cache-dir "$work/cache" -o "$work/third.$ext")
+    third+=("$w"); third_sym+=("$s")
+    third_hits=$(sed -n 's/.*symbol cache .*: \([0-9]*\) addresses found, \([0-9]*\) symbolized (\([0-9]*\) found by the module index).*/\1 found (\3 by the module index), \2 symbolized/p' "$work/last.err")
+    cmp -s "$work/coldc.$ext" "$work/third.$ext" || { echo "cache-bench: third output differs from cold" >&2; exit 1; }
+  fi
 done
 stats() {  # best median
   printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "%.3f %.3f\n", v[1], v[int((NR+1)/2)]}'
@@ -96,6 +108,15 @@ echo "| cold: B, --no-cache | $cb s | $cm s | $csb s | $csm s |"
 echo "| fill: A into an empty cache | $fb s | $fm s | $fsb s | $fsm s |"
 echo "| warm: B with A's cache | $wb s | $wm s | $wsb s | $wsm s |"
 echo "| again: B with B's own addresses cached | $ab s | $am s | $asb s | $asm s |"
+if [ -n "$dump_c" ]; then
+  read -r ccb ccm < <(stats "${coldc[@]}"); read -r tb tm < <(stats "${third[@]}")
+  read -r ccsb ccsm < <(stats "${coldc_sym[@]}"); read -r tsb tsm < <(stats "${third_sym[@]}")
+  echo "| cold C, --no-cache | $ccb s | $ccm s | $ccsb s | $ccsm s |"
+  echo "| third: C with A's and B's cache ($third_hits) | $tb s | $tm s | $tsb s | $tsm s |"
+fi
 echo
 echo "speed-up warm vs cold: wall $(echo "scale=1; $cb / $wb" | bc)x best, $(echo "scale=1; $cm / $wm" | bc)x median; symbolize phase $(echo "scale=1; $csb / ($wsb + 0.0005)" | bc)x best"
 echo "speed-up again vs cold: wall $(echo "scale=1; $cb / $ab" | bc)x best, $(echo "scale=1; $cm / $am" | bc)x median"
+if [ -n "$dump_c" ]; then
+  echo "speed-up third vs cold C: wall $(echo "scale=1; $ccb / $tb" | bc)x best, $(echo "scale=1; $ccm / $tm" | bc)x median"
+fi

@@ -43,6 +43,11 @@ typedef struct inprof_options {
   int capture_signal;         /* ring mode: capture on this signal (0: none) */
   int crash_capture;          /* ring mode: 1 writes the ring on a crash */
   const char* crash_path;     /* NULL: output_path with "-crash" */
+  /* Added in 0.2 (continuous mode, Options::rotate_interval and keep_files). Programs built
+   * with an older header pass a shorter struct, which the library still reads as it was: see
+   * inprof_start_sized below. */
+  uint64_t rotate_interval_ns; /* 0: one dump; else a new window dump every this often */
+  size_t keep_files;           /* with rotation: keep the newest this-many dumps (0: all) */
 } inprof_options;
 
 /* Category colours (inprof::Color). */
@@ -102,6 +107,17 @@ typedef struct inprof_counter inprof_counter;
 INPROF_C_API void inprof_options_init(inprof_options* options);
 
 INPROF_C_API int inprof_start(const inprof_options* options);
+
+/* The same, told the size of the caller's struct: the options struct grows at its end, and
+ * these read (and write) only the first `size` bytes of it, a field past them taking its
+ * default. A program compiled with this header calls them through the macros below with
+ * sizeof(inprof_options); one compiled before the struct grew calls inprof_options_init and
+ * inprof_start, which keep the original size. inprof_start_sized fails if the caller's struct
+ * is larger than this library's and sets a field it does not know (nonzero bytes past it). */
+INPROF_C_API void inprof_options_init_sized(inprof_options* options, size_t size);
+INPROF_C_API int inprof_start_sized(const inprof_options* options, size_t size);
+#define inprof_options_init(options) inprof_options_init_sized((options), sizeof(inprof_options))
+#define inprof_start(options) inprof_start_sized((options), sizeof(inprof_options))
 INPROF_C_API int inprof_stop(void);
 INPROF_C_API int inprof_is_running(void);
 INPROF_C_API int inprof_pause(void);

@@ -1,7 +1,8 @@
 // The persistent symbol cache (symbolicate --cache-dir): a warm run writes the same bytes as a
-// cold one; a damaged, truncated or foreign cache file is ignored; two processes sharing one
-// cache both write the right profile; the size bound evicts the least recently used files; a
-// module of another build-id never reuses an entry; a cached debug image is used only intact.
+// cold one, also for another dump whose new addresses the module index answers; a damaged,
+// truncated or foreign cache file is ignored; two processes sharing one cache both write the right
+// profile; the size bound evicts the least recently used files; a module of another build-id never
+// reuses an entry; a cached debug image is used only intact.
 #include "symbolize/symbol_cache.h"
 
 #include <gtest/gtest.h>
@@ -280,6 +281,61 @@ TEST_F(SymbolCacheRun, WarmOutputIsByteIdenticalToCold) {
   EXPECT_NE(err_.find(" 0 symbolized"), std::string::npos) << err_;
   EXPECT_EQ(read_file(dir_.path("first.json")), read_file(cold()));
   EXPECT_EQ(read_file(dir_.path("warm.json")), read_file(cold()));
+}
+
+// Another dump of the same build: its addresses are new, but in the units the first dump's
+// touched. The module index answers them, without opening the module, exactly as cold.
+TEST_F(SymbolCacheRun, NewAddressesOfKnownUnitsAreAnsweredAsCold) {
+  const std::string other = dir_.path("other.inprof");
+  {
+    symtest::DumpFile d(other);
+    d.process(symtest::test_process());
+    d.module(symtest::self_module());
+    d.thread_start(1, 0, "main", kThreadMain);
+    const uint64_t leaf = reinterpret_cast<uintptr_t>(&symtest::leaf_function);
+    const uint64_t caller = symtest::caller_function();
+    d.sample(1, 1'000'000, {leaf + 2, caller - 1});
+    d.sample(1, 2'000'000, {leaf + 1, caller});
+    d.end(3'000'000);
+    d.close();
+  }
+  const std::string other_cold = dir_.path("other_cold.json");
+  ASSERT_EQ(symtest::run_symbolicate_binary({other, "--no-cache", "-o", other_cold}, &err_), 0)
+      << err_;
+  ASSERT_EQ(run(dir_.path("first.json")), 0) << err_;  // fills the cache from the first dump
+  auto warm = [&](const std::string& out) {
+    return symtest::run_symbolicate_binary({other, "--cache-dir", cache(), "-o", out}, &err_);
+  };
+  const std::string saved = dir_.path("saved");
+  fs::copy(cache(), saved, fs::copy_options::recursive);
+  ASSERT_EQ(warm(dir_.path("other_warm.json")), 0) << err_;
+  EXPECT_NE(err_.find(" 0 symbolized"), std::string::npos) << err_;
+  EXPECT_EQ(err_.find("(0 found by the module index)"), std::string::npos) << err_;
+  EXPECT_EQ(read_file(dir_.path("other_warm.json")), read_file(other_cold));
+  // Its unit files damaged or cut short, or the module part: the same output, from the reader.
+  std::vector<std::string> index_files;
+  for (const auto& entry : fs::recursive_directory_iterator(saved)) {
+    const auto ext = entry.path().extension();
+    if (ext == ".unit" || ext == ".idx") index_files.push_back(entry.path().string());
+  }
+  ASSERT_FALSE(index_files.empty());
+  for (const std::string damage : {"flip", "cut", "empty"}) {
+    fs::remove_all(cache());
+    fs::copy(saved, cache(), fs::copy_options::recursive);
+    for (const std::string& f : index_files) {
+      const std::string target = cache() + f.substr(saved.size());
+      std::string bytes = read_file(target);
+      if (damage == "flip")
+        bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 8);
+      if (damage == "cut") bytes.resize(bytes.size() - 9);
+      if (damage == "empty") bytes.clear();
+      write_file(target, bytes);
+    }
+    const std::string out = dir_.path("damaged.json");
+    ASSERT_EQ(warm(out), 0) << err_;
+    EXPECT_NE(err_.find("(0 found by the module index)"), std::string::npos) << damage << err_;
+    EXPECT_EQ(read_file(out), read_file(other_cold)) << damage;
+  }
 }
 
 TEST_F(SymbolCacheRun, CorruptOrTruncatedCacheFilesAreIgnored) {

@@ -125,6 +125,7 @@ void add_summary(ConversionSummary& total, ConversionSummary part) {
   total.symbolize_cpu_seconds += part.symbolize_cpu_seconds;
   total.threads = std::max(total.threads, part.threads);
   total.cache_hits += part.cache_hits;
+  total.cache_indexed += part.cache_indexed;
   total.cache_misses += part.cache_misses;
   for (ModuleReport& m : part.modules) total.modules.push_back(std::move(m));
 }
@@ -399,7 +400,8 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
             fixed(write_seconds, 2) + " s (" + fixed(write_cpu, 2) + " s CPU)");
   if (convert_options.cache) {
     diag.info("symbol cache " + options.cache_dir + ": " + std::to_string(summary.cache_hits) +
-              " addresses found, " + std::to_string(summary.cache_misses) + " symbolized");
+              " addresses found, " + std::to_string(summary.cache_misses) + " symbolized (" +
+              std::to_string(summary.cache_indexed) + " found by the module index)");
   }
   for (const auto& model : models) {
     if (const JitMap& jit = model->jit_map(); jit.lines()) {

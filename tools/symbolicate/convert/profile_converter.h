@@ -59,6 +59,7 @@ struct ConversionSummary {
   double symbolize_cpu_seconds = 0;   // its CPU time, all threads together
   unsigned threads = 1;               // that it used
   size_t cache_hits = 0;              // addresses the symbol cache knew
+  size_t cache_indexed = 0;           // of which its module index answered
   size_t cache_misses = 0;            // addresses of cached modules symbolized afresh
   std::vector<ModuleReport> modules;  // the modules used, in dump order
   // The module behind each of the profile's libs (by LibIndex): what --open's symbol server

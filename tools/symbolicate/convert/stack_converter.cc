@@ -346,8 +346,18 @@ ModuleSymbolizer* StackConverter::symbolizer(size_t m) {
       state.batch.handles.pop_back();
       return state.symbolizer.get();
     }
-    if (const ModuleFiles* f = files(m)) {
-      state.symbolizer = ModuleSymbolizer::open(*f, &state.why);
+    if (files(m)) {
+      ModuleFiles& f = *state.files;
+      // Opened here only for what no cache answered (a leaf's CFI, a system-call site, an
+      // address the leaf fix-up added): its DWARF inflated as the parallel handles get it, from
+      // the cache's image if there is one, not by libdw's slower zlib.
+#if !defined(_WIN32)
+      if (!f.debug_image && f.image_cache.empty() && !state.cache_key.empty()) {
+        f.image_cache = options_.cache->image_path(state.cache_key);
+      }
+#endif
+      prepare_for_handles({&f}, effective_jobs(options_.jobs));
+      state.symbolizer = ModuleSymbolizer::open(f, &state.why);
       if (!state.symbolizer) {
         diag_.warn("module '" + model_.modules()[m].record.path + "': " + state.why +
                    "; its frames stay unsymbolicated");
@@ -369,6 +379,16 @@ const AddressSymbol* StackConverter::symbol_for(size_t m, uint64_t vaddr) {
   // Not looked up ahead (a caller the leaf fix-up inserted): do it here.
   if (auto known = state.cached.symbols.find(vaddr); known != state.cached.symbols.end()) {
     return &known->second;
+  }
+  if (!state.cache_key.empty()) {
+    if (!state.index_read) {
+      state.index = options_.cache->load_index(state.cache_key);
+      state.index_read = true;
+    }
+    if (std::optional<AddressSymbol> answer = state.index.symbolize(vaddr)) {
+      state.cache_learnt = true;
+      return &state.cached.symbols.emplace(vaddr, std::move(*answer)).first->second;
+    }
   }
   ModuleSymbolizer* sym = symbolizer(m);
   if (!sym) return &kNothing;
@@ -424,6 +444,7 @@ void StackConverter::symbolize_ahead() {
       symbolize_with_cache(batches, cache_keys, options_.cache.get(), options_.jobs,
                            options_.progress, options_.min_addresses_per_handle);
   summary_.cache_hits = use.hits;
+  summary_.cache_indexed = use.indexed;
   summary_.cache_misses = use.misses;
   summary_.symbolize_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -436,13 +457,34 @@ void StackConverter::symbolize_ahead() {
     state.cache_key = std::move(cache_keys[i]);
     state.cached = std::move(use.known[i]);
     state.cache_learnt = use.learnt[i];
+    state.index = std::move(use.indexes[i]);
+    state.index_read = use.index_read[i];
   }
 }
 
 void StackConverter::save_cache() {
   if (!options_.cache) return;
   for (ModuleState& state : modules_) {
-    if (state.cache_key.empty() || !state.cache_learnt) continue;
+    if (state.cache_key.empty()) continue;
+    // What the handles read becomes the module index's: the next dump's new addresses in the
+    // same units need no handle.
+    std::vector<ModuleSymbolizer*> handles;
+    if (state.symbolizer) handles.push_back(state.symbolizer.get());
+    for (auto& h : state.batch.handles) handles.push_back(h.get());
+    if (!handles.empty()) {
+      if (!state.index_read) {
+        state.index = options_.cache->load_index(state.cache_key);
+        state.index_read = true;
+      }
+      for (ModuleSymbolizer* h : handles) h->export_index(state.index);
+      std::string why;
+      if ((state.index.module_added() || !state.index.added_units().empty()) &&
+          !options_.cache->store_index(state.cache_key, state.index, &why)) {
+        diag_.warn("symbol cache index not written: " + why);
+      }
+      state.index = ModuleIndex();
+    }
+    if (!state.cache_learnt) continue;
     std::string why;
     if (!options_.cache->store(state.cache_key, state.cached, &why)) {
       diag_.warn("symbol cache not written: " + why);

@@ -88,6 +88,10 @@ class StackConverter {
     std::string cache_key;
     CachedModule cached;
     bool cache_learnt = false;
+    // Its module index (module_index.h): read when an address first needs it; what this run's
+    // handles read is added to it at the end.
+    ModuleIndex index;
+    bool index_read = false;
     // By address, [0] as a return address, [1] as a leaf: the run of frame_pool_ it became.
     FlatKeyMap frame_runs[2];
     FlatKeyMap funcs;           // by SourceFrame::function_key

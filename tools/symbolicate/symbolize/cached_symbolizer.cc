@@ -12,6 +12,8 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
   SymbolCacheUse use;
   use.known.resize(modules.size());
   use.learnt.assign(modules.size(), 0);
+  use.indexes.resize(modules.size());
+  use.index_read.assign(modules.size(), 0);
   if (!cache) {
     symbolize_in_parallel(modules, jobs, progress, min_addresses_per_handle);
     return use;
@@ -25,8 +27,20 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
     if (!keys[m].empty()) use.known[m] = cache->load(keys[m]);
     ModuleAddresses todo;
     todo.files = module.files;
+    uint8_t& index_read = use.index_read[m];
     for (uint64_t vaddr : module.vaddrs) {
-      if (!known.count(vaddr)) todo.vaddrs.push_back(vaddr);
+      if (known.count(vaddr)) continue;
+      if (!keys[m].empty() && !index_read) {  // read only when an address needs it
+        use.indexes[m] = cache->load_index(keys[m]);
+        index_read = 1;
+      }
+      if (std::optional<AddressSymbol> answer = use.indexes[m].symbolize(vaddr)) {
+        known.emplace(vaddr, std::move(*answer));
+        use.learnt[m] = 1;
+        ++use.indexed;
+        continue;
+      }
+      todo.vaddrs.push_back(vaddr);
     }
     if (!keys[m].empty()) {
       use.hits += module.vaddrs.size() - todo.vaddrs.size();

@@ -1,6 +1,7 @@
 // symbolize_in_parallel (parallel_symbolizer.h) behind the persistent symbol cache
-// (symbol_cache.h): the addresses a module's cache file knows are taken from it, only the others
-// are symbolized. A module whose addresses are all known is not opened at all. The results are
+// (symbol_cache.h): the addresses a module's cache file knows are taken from it, those its module
+// index (module_index.h) can answer are answered from that, only the others are symbolized. A
+// module whose addresses are all answered so is not opened at all. The results are
 // the same as without the cache. Storing what was learnt is the caller's (SymbolCache::store),
 // once it has also used the modules for the rest (the leaf fix-up's CFI, system-call sites).
 #ifndef INPROF_TOOLS_SYMBOLICATE_CACHED_SYMBOLIZER_H_
@@ -17,11 +18,14 @@
 namespace inprof::symbolicate {
 
 struct SymbolCacheUse {
-  size_t hits = 0;    // addresses taken from the cache
-  size_t misses = 0;  // addresses of cacheable modules that had to be symbolized
+  size_t hits = 0;     // addresses taken from the cache (either way)
+  size_t indexed = 0;  // of which answered by the module index
+  size_t misses = 0;   // addresses of cacheable modules that had to be symbolized
   // Per module: what its cache file held, with what was symbolized here added; and whether
   // anything was (the file is then worth writing again).
   std::vector<CachedModule> known;
+  std::vector<ModuleIndex> indexes;  // per module: its index as read (added to by the caller)
+  std::vector<uint8_t> index_read;   // whether it was (it is read only when an address needs it)
   std::vector<uint8_t> learnt;
 };
 

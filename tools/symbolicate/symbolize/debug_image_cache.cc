@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "symbolize/byte_io.h"
+
 namespace inprof::symbolicate {
 namespace {
 
@@ -19,26 +21,6 @@ struct Trailer {
   uint64_t size;  // of the image before the trailer
   uint64_t checksum;
 };
-
-// A fast 64-bit checksum of the bytes: it tells damage from an intact file. Four independent
-// lanes of 8-byte words, so that the multiplications overlap (one lane took 15 % of a warm run).
-uint64_t checksum(const uint8_t* p, uint64_t n) {
-  uint64_t lane[4] = {0x9e3779b97f4a7c15ull ^ n, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull,
-                      0x27d4eb2f165667c5ull};
-  uint64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    for (int k = 0; k < 4; ++k) {
-      uint64_t w;
-      std::memcpy(&w, p + i + 8 * k, 8);
-      lane[k] = (lane[k] ^ w) * 0xff51afd7ed558ccdull;
-      lane[k] ^= lane[k] >> 29;
-    }
-  }
-  uint64_t h = lane[0];
-  for (int k = 1; k < 4; ++k) h = (h ^ lane[k]) * 0xc4ceb9fe1a85ec53ull;
-  for (; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h ^ (h >> 32);
-}
 
 bool write_all(int fd, const void* data, size_t n) {
   const char* p = static_cast<const char*>(data);
@@ -64,7 +46,8 @@ std::unique_ptr<DebugImage> load_cached_debug_image(const std::string& cache_pat
     return nullptr;
   }
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
-  void* map = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // Read whole at once (the checksum touches every page): one fault-in, not thousands.
+  void* map = ::mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
   if (map == MAP_FAILED) {
     ::close(fd);
     return nullptr;
@@ -73,7 +56,7 @@ std::unique_ptr<DebugImage> load_cached_debug_image(const std::string& cache_pat
   Trailer t;
   std::memcpy(&t, bytes + file_size - sizeof t, sizeof t);
   const bool intact = std::memcmp(t.magic, kMagic, sizeof kMagic) == 0 &&
-                      t.size == file_size - sizeof t && checksum(bytes, t.size) == t.checksum;
+                      t.size == file_size - sizeof t && fast_checksum(bytes, t.size) == t.checksum;
   ::munmap(map, file_size);
   if (!intact) {
     ::close(fd);
@@ -102,7 +85,7 @@ void save_debug_image(const DebugImage& image, const std::string& cache_path) {
     Trailer t;
     std::memcpy(t.magic, kMagic, sizeof kMagic);
     t.size = size;
-    t.checksum = checksum(bytes, size);
+    t.checksum = fast_checksum(bytes, size);
     ok = write_all(fd, bytes, size) && write_all(fd, &t, sizeof t);
     ok = ::close(fd) == 0 && ok;
   }

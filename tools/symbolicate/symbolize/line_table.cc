@@ -405,6 +405,17 @@ std::optional<LineTable> LineTable::parse(const LineSections& s, const Options& 
   return table;
 }
 
+std::optional<LineTable> LineTable::from_parts(std::vector<std::string> files,
+                                               std::vector<Row> rows) {
+  for (size_t i = 1; i < rows.size(); ++i) {
+    if (rows[i - 1].address > rows[i].address) return std::nullopt;
+  }
+  LineTable table;
+  table.files_ = std::move(files);
+  table.rows_ = std::move(rows);
+  return table;
+}
+
 std::optional<LineTable::Location> LineTable::find(uint64_t address) const {
   // libdw marks the unit's last row (in its order) as ending a sequence, whatever the program
   // says, so nothing is found at or above the unit's highest row address.

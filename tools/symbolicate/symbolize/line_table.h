@@ -53,14 +53,18 @@ class LineTable {
 
   size_t row_count() const { return rows_.size(); }
 
- private:
   struct Row {
     uint64_t address;
     int64_t line;
     uint32_t file;
     bool end_sequence;
   };
+  const std::vector<Row>& rows() const { return rows_; }
+  // A table as parse() made it, from its parts (the module index keeps them between runs).
+  // nullopt when the rows are not in address order.
+  static std::optional<LineTable> from_parts(std::vector<std::string> files, std::vector<Row> rows);
 
+ private:
   std::vector<std::string> files_;
   std::vector<Row> rows_;  // by address; see parse() for the order of rows at one address
 };

@@ -23,11 +23,11 @@
 #include "symbolize/libdw_line_tables.h"
 #include "symbolize/line_table.h"
 #include "symbolize/macho_symbolizer.h"
+#include "symbolize/module_index.h"
+#include "symbolize/unit_tree.h"
 
 namespace inprof::symbolicate {
 namespace {
-
-constexpr int kMaxScopeDepth = 64;  // corrupt DWARF must not recurse forever
 
 // The attributes that place a function's or an inlined call's code, gathered in one pass.
 struct CodeAttributes {
@@ -210,6 +210,7 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   }
   std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) override;
   bool has_dwarf() const override { return dwarf_ != nullptr; }
+  void export_index(ModuleIndex& index) override;
   bool read_code(uint64_t vaddr, std::span<uint8_t> out) override;
   void set_main_is_binary(bool yes) { main_is_binary_ = yes; }
 
@@ -237,6 +238,8 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   // dwarf_decl_file names it.
   std::string decl_file(Dwarf_Attribute* decl_file, Dwarf_Die* die);
   std::string call_file(Dwarf_Die* cudie, Dwarf_Die* inlined);
+  // Names and places the node `n` of `unit` (once).
+  void describe(UnitIndex& unit, uint32_t n, Dwarf_Addr bias);
   // "ns::Class::name" for the function DIE at `die_offset` ("name" in C), from its DW_AT_name.
   std::optional<std::string> qualified(Dwarf_Die* named);
 
@@ -261,61 +264,26 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
 
 }  // namespace
 
-// One compilation unit's functions as a tree: each concrete subprogram and inlined subroutine
-// is a node, its address ranges sorted under its parent, so the chain at an address is found by
-// descending with binary searches. A function's inside (its inlined calls, nested blocks) is read
-// the first time an address falls in it: a profile touches few of a big unit's functions, and
-// walking every DIE of the unit was most of the cost.
-struct DwarfModuleSymbolizer::UnitIndex {
-  struct Node {
-    Dwarf_Off die = 0;
-    uint32_t parent = 0;
-    uint32_t first_child = 0, end_child = 0;  // its children's ranges in `ranges`
-    uint64_t entry = 0;                       // where it is entered (DWARF), for its ELF name
-    uint16_t depth = 0;                       // of its DIE under the unit's, for the limit
-    bool expanded = true;                     // its children are in the tree
-    bool described = false;
-    std::string name, file;
-    uint32_t decl_line = 0;
-    uint32_t call_line = 0;  // inlined nodes: the line in the parent that calls this one
-    std::string call_file;
-  };
-  struct Range {
-    uint32_t parent;
-    uint64_t low, high;
-    uint32_t node;
-  };
+// One compilation unit's functions as a tree (unit_tree.h), read from libdw. A function's inside
+// (its inlined calls, nested blocks) is read the first time an address falls in it: a profile
+// touches few of a big unit's functions, and walking every DIE of the unit was most of the cost.
+struct DwarfModuleSymbolizer::UnitIndex : UnitTree {
   Dwarf_Die cu{};
-  std::vector<Node> nodes = std::vector<Node>(1);  // [0] is the unit itself
-  std::vector<Range> ranges;
-  void build(Dwarf_Die* cudie) {
+  void build(Dwarf_Die* cudie, bool whole = false) {
     cu = *cudie;
-    collect(cudie, 0, 0, false);
+    collect(cudie, 0, 0, whole);
     group(0);
   }
 
   // Reads the inside of the function at `node`.
-  void expand(uint32_t node, Dwarf* dwarf) {
+  bool expand(uint32_t node, Dwarf* dwarf) {
     nodes[node].expanded = true;
     Dwarf_Die die;
-    if (!dwarf_offdie(dwarf, nodes[node].die, &die)) return;
+    if (!dwarf_offdie(dwarf, nodes[node].die, &die)) return true;
     const size_t from = ranges.size();
     collect(&die, node, nodes[node].depth + 1, true);
     group(from);
-  }
-
-  // Orders the ranges added from `from` on by parent, each parent's by address, and points their
-  // parents at them. Those parents had no children before: the unit or a function just expanded,
-  // and the nodes added with it.
-  void group(size_t from) {
-    std::stable_sort(ranges.begin() + from, ranges.end(), [](const Range& a, const Range& b) {
-      return a.parent != b.parent ? a.parent < b.parent : a.low < b.low;
-    });
-    for (size_t i = from; i < ranges.size(); ++i) {
-      Node& p = nodes[ranges[i].parent];
-      if (p.end_child == 0) p.first_child = static_cast<uint32_t>(i);
-      p.end_child = static_cast<uint32_t>(i + 1);
-    }
+    return true;
   }
 
   // Adds the functions and inlined calls under `parent`; with `inside`, also what is inside
@@ -389,31 +357,6 @@ struct DwarfModuleSymbolizer::UnitIndex {
           break;
       }
     } while (dwarf_siblingof(&child, &child) == 0);
-  }
-
-  // Node indices from the physical function to the deepest inlinee containing `pc`.
-  void chain(uint64_t pc, std::vector<uint32_t>& out, Dwarf* dwarf) {
-    uint32_t node = 0;
-    for (int depth = 0; depth < kMaxScopeDepth; ++depth) {
-      const Node& n = nodes[node];
-      if (n.end_child == 0) return;
-      auto first = ranges.begin() + n.first_child, last = ranges.begin() + n.end_child;
-      auto it =
-          std::upper_bound(first, last, pc, [](uint64_t v, const Range& r) { return v < r.low; });
-      // Siblings do not overlap in sane DWARF; look back a little in case they do.
-      uint32_t found = 0;
-      for (int k = 0; it != first && k < 16; ++k) {
-        --it;
-        if (pc < it->high) {
-          found = it->node;
-          break;
-        }
-      }
-      if (!found) return;
-      if (!nodes[found].expanded) expand(found, dwarf);
-      out.push_back(found);
-      node = found;
-    }
   }
 };
 
@@ -706,7 +649,7 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
   std::string leaf_file;
   uint32_t leaf_line = 0;
   if (!cudie) {
-    if (out.symbol) out.frames.push_back(SourceFrame{out.symbol->name, "", 0, 0});
+    frames_without_unit(out);
     return out;
   }
   const uint64_t pc = vaddr - bias;
@@ -724,78 +667,101 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
 
   UnitIndex& unit = unit_index(dwarf_dieoffset(cudie));
   std::vector<uint32_t> chain;
-  unit.chain(pc, chain, dwarf_);
-  for (size_t i = 0; i < chain.size(); ++i) {
-    UnitIndex::Node& node = unit.nodes[chain[i]];
-    if (node.described) continue;
-    node.described = true;
-    Dwarf_Die die;
-    if (!dwarf_offdie(dwarf_, node.die, &die)) continue;
-    FunctionAttributes attributes = function_attributes(&die);
-    node.name = linkage_name(attributes);
-    if (node.name.empty() && i == 0) {
-      // A C++ function without a linkage name (internal linkage): the ELF symbol at its entry
-      // names it fully. At the entry, not at its lowest address, which may be its .cold part's
-      // ("f() [clone .cold]"); and not at this address: the name must not depend on which
-      // address described the node first.
-      const ElfSymbol* at_start = symbol_at(node.entry + bias);
-      if (at_start && at_start->start == node.entry + bias && at_start->name[0] == '_' &&
-          at_start->name[1] == 'Z') {
-        node.name = demangled(*at_start);
-      }
-    }
-    if (node.name.empty() && attributes.named) {
-      node.name = qualified(&*attributes.named).value_or(std::string());
-    }
-    node.file = decl_file(&attributes.decl_file, &die);
-    Dwarf_Word decl_line = 0;
-    if (attributes.decl_line.form && dwarf_formudata(&attributes.decl_line, &decl_line) == 0 &&
-        decl_line > 0 && decl_line <= INT32_MAX) {
-      node.decl_line = static_cast<uint32_t>(decl_line);
-    }
-    if (dwarf_tag(&die) == DW_TAG_inlined_subroutine) {
-      node.call_line = udata_attr(&die, DW_AT_call_line);
-      node.call_file = call_file(&unit.cu, &die);
-    }
-  }
-  for (size_t i = 0; i < chain.size(); ++i) {
-    const UnitIndex::Node& node = unit.nodes[chain[i]];
-    SourceFrame f;
-    f.function = node.name;
-    // Named and placed by its DIE alone: the same for every address (the DIE offset + 1).
-    if (!node.name.empty() && !node.file.empty()) f.function_key = node.die + 1;
-    if (f.function.empty() && i == 0 && out.symbol) f.function = out.symbol->name;
-    if (f.function.empty()) f.function = "<unknown>";
-    f.decl_line = node.decl_line;
-    if (i + 1 == chain.size()) {
-      f.line = leaf_line;
-      f.file = node.file.empty() ? leaf_file : node.file;
-    } else {
-      // The line executing in an outer level is where it calls the next level in.
-      const UnitIndex::Node& inner = unit.nodes[chain[i + 1]];
-      f.line = inner.call_line;
-      f.file = node.file.empty() ? inner.call_file : node.file;
-    }
-    out.frames.push_back(std::move(f));
-  }
+  unit.chain(pc, chain, [&](uint32_t node) { return unit.expand(node, dwarf_); });
+  for (uint32_t node : chain) describe(unit, node, bias);
+  frames_from_chain(unit, chain, leaf_file, leaf_line, pc, bias, out);
+  return out;
+}
 
-  if (out.frames.empty() && out.symbol) {
-    out.frames.push_back(SourceFrame{out.symbol->name, leaf_file, 0, leaf_line});
+void DwarfModuleSymbolizer::describe(UnitIndex& unit, uint32_t n, Dwarf_Addr bias) {
+  UnitTree::Node& node = unit.nodes[n];
+  if (node.described) return;
+  node.described = true;
+  Dwarf_Die die;
+  if (!dwarf_offdie(dwarf_, node.die, &die)) return;
+  FunctionAttributes attributes = function_attributes(&die);
+  std::string name = linkage_name(attributes);
+  // Only a physical function (the first of a chain) is a child of the unit's node.
+  if (name.empty() && node.parent == 0) {
+    // A C++ function without a linkage name (internal linkage): the ELF symbol at its entry
+    // names it fully. At the entry, not at its lowest address, which may be its .cold part's
+    // ("f() [clone .cold]"); and not at this address: the name must not depend on which
+    // address described the node first.
+    const ElfSymbol* at_start = symbol_at(node.entry + bias);
+    if (at_start && at_start->start == node.entry + bias && at_start->name[0] == '_' &&
+        at_start->name[1] == 'Z') {
+      name = demangled(*at_start);
+    }
   }
-  if (!out.symbol && !chain.empty()) {
-    // No ELF symbol (stripped symtab): the part of the physical function holding the address,
-    // from DWARF, as a symbol would give it (a split function's hot and .cold parts apart).
-    const UnitIndex::Node& outer = unit.nodes[0];
-    for (uint32_t r = outer.first_child; r < outer.end_child; ++r) {
-      const UnitIndex::Range& range = unit.ranges[r];
-      if (range.node == chain[0] && range.low <= pc && pc < range.high) {
-        out.symbol =
-            NativeSymbolInfo{out.frames[0].function, range.low + bias, range.high - range.low};
+  if (name.empty() && attributes.named) {
+    name = qualified(&*attributes.named).value_or(std::string());
+  }
+  node.name = unit.intern(std::move(name));
+  node.file = unit.intern(decl_file(&attributes.decl_file, &die));
+  Dwarf_Word decl_line = 0;
+  if (attributes.decl_line.form && dwarf_formudata(&attributes.decl_line, &decl_line) == 0 &&
+      decl_line > 0 && decl_line <= INT32_MAX) {
+    node.decl_line = static_cast<uint32_t>(decl_line);
+  }
+  if (dwarf_tag(&die) == DW_TAG_inlined_subroutine) {
+    node.call_line = udata_attr(&die, DW_AT_call_line);
+    node.call_file = unit.intern(call_file(&unit.cu, &die));
+  }
+}
+
+void DwarfModuleSymbolizer::export_index(ModuleIndex& index) {
+  if (!index.has_module()) {
+    ModuleIndex::Module m;
+    m.has_dwarf = dwarf_ != nullptr;
+    m.bias = dwarf_bias_;
+    m.symbols.reserve(symbols_.size());
+    for (const ElfSymbol& s : symbols_) m.symbols.push_back({s.start, s.size, s.name});
+    Dwarf_Aranges* aranges = nullptr;
+    size_t count = 0;
+    m.aranges_usable = dwarf_ && dwarf_getaranges(dwarf_, &aranges, &count) == 0;
+    for (size_t i = 0; m.aranges_usable && i < count; ++i) {
+      // unit_at() takes the arange's unit when libdwfl agrees. A range that overlaps no other,
+      // whose start libdwfl places in its unit, is that unit's at every address (both search
+      // sorted ranges). Any other is left to the reader: one where libdwfl disagrees (a
+      // discarded function's range at address 0), and wherever ranges overlap or are empty.
+      Dwarf_Addr addr = 0, bias = 0;
+      Dwarf_Word length = 0;
+      Dwarf_Off unit = 0;
+      Dwarf_Arange* arange = dwarf_onearange(aranges, i);
+      if (!arange || dwarf_getarangeinfo(arange, &addr, &length, &unit) != 0 ||
+          addr + std::max<Dwarf_Word>(length, 1) < addr ||
+          (!m.aranges.empty() && m.aranges.back().addr > addr)) {
+        m.aranges_usable = false;
         break;
       }
+      Dwarf_Die* cudie = dwfl_module_addrdie(module_, addr + dwarf_bias_, &bias);
+      const bool agrees = length > 0 && unit != ModuleIndex::kAskTheReader && cudie &&
+                          bias == dwarf_bias_ && dwarf_dieoffset(cudie) == unit;
+      const uint64_t end = addr + std::max<Dwarf_Word>(length, 1);
+      if (!m.aranges.empty() && m.aranges.back().addr + m.aranges.back().length > addr) {
+        ModuleIndex::Arange& last = m.aranges.back();  // overlapping: the reader's, together
+        last.length = std::max(last.addr + last.length, end) - last.addr;
+        last.unit = ModuleIndex::kAskTheReader;
+        continue;
+      }
+      m.aranges.push_back({addr, end - addr, agrees ? unit : ModuleIndex::kAskTheReader});
     }
+    if (!m.aranges_usable) m.aranges.clear();
+    index.set_module(std::move(m));
   }
-  return out;
+  if (!dwarf_ || !index.module()->aranges_usable) return;
+  for (const auto& [offset, touched] : units_) {
+    if (!touched || index.has_unit(offset)) continue;
+    Dwarf_Die cudie;
+    if (!dwarf_offdie(dwarf_, offset, &cudie)) continue;
+    const LineTable* lines = line_table(&cudie, true);
+    if (!lines) continue;  // libdw reads its lines: left to the reader
+    UnitIndex whole;
+    whole.build(&cudie, /*whole=*/true);
+    for (uint32_t n = 1; n < whole.nodes.size(); ++n) describe(whole, n, dwarf_bias_);
+    whole.forget_string_ids();
+    index.add_unit(offset, ModuleIndex::Unit{static_cast<UnitTree&&>(whole), *lines});
+  }
 }
 
 bool DwarfModuleSymbolizer::read_code(uint64_t vaddr, std::span<uint8_t> out) {

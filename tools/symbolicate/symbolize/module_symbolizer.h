@@ -19,6 +19,8 @@
 
 namespace inprof::symbolicate {
 
+class ModuleIndex;
+
 // One function level at an address: the physical function or one inlined into it.
 struct SourceFrame {
   std::string function;    // demangled
@@ -98,6 +100,11 @@ class ModuleSymbolizer {
   virtual std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) = 0;
 
   virtual bool has_dwarf() const = 0;
+
+  // Adds to `index` (module_index.h) what this handle has read: the module-wide part if the
+  // index has none, and each compilation unit an address fell in, whole, that it lacks. Only
+  // what the index would answer exactly as this reader does. Nothing for readers without one.
+  virtual void export_index(ModuleIndex& /*index*/) {}
 
   // Copies the module's code bytes at [vaddr, vaddr + out.size()) into `out`, from the binary
   // as it is mapped. False when they are not at hand (only a debug file was found, whose code

@@ -28,6 +28,23 @@ std::string unique_suffix() {
   return s.str();
 }
 
+// The whole file; nullopt if it cannot be read. A hit refreshes its time: the last to be evicted.
+std::optional<std::string> read_cache_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return std::nullopt;
+  const std::streamoff size = in.tellg();
+  if (size < 0) return std::nullopt;
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size)) return std::nullopt;
+  return bytes;
+}
+
+void touch(const std::string& path) {
+  std::error_code ec;
+  fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
+}
+
 }  // namespace
 
 std::string default_symbol_cache_dir() {
@@ -79,27 +96,70 @@ std::string SymbolCache::path_of(const std::string& key) const {
 CachedModule SymbolCache::load(const std::string& key) const {
   if (key.empty()) return {};
   const std::string path = path_of(key);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::optional<CachedModule> module = decode_symbol_cache(key, bytes);
+  std::optional<std::string> bytes = read_cache_file(path);
+  if (!bytes) return {};
+  std::optional<CachedModule> module = decode_symbol_cache(key, *bytes);
   if (!module) return {};
-  std::error_code ec;  // recently used: the last to be evicted
-  fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
+  touch(path);
   return std::move(*module);
 }
 
 bool SymbolCache::store(const std::string& key, const CachedModule& module,
                         std::string* why) const {
   if (key.empty()) return false;
+  const bool ok = write_atomically(path_of(key), encode_symbol_cache(key, module), why);
+  if (ok) evict();
+  return ok;
+}
+
+std::string SymbolCache::unit_path(const std::string& key, uint64_t unit) const {
+  std::ostringstream name;
+  name << dir_ << '/' << key << '.' << std::hex << unit << ".unit";
+  return name.str();
+}
+
+ModuleIndex SymbolCache::load_index(const std::string& key) const {
+  if (key.empty()) return {};
+  ModuleIndex index;
+  const std::string path = index_path(key);
+  if (std::optional<std::string> bytes = read_cache_file(path)) {
+    if (std::optional<ModuleIndex> read = ModuleIndex::decode_module(key, *bytes)) {
+      index = std::move(*read);
+      touch(path);
+    }
+  }
+  index.set_unit_source([this, key](uint64_t unit) -> std::optional<ModuleIndex::Unit> {
+    const std::string path = unit_path(key, unit);
+    std::optional<std::string> bytes = read_cache_file(path);
+    if (!bytes) return std::nullopt;
+    std::optional<ModuleIndex::Unit> decoded = ModuleIndex::decode_unit(key, unit, *bytes);
+    if (decoded) touch(path);
+    return decoded;
+  });
+  return index;
+}
+
+bool SymbolCache::store_index(const std::string& key, const ModuleIndex& index,
+                              std::string* why) const {
+  if (key.empty()) return false;
+  bool ok = true;
+  if (index.module_added()) ok = write_atomically(index_path(key), index.encode_module(key), why);
+  for (uint64_t unit : index.added_units()) {
+    if (!ok) break;
+    ok = write_atomically(unit_path(key, unit), index.encode_unit(key, unit), why);
+  }
+  evict();
+  return ok;
+}
+
+bool SymbolCache::write_atomically(const std::string& path, const std::string& bytes,
+                                   std::string* why) const {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) {
     *why = "cannot create " + dir_ + ": " + ec.message();
     return false;
   }
-  const std::string bytes = encode_symbol_cache(key, module);
-  const std::string path = path_of(key);
   const std::string temp = path + kTempMarker + unique_suffix();
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
@@ -117,7 +177,6 @@ bool SymbolCache::store(const std::string& key, const CachedModule& module,
     fs::remove(temp, ec);
     return false;
   }
-  evict();
   return true;
 }
 
@@ -143,7 +202,8 @@ void SymbolCache::evict() const {
       if (now - time > std::chrono::hours(1)) fs::remove(p, e);
       continue;
     }
-    if (p.extension() != kSuffix && p.extension() != ".img") continue;
+    const fs::path ext = p.extension();
+    if (ext != kSuffix && ext != ".img" && ext != ".idx" && ext != ".unit") continue;
     entries.push_back({p, time, size});
     total += size;
   }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "symbolize/debug_file_locator.h"
+#include "symbolize/module_index.h"
 #include "symbolize/symbol_cache_file.h"
 
 namespace inprof::symbolicate {
@@ -39,6 +40,12 @@ class SymbolCache {
   // Replaces `key`'s file with `module`, then evicts down to the bound. Failures (a read-only
   // directory, a full disk) only leave the cache as it was: false, with the reason in `why`.
   bool store(const std::string& key, const CachedModule& module, std::string* why) const;
+  // `key`'s module index (module_index.h): its module part from DIR/v<version>/<key>.idx
+  // (none on a miss of any kind), its units read from <key>.<unit>.unit when first needed.
+  ModuleIndex load_index(const std::string& key) const;
+  // Writes what was set or added to `index` since it was read (each file whole, renamed into
+  // place: two processes adding the same unit write the same bytes); then evicts. As store().
+  bool store_index(const std::string& key, const ModuleIndex& index, std::string* why) const;
   // Removes the least recently used files until the directory holds at most max_bytes.
   void evict() const;
 
@@ -48,6 +55,10 @@ class SymbolCache {
 
  private:
   std::string path_of(const std::string& key) const;
+  std::string index_path(const std::string& key) const { return dir_ + "/" + key + ".idx"; }
+  std::string unit_path(const std::string& key, uint64_t unit) const;
+  // Writes `bytes` to a temporary file and renames it to `path`.
+  bool write_atomically(const std::string& path, const std::string& bytes, std::string* why) const;
   std::string dir_;  // with the version: DIR/v<version>
   uint64_t max_bytes_;
 };

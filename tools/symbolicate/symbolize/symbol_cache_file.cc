@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "symbolize/byte_io.h"
+
 namespace inprof::symbolicate {
 namespace {
 
@@ -16,48 +18,6 @@ uint64_t fnv1a(std::string_view bytes) {
   }
   return h;
 }
-
-class Writer {
- public:
-  void u8(uint8_t v) { out_.push_back(static_cast<char>(v)); }
-  void u32(uint32_t v) { raw(&v, sizeof v); }
-  void u64(uint64_t v) { raw(&v, sizeof v); }
-  void bytes(std::string_view s) {
-    u32(static_cast<uint32_t>(s.size()));
-    out_.append(s);
-  }
-  std::string& out() { return out_; }
-
- private:
-  void raw(const void* p, size_t n) { out_.append(static_cast<const char*>(p), n); }
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  bool u8(uint8_t* v) { return raw(v, 1); }
-  bool u32(uint32_t* v) { return raw(v, sizeof *v); }
-  bool u64(uint64_t* v) { return raw(v, sizeof *v); }
-  bool bytes(std::string_view* s) {
-    uint32_t n;
-    if (!u32(&n) || n > in_.size() - pos_) return false;
-    *s = in_.substr(pos_, n);
-    pos_ += n;
-    return true;
-  }
-  size_t left() const { return in_.size() - pos_; }
-
- private:
-  bool raw(void* v, size_t n) {
-    if (n > left()) return false;
-    std::memcpy(v, in_.data() + pos_, n);
-    pos_ += n;
-    return true;
-  }
-  std::string_view in_;
-  size_t pos_ = 0;
-};
 
 // Function and file names repeat across addresses: each is stored once, referred to by index.
 class StringTable {
@@ -89,7 +49,7 @@ std::vector<const typename Map::value_type*> by_address(const Map& map) {
 std::string encode_symbol_cache(std::string_view key, const CachedModule& module) {
   const auto sorted = by_address(module.symbols);
   StringTable table;
-  Writer body;
+  ByteWriter body;
   body.u64(sorted.size());
   for (const auto* entry : sorted) {
     const AddressSymbol& s = entry->second;
@@ -122,7 +82,7 @@ std::string encode_symbol_cache(std::string_view key, const CachedModule& module
     body.u64(entry->first);
     body.u8(entry->second ? uint8_t(*entry->second) : 2);
   }
-  Writer file;
+  ByteWriter file;
   file.out().append(kMagic, sizeof kMagic);
   file.u32(kSymbolCacheVersion);
   file.bytes(key);
@@ -141,7 +101,7 @@ std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::strin
   std::memcpy(&checksum, bytes.data() + bytes.size() - 8, 8);
   bytes.remove_suffix(8);
   if (fnv1a(bytes) != checksum) return std::nullopt;
-  Reader in(bytes.substr(sizeof kMagic));
+  ByteReader in(bytes.substr(sizeof kMagic));
   uint32_t version, string_count;
   std::string_view stored_key;
   if (!in.u32(&version) || version != kSymbolCacheVersion || !in.bytes(&stored_key) ||

@@ -1,0 +1,178 @@
+// The module index (module_index.h) answers a new address exactly as the DWARF reader does, or
+// not at all: a handle reads the units of half of 3,000 addresses of libc (and of this test, C++
+// with templates and inlining), exports them, and the index, written and read back, must then
+// name the addresses of those units, the other half included, as a fresh handle does, or leave
+// them to the reader. A damaged unit or module part never answers.
+#include "symbolize/module_index.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "code_layout.h"
+#include "symbolize/elf_file.h"
+#include "symbolize/module_symbolizer.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using inprof::symbolicate::AddressSymbol;
+using inprof::symbolicate::ModuleIndex;
+using inprof::symbolicate::ModuleSymbolizer;
+
+std::string describe(const AddressSymbol& s) {
+  std::string out = s.symbol ? s.symbol->name + " at " + std::to_string(s.symbol->vaddr) + "+" +
+                                   std::to_string(s.symbol->size.value_or(~0ull))
+                             : "-";
+  for (const auto& f : s.frames) {
+    out += " > " + f.function + " @" + f.file + ":" + std::to_string(f.line) + " decl " +
+           std::to_string(f.decl_line) + " key " + std::to_string(f.function_key);
+  }
+  return out;
+}
+
+struct Module {
+  inprof::internal::ModuleRecord record;
+  std::vector<uint64_t> addresses;
+};
+
+Module module_at(const std::string& path) {
+  std::string why;
+  Module m;
+  auto elf = inprof::symbolicate::inspect_elf_file(path, &why);
+  EXPECT_TRUE(elf) << why;
+  if (!elf) return m;
+  m.record.path = path;
+  for (size_t i = 0; i + 1 < elf->build_id.size(); i += 2) {
+    m.record.build_id.push_back(
+        static_cast<uint8_t>(std::stoul(elf->build_id.substr(i, 2), nullptr, 16)));
+  }
+  auto [text, text_size] = symtest::text_section(path);
+  constexpr size_t kAddresses = 3000;
+  for (size_t i = 0; i < kAddresses && text_size > 2; ++i) {
+    m.addresses.push_back(text + 1 + (text_size - 2) * i / kAddresses);
+  }
+  return m;
+}
+
+// The files of `index`, as the symbol cache writes them: the module part and each unit's.
+struct Files {
+  std::string module;
+  std::map<uint64_t, std::string> units;
+};
+
+Files files_of(const ModuleIndex& index) {
+  Files f;
+  f.module = index.encode_module("key");
+  for (uint64_t unit : index.added_units()) f.units[unit] = index.encode_unit("key", unit);
+  return f;
+}
+
+// Read back from `files`, as the symbol cache reads them.
+std::optional<ModuleIndex> read_back(const Files& files) {
+  std::optional<ModuleIndex> index = ModuleIndex::decode_module("key", files.module);
+  if (!index) return std::nullopt;
+  auto units = std::make_shared<std::map<uint64_t, std::string>>(files.units);
+  index->set_unit_source([units](uint64_t unit) -> std::optional<ModuleIndex::Unit> {
+    auto it = units->find(unit);
+    if (it == units->end()) return std::nullopt;
+    return ModuleIndex::decode_unit("key", unit, it->second);
+  });
+  return index;
+}
+
+std::vector<std::string> modules_to_test() {
+  std::vector<std::string> paths;
+  if (void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD)) {
+    Dl_info info;
+    if (dladdr(dlsym(libc, "qsort"), &info) != 0) paths.push_back(fs::canonical(info.dli_fname));
+  }
+  paths.push_back(fs::canonical("/proc/self/exe"));
+  return paths;
+}
+
+TEST(ModuleIndex, AnswersNewAddressesOfReadUnitsAsTheReaderDoes) {
+  for (const std::string& path : modules_to_test()) {
+    Module m = module_at(path);
+    ASSERT_FALSE(m.addresses.empty()) << path;
+    std::string why;
+    auto first = ModuleSymbolizer::open(m.record, &why);
+    auto fresh = ModuleSymbolizer::open(m.record, &why);
+    ASSERT_TRUE(first && fresh) << why;
+    ASSERT_TRUE(first->has_dwarf()) << path;
+    for (size_t i = 0; i < m.addresses.size(); i += 2) first->symbolize(m.addresses[i]);
+    ModuleIndex exported;
+    first->export_index(exported);
+    ASSERT_TRUE(exported.has_module());
+    ASSERT_TRUE(exported.module()->aranges_usable) << path;
+    ASSERT_GT(exported.added_units().size(), 0u);
+    const Files files = files_of(exported);
+    std::optional<ModuleIndex> index = read_back(files);
+    ASSERT_TRUE(index);
+    EXPECT_FALSE(ModuleIndex::decode_module("other key", files.module));
+    const auto& [unit, bytes] = *files.units.begin();
+    EXPECT_TRUE(ModuleIndex::decode_unit("key", unit, bytes));
+    EXPECT_FALSE(ModuleIndex::decode_unit("other key", unit, bytes));
+    EXPECT_FALSE(ModuleIndex::decode_unit("key", unit + 1, bytes));
+    size_t answered[2] = {0, 0};  // [0] the addresses read, [1] the others
+    for (size_t i = 0; i < m.addresses.size(); ++i) {
+      const uint64_t vaddr = m.addresses[i];
+      std::optional<AddressSymbol> answer = index->symbolize(vaddr);
+      if (!answer) continue;
+      ++answered[i % 2];
+      EXPECT_EQ(describe(*answer), describe(fresh->symbolize(vaddr)))
+          << path << " " << std::hex << vaddr;
+    }
+    // Not all: what the index cannot vouch for (a unit whose lines libdw reads, ranges libdwfl
+    // places elsewhere) is left to the reader.
+    EXPECT_GT(answered[0], m.addresses.size() / 2 * 9 / 10) << path;
+    EXPECT_GT(answered[1], m.addresses.size() / 4) << path << ": few new addresses answered";
+  }
+}
+
+TEST(ModuleIndex, DamageNeverAnswers) {
+  Module m = module_at(fs::canonical("/proc/self/exe"));
+  std::string why;
+  auto first = ModuleSymbolizer::open(m.record, &why);
+  auto fresh = ModuleSymbolizer::open(m.record, &why);
+  ASSERT_TRUE(first && fresh) << why;
+  for (uint64_t vaddr : m.addresses) first->symbolize(vaddr);
+  ModuleIndex exported;
+  first->export_index(exported);
+  const Files good = files_of(exported);
+  // The module part (symbols, ranges): nothing decodes.
+  const std::string& head = good.module;
+  std::string head_flipped = head;
+  head_flipped[head.size() / 2] = static_cast<char>(head_flipped[head.size() / 2] ^ 1);
+  for (const std::string& bad : {head.substr(0, head.size() / 3), head.substr(0, 20), std::string(),
+                                 head + "x", head_flipped}) {
+    EXPECT_FALSE(ModuleIndex::decode_module("key", bad)) << bad.size();
+  }
+  // A unit's file: that unit no longer answers, the others still answer right.
+  size_t damaged = 0;
+  for (const auto& [unit, bytes] : good.units) {
+    if (++damaged > 4) break;
+    for (size_t at : {bytes.size() - 1, bytes.size() / 2, size_t(30)}) {
+      Files files = good;
+      std::string& b = files.units[unit];
+      b[at] = static_cast<char>(b[at] ^ 0x10);
+      files.units[unit + 1] = b.substr(0, b.size() / 2);  // truncated, under another unit's name
+      std::optional<ModuleIndex> index = read_back(files);
+      ASSERT_TRUE(index);
+      EXPECT_FALSE(index->has_unit(unit));
+      size_t answered = 0;
+      for (uint64_t vaddr : m.addresses) {
+        if (std::optional<AddressSymbol> answer = index->symbolize(vaddr)) {
+          ++answered;
+          EXPECT_EQ(describe(*answer), describe(fresh->symbolize(vaddr))) << std::hex << vaddr;
+        }
+      }
+      EXPECT_LT(answered, m.addresses.size()) << "damage at " << at << " went unnoticed";
+    }
+  }
+}
+
+}  // namespace

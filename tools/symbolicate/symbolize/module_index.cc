@@ -1,0 +1,70 @@
+#include "symbolize/module_index.h"
+
+#include <climits>
+#include <utility>
+
+#include "symbolize/demangle.h"
+
+namespace inprof::symbolicate {
+
+void ModuleIndex::set_module(Module module) {
+  module_ = std::move(module);
+  demangled_.clear();
+  module_added_ = true;
+}
+
+void ModuleIndex::add_unit(uint64_t offset, Unit data) {
+  std::optional<Unit>& slot = units_[offset];
+  if (slot) return;
+  slot = std::move(data);
+  added_.push_back(offset);
+}
+
+const ModuleIndex::Unit* ModuleIndex::unit(uint64_t offset) {
+  auto [it, inserted] = units_.try_emplace(offset);
+  if (inserted && source_) it->second = source_(offset);
+  return it->second ? &*it->second : nullptr;
+}
+
+std::optional<AddressSymbol> ModuleIndex::symbolize(uint64_t vaddr) {
+  if (!module_) return std::nullopt;
+  const Module& m = *module_;
+  AddressSymbol out;
+  if (const Symbol* s = symbol_containing(m.symbols, vaddr)) {
+    const size_t i = static_cast<size_t>(s - m.symbols.data());
+    auto [it, inserted] = demangled_.try_emplace(i);
+    if (inserted) it->second = demangle(s->name.c_str());
+    out.symbol = NativeSymbolInfo{it->second, s->start,
+                                  s->size ? std::optional<uint64_t>(s->size) : std::nullopt};
+  }
+  if (!m.has_dwarf) {
+    frames_without_unit(out);
+    return out;
+  }
+  if (!m.aranges_usable) return std::nullopt;
+  const uint64_t pc = vaddr - m.bias;
+  auto range = std::upper_bound(m.aranges.begin(), m.aranges.end(), pc,
+                                [](uint64_t a, const Arange& r) { return a < r.addr; });
+  if (range == m.aranges.begin() || pc - (range - 1)->addr >= (range - 1)->length) {
+    frames_without_unit(out);  // in no unit
+    return out;
+  }
+  if ((range - 1)->unit == kAskTheReader) return std::nullopt;
+  const Unit* u = unit((range - 1)->unit);
+  if (!u) return std::nullopt;
+  std::string leaf_file;
+  uint32_t leaf_line = 0;
+  if (auto at = u->lines.find(pc)) {
+    if (at->file < u->lines.files().size()) leaf_file = u->lines.files()[at->file];
+    if (at->line > 0 && at->line <= INT32_MAX) leaf_line = static_cast<uint32_t>(at->line);
+  }
+  std::vector<uint32_t> chain;
+  // A whole tree has nothing left to expand; a node that is not would be damage.
+  bool whole = true;
+  u->tree.chain(pc, chain, [&](uint32_t) { return whole = false; });
+  if (!whole) return std::nullopt;
+  frames_from_chain(u->tree, chain, leaf_file, leaf_line, pc, m.bias, out);
+  return out;
+}
+
+}  // namespace inprof::symbolicate

@@ -1,0 +1,308 @@
+// The file forms of a module index (module_index.h), in the symbol cache's directory:
+//
+//   <key>.idx           magic, version, key, the module part (symbols, aranges), checksum
+//   <key>.<unit>.unit   magic, version, key, the unit's offset, its strings, tree and line
+//                       rows (fixed-size records), checksum
+//
+// A unit's file is read, checked and decoded the first time an address falls in the unit, so a
+// warm run pays only for the units it uses, and writes only those it adds.
+#include <climits>
+#include <unordered_map>
+
+#include "symbolize/byte_io.h"
+#include "symbolize/module_index.h"
+
+namespace inprof::symbolicate {
+namespace {
+
+constexpr char kMagic[8] = {'I', 'N', 'P', 'R', 'I', 'D', 'X', '1'};
+constexpr char kUnitMagic[8] = {'I', 'N', 'P', 'R', 'U', 'N', 'I', 'T'};
+
+// A unit's arrays are fixed-size records, read back with one copy each (a warm run decodes
+// whole units of hundreds of thousands of line rows).
+struct NodeRecord {
+  uint64_t die;
+  uint32_t parent, first_child, end_child, name, file, decl_line, call_line, call_file;
+};
+struct RangeRecord {
+  uint64_t low, high;
+  uint32_t parent, node;
+};
+static_assert(sizeof(NodeRecord) == 40 && sizeof(RangeRecord) == 24);
+
+// Line rows, most of a unit's bytes, are deltas from the row before as variable-length
+// integers: the address's (rows are in address order), the line's (zigzag), the file, and
+// whether the row ends a sequence, in about 4 bytes instead of 24.
+void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+bool get_varint(const unsigned char*& p, const unsigned char* end, uint64_t* v) {
+  uint64_t out = 0;
+  for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    const unsigned char b = *p++;
+    out |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = out;
+      return true;
+    }
+  }
+  return false;
+}
+
+void put_rows(ByteWriter& w, const std::vector<LineTable::Row>& rows) {
+  std::string packed;
+  uint64_t address = 0;
+  int64_t line = 0;
+  for (const LineTable::Row& r : rows) {
+    put_varint(packed, r.address - address);
+    const uint64_t delta = static_cast<uint64_t>(r.line) - static_cast<uint64_t>(line);
+    put_varint(packed, (delta << 1) ^ (0 - (delta >> 63)));  // zigzag
+    put_varint(packed, (uint64_t(r.file) << 1) | (r.end_sequence ? 1 : 0));
+    address = r.address;
+    line = r.line;
+  }
+  w.u64(rows.size());
+  w.u64(packed.size());
+  w.out().append(packed);
+}
+
+bool get_rows(ByteReader& in, std::vector<LineTable::Row>* rows) {
+  uint64_t count, size;
+  std::string_view packed;
+  if (!in.u64(&count) || !in.u64(&size) || count > size / 3 || !in.take(size, &packed)) {
+    return false;
+  }
+  rows->resize(count);
+  const auto* p = reinterpret_cast<const unsigned char*>(packed.data());
+  const auto* end = p + packed.size();
+  uint64_t address = 0, line = 0;
+  for (LineTable::Row& r : *rows) {
+    uint64_t step, zigzag, file;
+    if (!get_varint(p, end, &step) || !get_varint(p, end, &zigzag) || !get_varint(p, end, &file) ||
+        (file >> 1) > UINT32_MAX || address + step < address) {
+      return false;
+    }
+    address += step;
+    line += (zigzag >> 1) ^ (0 - (zigzag & 1));
+    r = {address, static_cast<int64_t>(line), static_cast<uint32_t>(file >> 1), (file & 1) != 0};
+  }
+  return p == end;
+}
+
+template <typename Record>
+void put_records(ByteWriter& out, const std::vector<Record>& records) {
+  out.u64(records.size());
+  out.out().append(reinterpret_cast<const char*>(records.data()), records.size() * sizeof(Record));
+}
+
+template <typename Record>
+bool get_records(ByteReader& in, std::vector<Record>* records) {
+  uint64_t count;
+  if (!in.u64(&count) || count > in.left() / sizeof(Record)) return false;
+  records->resize(count);
+  std::string_view bytes;
+  if (!in.take(count * sizeof(Record), &bytes)) return false;
+  std::memcpy(static_cast<void*>(records->data()), bytes.data(), bytes.size());
+  return true;
+}
+
+}  // namespace
+
+std::string ModuleIndex::encode_unit(std::string_view key, uint64_t offset) const {
+  auto it = units_.find(offset);
+  if (it == units_.end() || !it->second) return {};
+  const Unit& unit = *it->second;
+  const UnitTree& tree = unit.tree;
+  ByteWriter out;
+  out.out().append(kUnitMagic, sizeof kUnitMagic);
+  out.u32(kModuleIndexVersion);
+  out.bytes(key);
+  out.u64(offset);
+  out.u32(static_cast<uint32_t>(tree.strings.size()));
+  for (const std::string& s : tree.strings) out.bytes(s);
+  std::vector<NodeRecord> nodes(tree.nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const UnitTree::Node& n = tree.nodes[i];
+    nodes[i] = {n.die,  n.parent,    n.first_child, n.end_child, n.name,
+                n.file, n.decl_line, n.call_line,   n.call_file};
+  }
+  put_records(out, nodes);
+  std::vector<RangeRecord> ranges(tree.ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const UnitTree::Range& r = tree.ranges[i];
+    ranges[i] = {r.low, r.high, r.parent, r.node};
+  }
+  put_records(out, ranges);
+  out.u32(static_cast<uint32_t>(unit.lines.files().size()));
+  for (const std::string& f : unit.lines.files()) out.bytes(f);
+  put_rows(out, unit.lines.rows());
+  out.u64(fast_checksum(out.out().data(), out.out().size()));
+  return std::move(out.out());
+}
+
+std::optional<ModuleIndex::Unit> ModuleIndex::decode_unit(std::string_view key, uint64_t offset,
+                                                          std::string_view blob) {
+  if (blob.size() < sizeof kUnitMagic + 8 ||
+      std::memcmp(blob.data(), kUnitMagic, sizeof kUnitMagic) != 0) {
+    return std::nullopt;
+  }
+  uint64_t checksum;
+  std::memcpy(&checksum, blob.data() + blob.size() - 8, 8);
+  blob.remove_suffix(8);
+  if (fast_checksum(blob.data(), blob.size()) != checksum) return std::nullopt;
+  ByteReader in(blob.substr(sizeof kUnitMagic));
+  uint32_t version;
+  std::string_view stored_key;
+  uint64_t stored_offset;
+  if (!in.u32(&version) || version != kModuleIndexVersion || !in.bytes(&stored_key) ||
+      stored_key != key || !in.u64(&stored_offset) || stored_offset != offset) {
+    return std::nullopt;
+  }
+  Unit unit;
+  UnitTree& tree = unit.tree;
+  uint32_t count;
+  if (!in.u32(&count) || count == 0 || count > in.left() / 4) return std::nullopt;
+  tree.strings.resize(count);
+  for (std::string& s : tree.strings) {
+    std::string_view v;
+    if (!in.bytes(&v)) return std::nullopt;
+    s.assign(v);
+  }
+  if (!tree.strings[0].empty()) return std::nullopt;
+  std::vector<NodeRecord> nodes;
+  std::vector<RangeRecord> ranges;
+  if (!get_records(in, &nodes) || nodes.empty() || !get_records(in, &ranges)) {
+    return std::nullopt;
+  }
+  const size_t strings = tree.strings.size();
+  tree.nodes.resize(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const NodeRecord& r = nodes[i];
+    if (r.parent >= nodes.size() || r.first_child > r.end_child || r.end_child > ranges.size() ||
+        r.name >= strings || r.file >= strings || r.call_file >= strings) {
+      return std::nullopt;
+    }
+    UnitTree::Node& n = tree.nodes[i];
+    n.die = r.die;
+    n.parent = r.parent;
+    n.first_child = r.first_child;
+    n.end_child = r.end_child;
+    n.name = r.name;
+    n.file = r.file;
+    n.decl_line = r.decl_line;
+    n.call_line = r.call_line;
+    n.call_file = r.call_file;
+    n.expanded = n.described = true;
+  }
+  tree.ranges.resize(ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const RangeRecord& r = ranges[i];
+    if (r.parent >= nodes.size() || r.node == 0 || r.node >= nodes.size()) return std::nullopt;
+    tree.ranges[i] = {r.parent, r.low, r.high, r.node};
+  }
+  for (size_t i = 0; i < tree.nodes.size(); ++i) {  // each node's children are its own, in order
+    const UnitTree::Node& n = tree.nodes[i];
+    for (uint32_t r = n.first_child; r < n.end_child; ++r) {
+      if (tree.ranges[r].parent != i ||
+          (r > n.first_child && tree.ranges[r - 1].low > tree.ranges[r].low)) {
+        return std::nullopt;
+      }
+    }
+  }
+  if (!in.u32(&count) || count > in.left() / 4) return std::nullopt;
+  std::vector<std::string> files(count);
+  for (std::string& f : files) {
+    std::string_view v;
+    if (!in.bytes(&v)) return std::nullopt;
+    f.assign(v);
+  }
+  std::vector<LineTable::Row> rows;
+  if (!get_rows(in, &rows) || in.left() != 0) return std::nullopt;
+  std::optional<LineTable> lines = LineTable::from_parts(std::move(files), std::move(rows));
+  if (!lines) return std::nullopt;
+  unit.lines = std::move(*lines);
+  return unit;
+}
+
+std::string ModuleIndex::encode_module(std::string_view key) const {
+  ByteWriter head;
+  head.out().append(kMagic, sizeof kMagic);
+  head.u32(kModuleIndexVersion);
+  head.bytes(key);
+  const Module empty;
+  const Module& m = module_ ? *module_ : empty;
+  head.u8(m.has_dwarf);
+  head.u8(m.aranges_usable);
+  head.u64(m.bias);
+  head.u64(m.symbols.size());
+  for (const Symbol& s : m.symbols) {
+    head.u64(s.start);
+    head.u64(s.size);
+    head.bytes(s.name);
+  }
+  head.u64(m.aranges.size());
+  for (const Arange& a : m.aranges) {
+    head.u64(a.addr);
+    head.u64(a.length);
+    head.u64(a.unit);
+  }
+  head.u64(fast_checksum(head.out().data(), head.out().size()));
+  return std::move(head.out());
+}
+
+std::optional<ModuleIndex> ModuleIndex::decode_module(std::string_view key, std::string_view all) {
+  if (all.size() < sizeof kMagic + 8 || std::memcmp(all.data(), kMagic, sizeof kMagic) != 0) {
+    return std::nullopt;
+  }
+  uint64_t checksum;
+  std::memcpy(&checksum, all.data() + all.size() - 8, 8);
+  all.remove_suffix(8);
+  if (fast_checksum(all.data(), all.size()) != checksum) return std::nullopt;
+  ByteReader in(all.substr(sizeof kMagic));
+  uint32_t version;
+  std::string_view stored_key;
+  if (!in.u32(&version) || version != kModuleIndexVersion || !in.bytes(&stored_key) ||
+      stored_key != key) {
+    return std::nullopt;
+  }
+  Module m;
+  uint8_t has_dwarf, usable;
+  uint64_t count;
+  if (!in.u8(&has_dwarf) || has_dwarf > 1 || !in.u8(&usable) || usable > 1 || !in.u64(&m.bias) ||
+      !in.u64(&count) || count > in.left() / 20) {
+    return std::nullopt;
+  }
+  m.has_dwarf = has_dwarf;
+  m.aranges_usable = usable;
+  m.symbols.resize(count);
+  for (size_t i = 0; i < m.symbols.size(); ++i) {
+    Symbol& s = m.symbols[i];
+    std::string_view name;
+    if (!in.u64(&s.start) || !in.u64(&s.size) || !in.bytes(&name) ||
+        (i > 0 && m.symbols[i - 1].start >= s.start)) {
+      return std::nullopt;
+    }
+    s.name.assign(name);
+  }
+  if (!in.u64(&count) || count > in.left() / 24) return std::nullopt;
+  m.aranges.resize(count);
+  for (size_t i = 0; i < m.aranges.size(); ++i) {
+    Arange& a = m.aranges[i];
+    if (!in.u64(&a.addr) || !in.u64(&a.length) || !in.u64(&a.unit) || a.length == 0 ||
+        a.addr + a.length < a.addr ||
+        (i > 0 && m.aranges[i - 1].addr + m.aranges[i - 1].length > a.addr)) {
+      return std::nullopt;
+    }
+  }
+  if (in.left() != 0) return std::nullopt;
+  ModuleIndex index;
+  index.module_ = std::move(m);
+  return index;
+}
+
+}  // namespace inprof::symbolicate
