@@ -338,7 +338,13 @@ INPROF_HOOK int inprof_allocations_attach_v1(const InprofAllocationSink* sink) {
     g_slots = static_cast<std::atomic<uint64_t>*>(memory);
     g_slot_count = sink->tracked_slots;
   }
-  g_set.reset(g_slots, sink->tracked_slots);
+  // Emptied by dropping the pages (they read as zero again, kEmpty): a session recording every
+  // allocation has 32 MiB of slots, which a loop of stores would write at every start.
+  if (madvise(g_slots, g_slot_count * sizeof(uint64_t), MADV_DONTNEED) == 0) {
+    g_set.reset(g_slots, sink->tracked_slots, /*already_zero=*/true);
+  } else {
+    g_set.reset(g_slots, sink->tracked_slots);
+  }
   g_sink = *sink;
   g_rate = sink->sample_bytes;
   g_sampled.store(0, std::memory_order_relaxed);
