@@ -4,8 +4,9 @@
 # rate (--allocations, 512 KiB), under heaptrack (every allocation), under gperftools' heap
 # profiler (libtcmalloc preloaded with HEAPPROFILE: every allocation) and with libtcmalloc
 # preloaded alone (its allocator differs from glibc's: the heap profiler's own cost is its time
-# minus this one). Each workload runs every configuration once per round, RUNS rounds; prints the
-# median, the range and the median's overhead over bare, per configuration. Then the cost of an
+# minus this one). Each workload runs every configuration once per round, RUNS rounds; prints,
+# per configuration, the median wall time and the median CPU time (user + system, children
+# included), each with its range and its overhead over bare. Then the cost of an
 # unsampled malloc+free pair (pair_cost.c), bare, with the interposer loaded but no session, and
 # under `inprof record --allocations`.
 #
@@ -32,12 +33,13 @@ have_heaptrack=$(command -v heaptrack >/dev/null && echo 1 || echo 0)
 [[ -n $tcmalloc ]] || echo "(libtcmalloc.so.4 not installed: gperftools left out)"
 wants() { [[ ",$selected," == *",$1,"* ]]; }
 
-time_of() {  # runs "$@" with output discarded, prints its wall time in seconds
-  local start end
-  start=$(date +%s.%N)
-  "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }
-  end=$(date +%s.%N)
-  echo "$end - $start" | bc
+# Runs "$@" with its output discarded; prints "WALL/CPU": wall seconds, and user + system
+# seconds of it and its children (bash's time keyword). On a shared, loaded machine the CPU time
+# is the steadier figure: wall time also counts the time spent waiting for a CPU.
+time_of() {
+  local TIMEFORMAT='%R %U %S' report
+  report=$({ time "$@" >/dev/null 2>&1; } 2>&1) || { echo "failed: $*" >&2; return 1; }
+  awk '{ printf "%s/%.3f\n", $1, $2 + $3 }' <<<"$report"
 }
 
 # One configuration of one workload: $1 config, $2 "ENV=V ..." (or ""), the command after.
@@ -92,14 +94,18 @@ for workload in "${workloads[@]}"; do
     done
   done
   echo "== $name"
-  bare_median=
+  bare_wall= bare_cpu=
   for config in "${configs[@]}"; do
-    sorted=$(tr ' ' '\n' <<<"${times[$config]}" | grep . | sort -g)
-    median=$(sed -n "$(((runs + 1) / 2))p" <<<"$sorted")
-    [[ -n $bare_median ]] || bare_median=$median
-    overhead=$(echo "scale=4; ($median / $bare_median - 1) * 100" | bc)
-    printf '  %-13s median %7.3f s  (min %.3f, max %.3f)  overhead %+7.1f %%\n' "$config" \
-      "$median" "$(head -1 <<<"$sorted")" "$(tail -1 <<<"$sorted")" "$overhead"
+    walls=$(tr ' ' '\n' <<<"${times[$config]}" | grep . | cut -d/ -f1 | sort -g)
+    cpus=$(tr ' ' '\n' <<<"${times[$config]}" | grep . | cut -d/ -f2 | sort -g)
+    wall=$(sed -n "$(((runs + 1) / 2))p" <<<"$walls")
+    cpu=$(sed -n "$(((runs + 1) / 2))p" <<<"$cpus")
+    [[ -n $bare_wall ]] || { bare_wall=$wall; bare_cpu=$cpu; }
+    printf '  %-13s wall %7.3f s [%.3f-%.3f] %+7.1f %%   cpu %7.3f s [%.3f-%.3f] %+7.1f %%\n' \
+      "$config" "$wall" "$(head -1 <<<"$walls")" "$(tail -1 <<<"$walls")" \
+      "$(echo "scale=4; ($wall / $bare_wall - 1) * 100" | bc)" \
+      "$cpu" "$(head -1 <<<"$cpus")" "$(tail -1 <<<"$cpus")" \
+      "$(echo "scale=4; ($cpu / $bare_cpu - 1) * 100" | bc)"
   done
   unset times
 done
