@@ -113,7 +113,7 @@ done
 if wants pairs; then
   cc -O2 -o "$work/pair_cost" "$here/pair_cost.c"
   declare -A pairs=()
-  pair_configs=(bare preloaded-off inprof inprof+alloc)
+  pair_configs=(bare preloaded-off inprof inprof+alloc retain-bare retain-inprof+alloc)
   # BASELINE_LIBRARY=DIR/libinprof.so (with another build's libinprof_allocations.so beside it):
   # its --allocations pair cost in the same rounds, to compare two builds of the fast path.
   [[ -n ${BASELINE_LIBRARY:-} ]] && pair_configs+=(baseline+alloc)
@@ -129,6 +129,11 @@ if wants pairs; then
       cut -d' ' -f1)"
     pairs[inprof+alloc]+=" $("$inprof" record --allocations --no-children -o "$work/p" -- \
       "$work/pair_cost" 2>/dev/null | cut -d' ' -f1)"
+    rm -rf "$work"/p "$work"/p.*
+    # 64 MiB kept live (about 128 sampled blocks at the default rate): every free looks up the set.
+    pairs[retain-bare]+=" $("$work/pair_cost" --retain 64 | cut -d' ' -f1)"
+    pairs[retain-inprof+alloc]+=" $("$inprof" record --allocations --no-children -o "$work/p" -- \
+      "$work/pair_cost" --retain 64 2>/dev/null | cut -d' ' -f1)"
     rm -rf "$work"/p "$work"/p.*
   done
   echo "== malloc+free pair of 32..47 bytes (pair_cost: best of 7 x 20M pairs; 3 interleaved runs)"
