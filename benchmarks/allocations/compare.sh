@@ -10,8 +10,8 @@
 # unsampled malloc+free pair (pair_cost.c), bare, with the interposer loaded but no session, and
 # under `inprof record --allocations`.
 #
-# Usage: compare.sh BUILD_DIR [RUNS] [WORKLOADS]   WORKLOADS: any of python,sort,gxx,pairs
-#                                                   (default all), comma-separated
+# Usage: compare.sh BUILD_DIR [RUNS] [WORKLOADS]   WORKLOADS: any of python,pymalloc,sort,gxx,
+#                                                   pairs (default all), comma-separated
 #        BASELINE_LIBRARY=OTHER/libinprof.so compare.sh ...: adds that build's pair cost
 # Tools (benchmark only, not needed by the tests):
 #   apt-get install -y heaptrack libgoogle-perftools4 google-perftools
@@ -19,7 +19,7 @@
 set -euo pipefail
 build=$(cd "$1" && pwd)
 runs=${2:-5}
-selected=${3:-python,sort,gxx,pairs}
+selected=${3:-python,pymalloc,sort,gxx,pairs}
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(cd "$here/../.." && pwd)
 inprof=$build/tools/inprof/inprof
@@ -72,6 +72,8 @@ configs=(bare inprof inprof+alloc)
 workloads=()
 if wants python; then
   workloads+=("python3.11 alloc_heavy.py, PYTHONMALLOC=malloc|PYTHONMALLOC=malloc|0|/usr/bin/python3.11 $here/alloc_heavy.py")
+fi
+if wants pymalloc; then  # python's own small-object allocator: few malloc calls
   workloads+=("python3.11 alloc_heavy.py (pymalloc)||0|/usr/bin/python3.11 $here/alloc_heavy.py")
 fi
 if wants sort; then
