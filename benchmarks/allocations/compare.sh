@@ -1,61 +1,153 @@
 #!/usr/bin/env bash
-# Wall time of allocation-heavy programs nobody here wrote, run as is, under inprof (CPU only),
-# under inprof with sampled allocations (default rate), and under heaptrack (every allocation),
-# interleaved RUNS times each; prints the median and range per configuration (issue 24).
-# Usage: compare.sh BUILD_DIR [RUNS]   (heaptrack: apt-get install heaptrack)
+# Wall time of allocation-heavy programs nobody here wrote, interleaved (issue 24): run as is
+# ("bare"), under inprof (CPU samples only), under inprof with sampled allocations at the default
+# rate (--allocations, 512 KiB), under heaptrack (every allocation), under gperftools' heap
+# profiler (libtcmalloc preloaded with HEAPPROFILE: every allocation) and with libtcmalloc
+# preloaded alone (its allocator differs from glibc's: the heap profiler's own cost is its time
+# minus this one). Each workload runs every configuration once per round, RUNS rounds; prints,
+# per configuration, the median wall time and the median CPU time (user + system, children
+# included), each with its range and its overhead over bare. Then the cost of an
+# unsampled malloc+free pair (pair_cost.c), bare, with the interposer loaded but no session, and
+# under `inprof record --allocations`.
+#
+# Usage: compare.sh BUILD_DIR [RUNS] [WORKLOADS]   WORKLOADS: any of python,pymalloc,sort,gxx,
+#                                                   pairs (default all), comma-separated
+#        BASELINE_LIBRARY=OTHER/libinprof.so compare.sh ...: adds that build's pair cost
+# Tools (benchmark only, not needed by the tests):
+#   apt-get install -y heaptrack libgoogle-perftools4 google-perftools
+# A tool that is not installed is left out (and said so).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 runs=${2:-5}
+selected=${3:-python,pymalloc,sort,gxx,pairs}
 here=$(cd "$(dirname "$0")" && pwd)
+source_dir=$(cd "$here/../.." && pwd)
 inprof=$build/tools/inprof/inprof
+interposer=$(find "$build" -maxdepth 1 -name 'libinprof_allocations.so' | head -1)
 work=$(mktemp -d /tmp/alloc-compare-XXXX)
 trap 'rm -rf "$work"' EXIT
+tcmalloc=$(ls /usr/lib/x86_64-linux-gnu/libtcmalloc.so.4 2>/dev/null || true)
+have_heaptrack=$(command -v heaptrack >/dev/null && echo 1 || echo 0)
+[[ -x $inprof && -n $interposer ]] || { echo "build $build first (inprof, libinprof_allocations.so)" >&2; exit 2; }
+((have_heaptrack)) || echo "(heaptrack not installed: left out)"
+[[ -n $tcmalloc ]] || echo "(libtcmalloc.so.4 not installed: gperftools left out)"
+wants() { [[ ",$selected," == *",$1,"* ]]; }
 
-workloads=(
-  "python3.11 PYTHONMALLOC=malloc /usr/bin/python3.11 $here/alloc_heavy.py"
-  "python3.11 (pymalloc) /usr/bin/python3.11 $here/alloc_heavy.py"
-)
-seq 2000000 | shuf --random-source=<(yes) >"$work/sortinput"
-workloads+=("sort -S 64M /usr/bin/sort -S 64M $work/sortinput -o $work/sorted")
-
-time_of() {  # runs "$@", prints its wall time in seconds
-  local start end
-  start=$(date +%s.%N)
-  "$@" >/dev/null 2>&1
-  end=$(date +%s.%N)
-  echo "$end - $start" | bc
+# Runs "$@" with its output discarded; prints "WALL/CPU": wall seconds, and user + system
+# seconds of it and its children (bash's time keyword). On a shared, loaded machine the CPU time
+# is the steadier figure: wall time also counts the time spent waiting for a CPU.
+time_of() {
+  local TIMEFORMAT='%R %U %S' report
+  report=$({ time "$@" >/dev/null 2>&1; } 2>&1) || { echo "failed: $*" >&2; return 1; }
+  awk '{ printf "%s/%.3f\n", $1, $2 + $3 }' <<<"$report"
 }
 
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+# One configuration of one workload: $1 config, $2 "ENV=V ..." (or ""), the command after.
+# inprof follows child processes (its default) only where the workload starts some (g++);
+# heaptrack and LD_PRELOAD follow them by inheritance.
+run_config() {
+  local config=$1 env_words=$2 children=$3
+  shift 3
+  local -a env_vars=()
+  [[ -n $env_words ]] && read -r -a env_vars <<<"$env_words"
+  local -a follow=(--no-children)
+  ((children)) && follow=()
+  case "$config" in
+    bare) time_of env "${env_vars[@]}" "$@" ;;
+    inprof) time_of env "${env_vars[@]}" "$inprof" record "${follow[@]}" -o "$work/o" -- "$@" ;;
+    inprof+alloc) time_of env "${env_vars[@]}" "$inprof" record --allocations "${follow[@]}" \
+      -o "$work/a" -- "$@" ;;
+    heaptrack) time_of env "${env_vars[@]}" heaptrack -o "$work/ht" "$@" ;;
+    tcmalloc) time_of env "${env_vars[@]}" LD_PRELOAD="$tcmalloc" "$@" ;;
+    gperftools) time_of env "${env_vars[@]}" LD_PRELOAD="$tcmalloc" HEAPPROFILE="$work/hp" "$@" ;;
+  esac
+  rm -rf "$work"/o "$work"/o.* "$work"/a "$work"/a.* "$work"/ht* "$work"/hp* 2>/dev/null || true
+}
+
+configs=(bare inprof inprof+alloc)
+((have_heaptrack)) && configs+=(heaptrack)
+[[ -n $tcmalloc ]] && configs+=(tcmalloc gperftools)
+# SKIP="gperftools ...": leave configurations out (gperftools' heap profiler took 112 s of CPU on
+# the python workload, which bare runs in 1.5 s).
+for skip in ${SKIP:-}; do
+  for i in "${!configs[@]}"; do [[ ${configs[$i]} == "$skip" ]] && unset 'configs[i]'; done
+done
+configs=("${configs[@]}")
+
+# NAME|ENV|CHILDREN|COMMAND
+workloads=()
+if wants python; then
+  workloads+=("python3.11 alloc_heavy.py, PYTHONMALLOC=malloc|PYTHONMALLOC=malloc|0|/usr/bin/python3.11 $here/alloc_heavy.py")
+fi
+if wants pymalloc; then  # python's own small-object allocator: few malloc calls
+  workloads+=("python3.11 alloc_heavy.py (pymalloc)||0|/usr/bin/python3.11 $here/alloc_heavy.py")
+fi
+if wants sort; then
+  seq 3000000 | shuf --random-source=<(yes) >"$work/sortinput"
+  workloads+=("sort -S 64M, 3M lines||0|/usr/bin/sort -S 64M $work/sortinput -o $work/sorted")
+fi
+if wants gxx; then
+  gxx_flags="-std=c++20 -O1 -I$source_dir/tools/symbolicate -I$source_dir/lib -I$source_dir/include"
+  workloads+=("g++ -O1 -c profile_converter.cc||1|/usr/bin/g++ $gxx_flags -c $source_dir/tools/symbolicate/convert/profile_converter.cc -o $work/pc.o")
+fi
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $runs rounds"
 for workload in "${workloads[@]}"; do
-  # "NAME [ENV=VALUE] PROGRAM ARGS...": the name is the words before the program's path.
-  read -r -a words <<<"$workload"
-  name=() env_vars=() cmd=()
-  for w in "${words[@]}"; do
-    if ((${#cmd[@]})); then cmd+=("$w")
-    elif [[ $w == /* ]]; then cmd+=("$w")
-    elif [[ $w == *=* ]]; then env_vars+=("$w"); name+=("$w")
-    else name+=("$w")
-    fi
-  done
+  IFS='|' read -r name env_words children command <<<"$workload"
+  read -r -a cmd <<<"$command"
   declare -A times=()
   for ((i = 0; i < runs; i++)); do
-    times[none]+=" $(time_of env "${env_vars[@]}" "${cmd[@]}")"
-    times[inprof]+=" $(time_of env "${env_vars[@]}" "$inprof" record --no-children -o "$work/o.inprof" -- "${cmd[@]}")"
-    times[inprof+alloc]+=" $(time_of env "${env_vars[@]}" "$inprof" record --allocations --no-children -o "$work/a.inprof" -- "${cmd[@]}")"
-    if command -v heaptrack >/dev/null; then
-      times[heaptrack]+=" $(time_of env "${env_vars[@]}" heaptrack -o "$work/ht" "${cmd[@]}")"
-      rm -f "$work"/ht*
-    fi
+    for config in "${configs[@]}"; do
+      times[$config]+=" $(run_config "$config" "$env_words" "$children" "${cmd[@]}")"
+    done
   done
-  echo "== ${name[*]}"
-  for config in none inprof inprof+alloc heaptrack; do
-    [[ -n ${times[$config]:-} ]] || continue
-    sorted=$(tr ' ' '\n' <<<"${times[$config]}" | grep . | sort -g)
-    median=$(sed -n "$(((runs + 1) / 2))p" <<<"$sorted")
-    printf '  %-13s median %6.3f s  (min %s, max %s)\n' "$config" "$median" \
-      "$(head -1 <<<"$sorted")" "$(tail -1 <<<"$sorted")"
+  echo "== $name"
+  bare_wall= bare_cpu=
+  for config in "${configs[@]}"; do
+    walls=$(tr ' ' '\n' <<<"${times[$config]}" | grep . | cut -d/ -f1 | sort -g)
+    cpus=$(tr ' ' '\n' <<<"${times[$config]}" | grep . | cut -d/ -f2 | sort -g)
+    wall=$(sed -n "$(((runs + 1) / 2))p" <<<"$walls")
+    cpu=$(sed -n "$(((runs + 1) / 2))p" <<<"$cpus")
+    [[ -n $bare_wall ]] || { bare_wall=$wall; bare_cpu=$cpu; }
+    printf '  %-13s wall %7.3f s [%.3f-%.3f] %+7.1f %%   cpu %7.3f s [%.3f-%.3f] %+7.1f %%\n' \
+      "$config" "$wall" "$(head -1 <<<"$walls")" "$(tail -1 <<<"$walls")" \
+      "$(echo "scale=4; ($wall / $bare_wall - 1) * 100" | bc)" \
+      "$cpu" "$(head -1 <<<"$cpus")" "$(tail -1 <<<"$cpus")" \
+      "$(echo "scale=4; ($cpu / $bare_cpu - 1) * 100" | bc)"
   done
   unset times
 done
+
+if wants pairs; then
+  cc -O2 -o "$work/pair_cost" "$here/pair_cost.c"
+  declare -A pairs=()
+  pair_configs=(bare preloaded-off inprof inprof+alloc retain-bare retain-inprof+alloc)
+  # BASELINE_LIBRARY=DIR/libinprof.so (with another build's libinprof_allocations.so beside it):
+  # its --allocations pair cost in the same rounds, to compare two builds of the fast path.
+  [[ -n ${BASELINE_LIBRARY:-} ]] && pair_configs+=(baseline+alloc)
+  for ((i = 0; i < 3; i++)); do
+    if [[ -n ${BASELINE_LIBRARY:-} ]]; then
+      pairs[baseline+alloc]+=" $(INPROF_LIBRARY=$BASELINE_LIBRARY "$inprof" record --allocations \
+        --no-children -o "$work/p" -- "$work/pair_cost" 2>/dev/null | cut -d' ' -f1)"
+      rm -rf "$work"/p "$work"/p.*
+    fi
+    pairs[bare]+=" $("$work/pair_cost" | cut -d' ' -f1)"
+    pairs[preloaded-off]+=" $(LD_PRELOAD=$interposer "$work/pair_cost" | cut -d' ' -f1)"
+    pairs[inprof]+=" $("$inprof" record --no-children -o "$work/p" -- "$work/pair_cost" 2>/dev/null |
+      cut -d' ' -f1)"
+    pairs[inprof+alloc]+=" $("$inprof" record --allocations --no-children -o "$work/p" -- \
+      "$work/pair_cost" 2>/dev/null | cut -d' ' -f1)"
+    rm -rf "$work"/p "$work"/p.*
+    # 64 MiB kept live (about 128 sampled blocks at the default rate): every free looks up the set.
+    pairs[retain-bare]+=" $("$work/pair_cost" --retain 64 | cut -d' ' -f1)"
+    pairs[retain-inprof+alloc]+=" $("$inprof" record --allocations --no-children -o "$work/p" -- \
+      "$work/pair_cost" --retain 64 2>/dev/null | cut -d' ' -f1)"
+    rm -rf "$work"/p "$work"/p.*
+  done
+  echo "== malloc+free pair of 32..47 bytes (pair_cost: best of 7 x 20M pairs; 3 interleaved runs)"
+  for config in "${pair_configs[@]}"; do
+    printf '  %-14s ns per pair: %s\n' "$config" "$(tr ' ' '\n' <<<"${pairs[$config]}" | grep . |
+      sort -g | tr '\n' ' ')"
+  done
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

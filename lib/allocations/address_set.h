@@ -22,9 +22,12 @@ class SampledAddressSet {
   // `slots` words (a power of two, at least 2), owned by the caller and outliving the set's use.
   SampledAddressSet(std::atomic<uint64_t>* slots, size_t slot_count) { reset(slots, slot_count); }
 
-  // Empties the set onto `slots` (cleared here). Only while no thread inserts or removes.
-  void reset(std::atomic<uint64_t>* slots, size_t slot_count) {
-    for (size_t i = 0; i < slot_count; ++i) slots[i].store(kEmpty, std::memory_order_relaxed);
+  // Empties the set onto `slots` (cleared here unless `already_zero`: the owner zeroed them, e.g.
+  // by dropping the pages). Only while no thread inserts or removes.
+  void reset(std::atomic<uint64_t>* slots, size_t slot_count, bool already_zero = false) {
+    if (!already_zero) {
+      for (size_t i = 0; i < slot_count; ++i) slots[i].store(kEmpty, std::memory_order_relaxed);
+    }
     mask_ = slot_count - 1;
     shift_ = 64 - log2(slot_count);
     live_.store(0, std::memory_order_relaxed);

@@ -52,16 +52,20 @@ std::atomic<uint64_t>* g_slots = nullptr;  // mapped once, never unmapped (a fre
 size_t g_slot_count = 0;
 std::atomic<uint64_t> g_sampled{0}, g_untracked{0}, g_frees{0};
 
-// Trivially constructible and destructible: valid from a thread's first instruction to its last.
+// Constant-initialized (constinit: all zero) and trivially destructible: valid from a thread's
+// first instruction to its last, with no guard. (Without constinit, AllocationRng's member
+// initializer gave t_state a dynamic initializer: every access then called __tls_get_addr for its
+// guard variable, which the initial-exec model does not cover — a function call in the fast path
+// of every malloc.)
 struct ThreadState {
-  int64_t countdown;
+  int64_t countdown = 0;
   AllocationRng rng;
-  uint64_t tid;
-  bool seeded;
-  bool busy;      // inside the recording path: every allocator call goes straight to glibc
-  bool excluded;  // a profiler thread
+  uint64_t tid = 0;
+  bool seeded = false;
+  bool busy = false;      // inside the recording path: every allocator call goes straight to glibc
+  bool excluded = false;  // a profiler thread
 };
-__attribute__((tls_model("initial-exec"))) thread_local ThreadState t_state;
+__attribute__((tls_model("initial-exec"))) constinit thread_local ThreadState t_state{};
 
 inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 
@@ -338,7 +342,13 @@ INPROF_HOOK int inprof_allocations_attach_v1(const InprofAllocationSink* sink) {
     g_slots = static_cast<std::atomic<uint64_t>*>(memory);
     g_slot_count = sink->tracked_slots;
   }
-  g_set.reset(g_slots, sink->tracked_slots);
+  // Emptied by dropping the pages (they read as zero again, kEmpty): a session recording every
+  // allocation has 32 MiB of slots, which a loop of stores would write at every start.
+  if (madvise(g_slots, g_slot_count * sizeof(uint64_t), MADV_DONTNEED) == 0) {
+    g_set.reset(g_slots, sink->tracked_slots, /*already_zero=*/true);
+  } else {
+    g_set.reset(g_slots, sink->tracked_slots);
+  }
   g_sink = *sink;
   g_rate = sink->sample_bytes;
   g_sampled.store(0, std::memory_order_relaxed);

@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "convert/allocation_converter.h"
 #include "dump/dump_reader.h"
 #include "dump/dump_records.h"
 #include "read/profile_model.h"
+#include "write/folded_writer.h"
 
 namespace inprof {
 namespace {
@@ -155,6 +158,59 @@ TEST(AllocationConverterTest, AllocationsOfAThreadLeftOutAreNotWritten) {
   EXPECT_EQ(c.builder.threads()[0].allocations.size(), 0u);
   EXPECT_EQ(c.facts.allocations, 0u);
   EXPECT_EQ(c.facts.unmatched_frees, 1u);
+}
+
+// The folded lines of a profile, written to a temporary file and read back.
+std::string folded(const ProfileBuilder& b, FoldedWeight weight) {
+  std::FILE* f = std::tmpfile();
+  EXPECT_NE(f, nullptr);
+  if (!f) return {};
+  EXPECT_TRUE(write_folded_stacks(b, f, weight));
+  std::rewind(f);
+  std::string text;
+  char buffer[256];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) text.append(buffer, n);
+  std::fclose(f);
+  return text;
+}
+
+TEST(FoldedAllocationsTest, LinesCountAllocatedOrRetainedBytesPerAllocatingStack) {
+  ProfileBuilder b;
+  CategoryIndex cat = b.add_category({"Other", "grey", {"Other"}});
+  auto frame = [&](const char* name, uint64_t address) {
+    FuncIndex f = b.handle_for_func(b.handle_for_string(name), std::nullopt, std::nullopt, 1);
+    return b.handle_for_frame(f, address, 0, cat, 0, std::nullopt, 1);
+  };
+  StackIndex main_stack = b.handle_for_stack(std::nullopt, frame("main", 0x10));
+  StackIndex a_stack = b.handle_for_stack(main_stack, frame("site_a", 0x20));
+  StackIndex b_stack = b.handle_for_stack(main_stack, frame("site_b", 0x30));
+  Thread t;
+  t.name = "worker";
+  t.samples.push_back({main_stack, 1000, 0});
+  NativeAllocationTable& a = t.allocations;
+  auto row = [&](uint64_t time, int64_t weight, std::optional<StackIndex> stack, uint64_t address) {
+    a.time_ns.push_back(time);
+    a.weight.push_back(weight);
+    a.stack.push_back(stack);
+    a.address.push_back(address);
+    a.thread_id.push_back(1);
+  };
+  row(1, 100, a_stack, 0x1000);
+  row(2, 40, b_stack, 0x2000);
+  row(3, 7, a_stack, 0x3000);
+  row(4, -100, std::nullopt, 0x1000);  // site_a's first block freed
+  row(5, -5, std::nullopt, 0x9000);    // a free matching nothing: ignored
+  row(6, 1000, std::nullopt, 0x4000);  // no stack: left out
+  b.add_thread(std::move(t));
+
+  EXPECT_EQ(folded(b, FoldedWeight::kSamples), "worker;main 1\n");
+  EXPECT_EQ(folded(b, FoldedWeight::kAllocatedBytes),
+            "worker;main;site_a 107\n"
+            "worker;main;site_b 40\n");
+  EXPECT_EQ(folded(b, FoldedWeight::kRetainedBytes),
+            "worker;main;site_a 7\n"
+            "worker;main;site_b 40\n");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sampled allocations end to end (issue 24), through `inprof record --allocations`:
 #  1. known_sites at rate 1: every site's bytes exact, nothing dropped, every free matched, the
-#     leak the top retained site (with the C library's stdout buffer, never freed);
+#     leak the top retained site (with the C library's stdout buffer, never freed); the folded
+#     stacks by allocated and by retained bytes sum to the same exact bytes;
 #  2. known_sites at the default rate (512 KiB) over 2.5 GB: each site's share within
 #     max(3 percentage points, 4 sigma) of the truth (sigma as known_sites computes it);
 #  3. allocation_scenarios at rate 1: allocations at thread exit, in a dlopen constructor, in a
@@ -73,6 +74,31 @@ top_retained=$(head -1 <<<"$retained")
 [[ $top_retained == *"::site_leak("* ]] || fail "rate 1: top retained site is '$top_retained'"
 [[ $(site_bytes "$retained" site_leak) == "$(truth "$truth1" site_leak retained)" ]] ||
   fail "rate 1: site_leak retained $(site_bytes "$retained" site_leak) bytes"
+# Folded stacks weighted by bytes (--folded-weight): at rate 1 each site's lines sum to its exact
+# bytes, all lines to the summary's totals, and the retained lines to the leak (and stdout's buffer).
+"$symbolicate" ks1.inprof -o ks1.alloc.folded --format folded --folded-weight alloc-bytes 2>>ks1.log
+"$symbolicate" ks1.inprof -o ks1.retained.folded --format folded --folded-weight retained-bytes \
+  2>>ks1.log
+folded_bytes() {  # $1: folded file, $2: a frame's name ('' for every line): the sum of its counts
+  awk -v site="$2" 'site == "" || index($0, "::" site "(") { sum += $NF } END { print sum + 0 }' "$1"
+}
+heading_bytes() {  # $1: summary, $2: heading prefix: the "N bytes" at its end
+  awk -v h="$2" 'index($0, h) == 1 { print $(NF - 1) }' "$1"
+}
+for site in site_sixty site_thirty site_ten site_leak; do
+  want=$(truth "$truth1" "$site" bytes)
+  got=$(folded_bytes ks1.alloc.folded "$site")
+  [[ $got == "$want" ]] || fail "folded alloc-bytes: $site sums to $got bytes, truth $want"
+done
+[[ $(folded_bytes ks1.alloc.folded "") == "$(heading_bytes ks1.summary "Top allocation sites")" ]] ||
+  fail "folded alloc-bytes: total $(folded_bytes ks1.alloc.folded "") is not the summary's"
+[[ $(folded_bytes ks1.retained.folded "") == "$(heading_bytes ks1.summary "Top retained sites")" ]] ||
+  fail "folded retained-bytes: total $(folded_bytes ks1.retained.folded "") is not the summary's"
+[[ $(folded_bytes ks1.retained.folded site_leak) == "$(truth "$truth1" site_leak retained)" ]] ||
+  fail "folded retained-bytes: site_leak sums to $(folded_bytes ks1.retained.folded site_leak)"
+[[ $(folded_bytes ks1.retained.folded site_sixty) == 0 ]] ||
+  fail "folded retained-bytes: site_sixty (all freed) sums to non-zero"
+echo "  folded alloc-bytes and retained-bytes: each site exact, totals = the summary's"
 grep -q '"nativeAllocations"' ks1.json || fail "no nativeAllocations table in ks1.json"
 grep -q '"memoryAddress"' ks1.json || fail "no memoryAddress column in ks1.json"
 firefox_check() {  # $1: profile, $2: truth, $3: 1 if exact

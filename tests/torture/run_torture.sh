@@ -5,7 +5,10 @@
 #
 #   run_torture.sh --build-dir BUILD [--scenario NAME|all] [--soak] [--seconds S] [--work-dir DIR]
 #   run_torture.sh --torture BIN --dump-check BIN --symbolicate BIN --profile-check BIN
-#                  --work-dir DIR --scenario NAME [--expect-exit N -- DUMP_CHECK_ARGS...]
+#                  --work-dir DIR --scenario NAME [--allocations] [--expect-exit N -- DUMP_CHECK_ARGS...]
+#
+# --allocations: BIN records every allocation (torture_allocations); the dump check also checks
+# the allocation records against the dump's allocation counts.
 #
 # Each scenario's expected exit status and dump checks come from the table below unless given
 # after `--`. --soak sets INPROF_SOAK=1: every
@@ -14,7 +17,7 @@
 set -u
 
 torture= dump_check= symbolicate= profile_check= work_dir= scenario= expect_exit=0 build_dir=
-extra=()
+extra=() allocation_checks=()
 while (($#)); do
   case "$1" in
     --torture) torture=$2; shift 2 ;;
@@ -25,6 +28,7 @@ while (($#)); do
     --scenario) scenario=$2; shift 2 ;;
     --expect-exit) expect_exit=$2; shift 2 ;;
     --build-dir) build_dir=$2; shift 2 ;;
+    --allocations) allocation_checks=(--allocations); shift ;;
     --soak) export INPROF_SOAK=1; shift ;;
     --seconds) export INPROF_TORTURE_SECONDS=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
@@ -114,7 +118,12 @@ run_one() {
   fi
 
   local stats
-  stats=$("$dump_check" "$dump" "$@")
+  local allocation_expectations=("${allocation_checks[@]}")
+  # Workloads that surely allocate while profiled: their records must be there.
+  if ((${#allocation_checks[@]})) && [[ $name == malloc_storm || $name == exception_storm ]]; then
+    allocation_expectations+=(--min-allocations 1)
+  fi
+  stats=$("$dump_check" "$dump" "$@" "${allocation_expectations[@]}")
   local check_rc=$?
   echo "  dump: $stats"
   if ((check_rc != 0)); then

@@ -11,11 +11,20 @@
 //   --expect-flag BIT      at least one sample carries this flag (FORMAT.md, "Sample flags")
 //   --min-given-up N       samples the sampler gave up (threads that block the signal, or did not
 //                          answer) at least N times
+//   --allocations          every allocation was recorded (rate 1): an allocation stats record at
+//                          rate 1; with --complete, the allocation and free records are what the
+//                          counts say (each count minus at most the dropped ones) and, when none
+//                          was dropped, every free frees a block allocated before it and not
+//                          freed since
+//   --min-allocations N    allocation records at least N
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dump/dump_reader.h"
@@ -75,6 +84,39 @@ struct Tally : DumpVisitor {
     stats_seen = true;
   }
   void on_marker(const MarkerRecord&) override { ++markers; }
+  // (time, 0 allocation / 1 free, address): at one time an allocation goes first.
+  std::vector<std::tuple<uint64_t, int, uint64_t>> allocation_events;
+  uint64_t allocations = 0, frees = 0;
+  AllocationStatsRecord allocation_stats;
+  bool allocation_stats_seen = false;
+  void on_allocation(const AllocationRecord& a) override {
+    ++allocations;
+    allocation_events.emplace_back(a.time_ns, 0, a.address);
+  }
+  void on_free(const FreeRecord& f) override {
+    ++frees;
+    allocation_events.emplace_back(f.time_ns, 1, f.address);
+  }
+  void on_allocation_stats(const AllocationStatsRecord& s) override {
+    allocation_stats = s;
+    allocation_stats_seen = true;
+  }
+  // Frees of an address with no allocation live at it (in time order).
+  uint64_t unmatched_frees() {
+    std::sort(allocation_events.begin(), allocation_events.end());
+    std::map<uint64_t, uint64_t> live;  // address -> blocks (an untracked free leaves two)
+    uint64_t unmatched = 0;
+    for (const auto& [time, kind, address] : allocation_events) {
+      if (kind == 0) {
+        ++live[address];
+      } else if (auto it = live.find(address); it != live.end()) {
+        if (--it->second == 0) live.erase(it);
+      } else {
+        ++unmatched;
+      }
+    }
+    return unmatched;
+  }
 
   uint64_t unloads_matching(const std::string& text) const {
     uint64_t n = 0;
@@ -92,12 +134,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: torture_dump_check DUMP [--complete|--partial] [--min-samples N] "
                  "[--min-markers N] [--expect-unload TEXT] [--expect-samples-in TEXT] "
-                 "[--expect-flag BIT]\n");
+                 "[--expect-flag BIT] [--allocations] [--min-allocations N]\n");
     return 2;
   }
   const std::string path = argv[1];
   bool want_complete = false, want_partial = false;
-  uint64_t min_samples = 1, min_markers = 0, min_given_up = 0;
+  uint64_t min_samples = 1, min_markers = 0, min_given_up = 0, min_allocations = 0;
+  bool want_allocations = false;
   std::vector<std::string> unload_texts;
   std::vector<unsigned> flags;
   Tally tally;
@@ -124,6 +167,10 @@ int main(int argc, char** argv) {
       unload_texts.push_back(value());
     else if (a == "--expect-samples-in")
       tally.samples_in_text = value();
+    else if (a == "--allocations")
+      want_allocations = true;
+    else if (a == "--min-allocations")
+      min_allocations = std::strtoull(value().c_str(), nullptr, 10);
     else if (a == "--expect-flag")
       flags.push_back(static_cast<unsigned>(std::atoi(value().c_str())));
     else {
@@ -172,6 +219,33 @@ int main(int argc, char** argv) {
   if (!tally.samples_in_text.empty() && tally.samples_in == 0) {
     problems.push_back("no sample inside a module matching " + tally.samples_in_text);
   }
+  if (want_allocations) {
+    const AllocationStatsRecord& as = tally.allocation_stats;
+    auto count = [](uint64_t n) { return std::to_string(n); };
+    if (!tally.allocation_stats_seen) {
+      problems.push_back("no allocation stats record");
+    } else if (as.sample_bytes != 1) {
+      problems.push_back("allocation rate " + count(as.sample_bytes) + ", not 1");
+    } else if (want_complete) {
+      if (tally.allocations > as.sampled || tally.allocations + as.dropped < as.sampled) {
+        problems.push_back(count(as.sampled) + " allocations sampled, " + count(as.dropped) +
+                           " records dropped, the file holds " + count(tally.allocations));
+      }
+      if (tally.frees > as.frees || tally.frees + as.dropped < as.frees) {
+        problems.push_back(count(as.frees) + " frees of recorded blocks, " + count(as.dropped) +
+                           " records dropped, the file holds " + count(tally.frees));
+      }
+      if (as.dropped == 0) {
+        if (const uint64_t unmatched = tally.unmatched_frees(); unmatched != 0) {
+          problems.push_back(count(unmatched) + " frees of blocks not allocated before them");
+        }
+      }
+    }
+  }
+  if (tally.allocations < min_allocations) {
+    problems.push_back("only " + std::to_string(tally.allocations) + " allocations, want " +
+                       std::to_string(min_allocations));
+  }
   for (unsigned bit : flags) {
     if (bit > 4 || tally.flag_counts[bit] == 0) {
       problems.push_back("no sample with flag bit " + std::to_string(bit));
@@ -191,6 +265,13 @@ int main(int argc, char** argv) {
       (unsigned long long)tally.flag_counts[0], (unsigned long long)tally.flag_counts[1],
       (unsigned long long)tally.flag_counts[2], (unsigned long long)tally.flag_counts[4],
       r.complete ? "complete" : "no end record");
+  if (want_allocations) {
+    std::printf(
+        ", allocations %llu (sampled %llu, dropped %llu, untracked %llu), frees %llu",
+        (unsigned long long)tally.allocations, (unsigned long long)tally.allocation_stats.sampled,
+        (unsigned long long)tally.allocation_stats.dropped,
+        (unsigned long long)tally.allocation_stats.untracked, (unsigned long long)tally.frees);
+  }
   if (!tally.samples_in_text.empty()) {
     std::printf(", %llu in %s", (unsigned long long)tally.samples_in,
                 tally.samples_in_text.c_str());

@@ -68,6 +68,10 @@ inprof::Options options(const Context& ctx) {
   // INPROF_TORTURE_SIGNAL=N samples with signal N instead of the default (to show what the
   // default protects against, e.g. 27, SIGPROF, in exec_from_busy_threads).
   if (const char* sig = std::getenv("INPROF_TORTURE_SIGNAL")) o.sample_signal = std::atoi(sig);
+#if defined(TORTURE_ALLOCATIONS)
+  // torture_allocations (linked with inprof::allocations): every allocation recorded as well.
+  o.allocation_sample_bytes = 1;
+#endif
   return o;
 }
 

@@ -54,6 +54,10 @@ void print_usage(std::FILE* f) {
       "      --gzip              gzip the output whatever its name\n"
       "      --format FORMAT     json (default), folded (flame graph tools), summary, or pprof\n"
       "                          (gzipped profile.proto: go tool pprof, Pyroscope, Parca)\n"
+      "      --folded-weight W   with --format folded, what a line counts: samples (CPU\n"
+      "                          samples, the default), alloc-bytes (estimated bytes of the\n"
+      "                          sampled allocations made at the stack: record --allocations)\n"
+      "                          or retained-bytes (the same, of those never freed)\n"
       "      --summary           the same as --format summary: hottest functions per thread\n"
       "      --top N             functions listed per ranking in the summary (default 15)\n"
       "      --open              serve the profile on 127.0.0.1 and open it in the Firefox\n"
@@ -163,6 +167,7 @@ int main(int argc, char** argv) {
   RunOptions options;
   bool have_dump = false, have_output = false, options_done = false;
   bool open = false, open_browser = true, progress = true, no_cache = false;
+  bool folded_weight_given = false;
   std::string profiler_url = kProfilerOrigin;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -227,19 +232,11 @@ int main(int argc, char** argv) {
       continue;
     }
     // Options with a value: "--name VALUE", "--name=VALUE", "-o VALUE", "-oVALUE".
-    static const char* const kWithValue[] = {"--output",
-                                             "--format",
-                                             "--top",
-                                             "--debug-dir",
-                                             "--binary-dir",
-                                             "--system-debug-dir",
-                                             "--jobs",
-                                             "--split-at",
-                                             "--profiler-url",
-                                             "--sources-max-file",
-                                             "--sources-max-total",
-                                             "--cache-dir",
-                                             "--cache-max"};
+    static const char* const kWithValue[] = {
+        "--output",    "--format",       "--folded-weight",    "--top",
+        "--debug-dir", "--binary-dir",   "--system-debug-dir", "--jobs",
+        "--split-at",  "--profiler-url", "--sources-max-file", "--sources-max-total",
+        "--cache-dir", "--cache-max"};
     std::string name, value;
     bool has_value = false;
     if (arg == "-o" || arg == "-j") {
@@ -280,6 +277,18 @@ int main(int argc, char** argv) {
       } else {
         return usage_error("unknown format '" + value + "' (json, folded, summary or pprof)");
       }
+    } else if (name == "--folded-weight") {
+      if (value == "samples") {
+        options.folded_weight = FoldedWeight::kSamples;
+      } else if (value == "alloc-bytes") {
+        options.folded_weight = FoldedWeight::kAllocatedBytes;
+      } else if (value == "retained-bytes") {
+        options.folded_weight = FoldedWeight::kRetainedBytes;
+      } else {
+        return usage_error("unknown --folded-weight '" + value +
+                           "' (samples, alloc-bytes or retained-bytes)");
+      }
+      folded_weight_given = true;
     } else if (name == "--top") {
       unsigned top;
       if (!parse_count(value, 100000, &top))
@@ -332,6 +341,9 @@ int main(int argc, char** argv) {
     }
   }
   if (!have_dump) return usage_error("no dump given");
+  if (folded_weight_given && options.format != OutputFormat::kFolded) {
+    return usage_error("--folded-weight goes with --format folded");
+  }
   if (no_cache) {
     options.cache_dir.clear();
   } else if (options.cache_dir.empty()) {

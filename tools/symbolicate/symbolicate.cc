@@ -338,7 +338,7 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
       ok = write_profile_json(builder, out);
       break;
     case OutputFormat::kFolded:
-      ok = write_folded_stacks(builder, out);
+      ok = write_folded_stacks(builder, out, options.folded_weight);
       break;
     case OutputFormat::kSummary:
       ok = write_text_summary(builder, options.top, out);

@@ -12,6 +12,7 @@
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/parallel_symbolizer.h"
 #include "symbolize/symbol_cache.h"
+#include "write/folded_writer.h"
 
 namespace inprof::symbolicate {
 
@@ -32,6 +33,7 @@ struct RunOptions {
   OutputFormat format = OutputFormat::kProcessedJson;
   bool gzip = false;  // gzip the output (also when output_path ends in ".gz", and pprof always)
   size_t top = 15;    // --summary: functions listed per thread and ranking
+  FoldedWeight folded_weight = FoldedWeight::kSamples;  // --format folded: what a line counts
   LocateOptions locate;
   unsigned jobs = 0;                                         // 0: one thread per CPU
   size_t min_addresses_per_handle = kMinAddressesPerHandle;  // see parallel_symbolizer.h

@@ -1,6 +1,7 @@
 #include "write/stack_walk.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace inprof::symbolicate {
 
@@ -26,6 +27,22 @@ bool is_idle_leaf(const ProfileBuilder& profile, StackIndex stack) {
   FrameIndex leaf = profile.stacks().frame[raw(stack)];
   CategoryIndex c = profile.frames().category[raw(leaf)];
   return profile.categories()[raw(c)].name == "Idle";
+}
+
+std::vector<size_t> retained_allocation_rows(const NativeAllocationTable& table) {
+  std::unordered_map<uint64_t, size_t> live;  // address -> row
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (table.weight[i] > 0) {
+      live[table.address[i]] = i;
+    } else if (auto it = live.find(table.address[i]); it != live.end()) {
+      live.erase(it);
+    }
+  }
+  std::vector<size_t> rows;
+  rows.reserve(live.size());
+  for (const auto& [address, row] : live) rows.push_back(row);
+  std::sort(rows.begin(), rows.end());
+  return rows;
 }
 
 }  // namespace inprof::symbolicate

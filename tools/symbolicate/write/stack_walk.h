@@ -18,6 +18,11 @@ const std::string& frame_name(const ProfileBuilder& profile, FrameIndex frame);
 // True if the stack's leaf frame is in the "Idle" category (a sample where the thread slept).
 bool is_idle_leaf(const ProfileBuilder& profile, StackIndex stack);
 
+// The rows of a thread's nativeAllocations table whose block is never freed in it, in row order:
+// the viewer's "Retained Memory" (walking the rows, a free cancels the allocation at its
+// address; a free matching nothing is ignored).
+std::vector<size_t> retained_allocation_rows(const NativeAllocationTable& table);
+
 }  // namespace inprof::symbolicate
 
 #endif  // INPROF_TOOLS_SYMBOLICATE_STACK_WALK_H_

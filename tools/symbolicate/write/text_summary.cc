@@ -91,17 +91,12 @@ void print_allocation_sites(std::FILE* out, const ProfileBuilder& profile, size_
     const NativeAllocationTable& a = t.allocations;
     if (a.size() == 0) continue;
     any = true;
-    std::unordered_map<uint64_t, size_t> live;  // address -> row
     for (size_t i = 0; i < a.size(); ++i) {
-      if (a.weight[i] > 0) {
-        if (a.stack[i]) allocated[raw(*a.stack[i])] += static_cast<uint64_t>(a.weight[i]);
-        allocated_all += static_cast<uint64_t>(a.weight[i]);
-        live[a.address[i]] = i;
-      } else if (auto it = live.find(a.address[i]); it != live.end()) {
-        live.erase(it);
-      }
+      if (a.weight[i] <= 0) continue;
+      if (a.stack[i]) allocated[raw(*a.stack[i])] += static_cast<uint64_t>(a.weight[i]);
+      allocated_all += static_cast<uint64_t>(a.weight[i]);
     }
-    for (const auto& [address, row] : live) {
+    for (size_t row : retained_allocation_rows(a)) {
       retained_all += static_cast<uint64_t>(a.weight[row]);
       if (a.stack[row]) retained[raw(*a.stack[row])] += static_cast<uint64_t>(a.weight[row]);
     }
