@@ -51,60 +51,54 @@ LargeArray<T> make_large_array(size_t count) {
   return LargeArray<T>(first);
 }
 
-// For std::vector buffers that may grow past kLargeAllocBytes (the dump writer's chunk, its stack
-// table): small capacities from operator new, large ones from large_alloc (not zero-filled:
-// the vector constructs its elements).
-template <class T>
-struct LargeAllocator {
+// std::vector allocators. LargeVector, for buffers that may grow past kLargeAllocBytes (the dump
+// writer's chunk, its stack table): small capacities from operator new, large ones from
+// large_alloc (not zero-filled: the vector constructs its elements). MappedVector, for buffers a
+// session makes once whatever their size (the sampler's frame and encoding buffers, tens of KiB):
+// always mapped (mapped_alloc), so that starting the profiler grows no heap the program allocates
+// from (a grown heap top serves the program's next large block, which malloc would otherwise
+// have mapped: tests/transparency/malloc_threshold).
+template <class T, bool kAlwaysMapped>
+struct BlockAllocator {
   using value_type = T;
-  LargeAllocator() = default;
   template <class U>
-  LargeAllocator(const LargeAllocator<U>&) {}
+  struct rebind {
+    using other = BlockAllocator<U, kAlwaysMapped>;
+  };
+  BlockAllocator() = default;
+  template <class U>
+  BlockAllocator(const BlockAllocator<U, kAlwaysMapped>&) {}
   T* allocate(size_t n) {
     if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
-    if (n * sizeof(T) < kLargeAllocBytes) return static_cast<T*>(::operator new(n * sizeof(T)));
-    void* block = large_alloc(n * sizeof(T));
-    if (block == nullptr) throw std::bad_alloc();
-    return static_cast<T*>(block);
+    if (!from_heap(n)) {
+      void* block = kAlwaysMapped ? mapped_alloc(n * sizeof(T)) : large_alloc(n * sizeof(T));
+      if (block == nullptr) throw std::bad_alloc();
+      return static_cast<T*>(block);
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
   }
   void deallocate(T* p, size_t n) {
-    if (n * sizeof(T) < kLargeAllocBytes) {
+    if (from_heap(n)) {
       ::operator delete(p);
     } else {
       large_free(p);
     }
   }
   template <class U>
-  bool operator==(const LargeAllocator<U>&) const {
+  bool operator==(const BlockAllocator<U, kAlwaysMapped>&) const {
     return true;
   }
+
+ private:
+  static bool from_heap(size_t n) { return !kAlwaysMapped && n * sizeof(T) < kLargeAllocBytes; }
 };
+template <class T>
+using LargeAllocator = BlockAllocator<T, false>;
 template <class T>
 using LargeVector = std::vector<T, LargeAllocator<T>>;
 using ByteBuffer = LargeVector<uint8_t>;
-
-// For buffers a session makes once, whatever their size (the sampler's frame and encoding
-// buffers, tens of KiB): always mapped (mapped_alloc), so that starting the profiler grows no heap
-// the program allocates from (a grown heap top serves the program's next large block, which malloc
-// would otherwise have mapped: tests/transparency/malloc_threshold).
 template <class T>
-struct MappedAllocator {
-  using value_type = T;
-  MappedAllocator() = default;
-  template <class U>
-  MappedAllocator(const MappedAllocator<U>&) {}
-  T* allocate(size_t n) {
-    if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
-    void* block = mapped_alloc(n * sizeof(T));
-    if (block == nullptr) throw std::bad_alloc();
-    return static_cast<T*>(block);
-  }
-  void deallocate(T* p, size_t) { large_free(p); }
-  template <class U>
-  bool operator==(const MappedAllocator<U>&) const {
-    return true;
-  }
-};
+using MappedAllocator = BlockAllocator<T, true>;
 template <class T>
 using MappedVector = std::vector<T, MappedAllocator<T>>;
 
