@@ -154,12 +154,13 @@ uint64_t Sampler::period_ns() const {
 }
 
 void Sampler::run() {
-  const uint64_t interval = period_ns();
   uint64_t next = monotonic_ns();
   for (;;) {
+    uint64_t interval;
     {
       std::lock_guard hold(tick_mutex_);
       tick();
+      interval = next_tick_in_ns();
     }
     next += interval;
     const uint64_t now = monotonic_ns();
@@ -181,10 +182,31 @@ void Sampler::run() {
   }
 }
 
+uint64_t Sampler::next_tick_in_ns() const {
+  const uint64_t period = period_ns();
+  if (period >= kCollectPeriodNs || self_sampling_ == nullptr || !self_sampling_->waitable() ||
+      allocation_pool_ != nullptr || !counters_.empty() ||
+      crash_state_.load(std::memory_order_relaxed) != kCrashIdle) {
+    return period;
+  }
+  // Every thread is either sampled by the kernel into a ring that wakes the sampler when it
+  // fills, or did not run since its last sample (its next one is a repeat, weighed by the time
+  // since its last). Nothing needs a tick before kCollectPeriodNs; one that starts to run is
+  // copied at the next tick, its sample weighed by the CPU it used (at most 16 intervals at 1 ms,
+  // see kCollectPeriodNs), and the ticks return to the interval.
+  for (const auto& [tid, state] : threads_) {
+    if (!state.selected) continue;
+    if (state.self_handle >= 0 ? !self_sampling_->holds_collect_period(state.self_handle)
+                               : state.ran_since_tick) {
+      return period;
+    }
+  }
+  return std::max(period, kCollectPeriodNs / period * period);
+}
+
 bool Sampler::wait_until(uint64_t deadline) {
   // Where the kernel samples busy threads by itself, their queues fill at the full rate between
-  // ticks: the sampler wakes when one needs collecting (checking for a stop at least every 5 ms).
-  constexpr uint64_t kStopCheckNs = 5000000;
+  // ticks: the sampler wakes when one needs collecting, or when woken (a stop, a pause).
   for (;;) {
     const uint64_t now = monotonic_ns();
     {
@@ -192,9 +214,11 @@ bool Sampler::wait_until(uint64_t deadline) {
       if (stop_requested_) return true;
     }
     if (now >= deadline || self_sampling_ == nullptr || !self_sampling_->waitable()) break;
-    if (self_sampling_->wait(std::min(deadline - now, kStopCheckNs))) {
+    if (self_sampling_->wait(deadline - now)) {
       std::lock_guard hold(tick_mutex_);
       if (paused_.load(std::memory_order_relaxed)) break;  // the next tick stops them all
+      // A module loaded since the tick: its code must be known before samples in it are unwound.
+      if (module_lister_->changed()) refresh_modules(monotonic_ns());
       for (auto& [tid, state] : threads_) {
         if (state.self_handle >= 0) drain_self_samples(tid, state);
       }
@@ -233,9 +257,23 @@ bool Sampler::wait_until(uint64_t deadline) {
 }
 
 void Sampler::request_stop() {
-  std::lock_guard lock(stop_mutex_);
-  stop_requested_ = true;
-  stop_cv_.notify_all();
+  {
+    std::lock_guard lock(stop_mutex_);
+    stop_requested_ = true;
+    stop_cv_.notify_all();
+  }
+  wake();
+}
+
+void Sampler::set_paused(bool paused) {
+  paused_.store(paused, std::memory_order_relaxed);
+  wake();  // a pause stops the interruptions now, not at a tick up to kCollectPeriodNs away
+}
+
+void Sampler::wake() {
+  // self_sampling_ is set once at construction; nulled (taken over by the program) only in a
+  // tick, after which waitable() is never asked again: the copier still owns the object.
+  if (SelfSampling* s = copier_->self_sampling()) s->interrupt_wait();
 }
 
 SamplerStats Sampler::stats() const {
@@ -418,7 +456,8 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   observe_cpu(state, cpu, now);
   std::optional<uint64_t> cpu_delta;
   if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
-  if (state.has_stack && cpu_delta == 0u) {
+  state.ran_since_tick = !(state.has_stack && cpu_delta == 0u);
+  if (!state.ran_since_tick) {
     // It has not run since its last sample, so its stack cannot have changed: no need to stop it.
     write_repeat(tid, state, now, cpu_delta);
     state.last_cpu_ns = cpu;

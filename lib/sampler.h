@@ -87,6 +87,9 @@ class Sampler {
   // The time between ticks: the interval, or at least kSelfSamplingMinPeriodNs with
   // self-sampling (busy threads keep the interval by themselves).
   uint64_t period_ns() const;
+  // The time to the next tick, after a tick: period_ns(), or as long as kCollectPeriodNs while
+  // no thread needs the sampler sooner (self_sampling.h). Sampler thread.
+  uint64_t next_tick_in_ns() const;
   // Threads currently self-sampled. For tests.
   size_t self_sampled_threads() const { return self_sampled_count_; }
   // Times a thread moved to self-sampling. Starting a timer may allocate (it is not a sampling
@@ -94,7 +97,7 @@ class Sampler {
   uint64_t self_sampling_starts() const { return self_sampling_starts_; }
 
   // While paused, ticks record nothing (Profiler::pause); threads are not interrupted.
-  void set_paused(bool paused) { paused_.store(paused, std::memory_order_relaxed); }
+  void set_paused(bool paused);
 
   // Waits for the tick in progress and keeps the next one from starting until release().
   void hold() { tick_mutex_.lock(); }
@@ -121,6 +124,8 @@ class Sampler {
   // Waits for the next tick at `deadline`, collecting self-sampled threads' queues meanwhile where
   // they fill by themselves. True when a stop was requested.
   bool wait_until(uint64_t deadline);
+  // Ends the sampler's wait for its next tick early. Any thread.
+  void wake();
   struct ThreadState {
     std::string name;
     std::optional<uint64_t> last_cpu_ns;
@@ -138,6 +143,7 @@ class Sampler {
 
     // Self-sampling (self_sampling.h): the copier's handle, or -1 while copied each tick.
     int self_handle = -1;
+    bool ran_since_tick = true;               // copied per tick: it ran since its previous sample
     SelfSampling::Counts self_counts;         // as of the last collection
     uint64_t last_answer_ns = 0;              // when its handler was last seen answering
     std::optional<uint64_t> cpu_when_silent;  // CPU time once it had not answered for a while

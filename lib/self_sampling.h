@@ -15,6 +15,11 @@
 
 namespace inprof::internal {
 
+// How long a queue that holds_collect_period() may go uncollected: when every busy thread's
+// samples wait in such a queue and no other thread ran, the sampler ticks this seldom (a wake-up
+// every millisecond cost a busy program 5-20 % where the sampler shares its CPU).
+inline constexpr uint64_t kCollectPeriodNs = 8000000;
+
 class SelfSampling {
  public:
   virtual ~SelfSampling() = default;
@@ -61,8 +66,15 @@ class SelfSampling {
   // Whether some queue fills by itself faster than the sampler's ticks (the kernel samples at the
   // threads' full rate): the sampler then waits in wait() between ticks.
   virtual bool waitable() { return false; }
-  // Waits at most `timeout_ns` for a queue to need collecting; true if one does.
+  // Waits at most `timeout_ns` for a queue to need collecting, or for interrupt_wait(); true if
+  // a queue needs collecting.
   virtual bool wait(uint64_t /*timeout_ns*/) { return false; }
+  // Ends a wait() in progress (or the next one) at once: a stop, a pause. Any thread.
+  virtual void interrupt_wait() {}
+  // Whether the thread's snapshots wait in a queue that holds kCollectPeriodNs of them at its
+  // full rate and wakes wait() when it fills (the kernel's ring), rather than one the sampler
+  // must empty every millisecond (a timer's handler queue).
+  virtual bool holds_collect_period(int /*handle*/) const { return false; }
 };
 
 }  // namespace inprof::internal

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -262,6 +263,20 @@ bool PerfEventRing::parse_sample(const uint8_t* record, size_t size, StackSnapsh
   out->label_count =
       find_label_records(stack, out->stack_size, out->stack_start, out->labels, kMaxLabelDepth);
   return true;
+}
+
+int open_wake_descriptor() {
+  int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd < 0) return -1;
+  fd = place_high(fd);
+  if (fd >= 0) remember_fd(fd);
+  return fd;
+}
+
+void close_wake_descriptor(int fd) {
+  if (fd < 0) return;
+  forget_fd(fd);
+  ::close(fd);
 }
 
 void perf_event_rings_close_after_fork() {

@@ -75,8 +75,13 @@ class PerfEventRing {
 };
 
 // In a forked child: the parent's events are not the child's to keep alive (their mappings are
-// not inherited; their descriptors are). Closes them. Async-signal-safe.
+// not inherited; their descriptors are). Closes them, and the wake descriptors. Async-signal-safe.
 void perf_event_rings_close_after_fork();
+
+// A descriptor that ends a poll of the rings early (an eventfd), numbered from the top of the
+// program's range and closed after fork like the rings'. -1 if there is none to spare.
+int open_wake_descriptor();
+void close_wake_descriptor(int fd);
 
 }  // namespace inprof::internal
 

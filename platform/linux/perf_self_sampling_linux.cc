@@ -13,10 +13,10 @@ namespace {
 constexpr size_t kMaxBudgetBytes = 1u << 20;
 constexpr uint32_t kMinStackBytes = 2 * 1024;
 constexpr uint32_t kUnknownDepthStackBytes = 4 * 1024;  // grown if a sample comes back cut
-// Room per ring for two of the sampler's ticks (it collects every 1 ms at least), at least 4
-// samples: the sampler is woken early only when a ring is three quarters full (a late tick), so
-// the rings cost it no wake-ups of their own on a machine that lets it run.
-constexpr uint64_t kCollectPeriodNs = 1000000;
+// Room per ring for two of the sampler's collections (it collects at least every
+// kCollectPeriodNs), at least 4 samples: the sampler is woken early only when a ring is three
+// quarters full, so the rings cost it no wake-ups of their own where the memory budget lets them
+// hold that much.
 constexpr uint64_t kMinRecordsPerRing = 4;
 constexpr uint64_t kMaxRecordsPerRing = 32;
 // A ring's stack size follows its thread's deepest stack seen over this many samples: the kernel
@@ -99,10 +99,12 @@ PerfSelfSampling::PerfSelfSampling(LocateStack locate_stack, uint64_t interval_n
       copy_wanted_deeper_(stack_copy_size > kMaxPerfStackBytes),
       budget_bytes_(budget_bytes),
       staging_(new uint8_t[kMaxPerfStackBytes + kRecordOverhead]),
-      staging_size_(kMaxPerfStackBytes + kRecordOverhead) {}
+      staging_size_(kMaxPerfStackBytes + kRecordOverhead),
+      wake_fd_(open_wake_descriptor()) {}
 
 PerfSelfSampling::~PerfSelfSampling() {
   for (Ring& r : rings_) r.ring.close();
+  close_wake_descriptor(wake_fd_);
 }
 
 bool PerfSelfSampling::valid(int handle) const {
@@ -258,8 +260,8 @@ SelfSampling::Counts PerfSelfSampling::counts(int handle) const {
 }
 
 bool PerfSelfSampling::wait(uint64_t timeout_ns) {
-  pollfd fds[kMaxPerfThreads];
-  Ring* owners[kMaxPerfThreads];
+  pollfd fds[kMaxPerfThreads + 1];
+  Ring* owners[kMaxPerfThreads + 1];
   nfds_t count = 0;
   for (Ring& r : rings_) {
     if (!r.active || !r.ring.is_open()) continue;
@@ -268,16 +270,35 @@ bool PerfSelfSampling::wait(uint64_t timeout_ns) {
     fds[count] = {r.ring.fd(), POLLIN, 0};
     owners[count++] = &r;
   }
+  if (wake_fd_ >= 0) {
+    fds[count] = {wake_fd_, POLLIN, 0};
+    owners[count++] = nullptr;
+  } else {
+    timeout_ns = std::min<uint64_t>(timeout_ns, 5000000);  // nothing else ends it for a stop
+  }
   const timespec timeout{static_cast<time_t>(timeout_ns / 1000000000u),
                          static_cast<long>(timeout_ns % 1000000000u)};
   const int ready = ppoll(fds, count, &timeout, nullptr);
   if (ready <= 0) return false;
   bool any = false;
   for (nfds_t i = 0; i < count; ++i) {
+    if (owners[i] == nullptr) {
+      if (fds[i].revents & POLLIN) {
+        uint64_t value;
+        [[maybe_unused]] ssize_t got = ::read(wake_fd_, &value, sizeof(value));
+      }
+      continue;
+    }
     if (fds[i].revents & (POLLHUP | POLLERR)) owners[i]->hung_up = true;
     if (fds[i].revents & POLLIN) any = true;
   }
   return any;
+}
+
+void PerfSelfSampling::interrupt_wait() {
+  if (wake_fd_ < 0) return;
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t put = ::write(wake_fd_, &one, sizeof(one));
 }
 
 }  // namespace inprof::internal

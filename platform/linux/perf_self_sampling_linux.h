@@ -60,6 +60,8 @@ class PerfSelfSampling final : public SelfSampling {
   Counts counts(int handle) const override;
   bool waitable() override { return active() > 0; }
   bool wait(uint64_t timeout_ns) override;
+  void interrupt_wait() override;
+  bool holds_collect_period(int handle) const override { return valid(handle); }
 
   size_t active() const;
 
@@ -96,6 +98,7 @@ class PerfSelfSampling final : public SelfSampling {
   StackSnapshot snapshot_;              // what front() returns
   std::unique_ptr<uint8_t[]> staging_;  // a record that wraps around its ring's end
   size_t staging_size_ = 0;
+  int wake_fd_ = -1;  // interrupt_wait() ends a wait() through it (-1: waits are cut at 5 ms)
 };
 
 }  // namespace inprof::internal

@@ -71,6 +71,12 @@ bool SelfSamplingRouter::still_allowed(int handle) {
   return way(r)->still_allowed(r.inner);
 }
 
+bool SelfSamplingRouter::holds_collect_period(int handle) const {
+  // A ring whose thread waits to move to a timer (labels appeared) is read at every tick.
+  return valid(handle) && routes_[handle].way == Way::kPerf &&
+         routes_[handle].pending_labels == nullptr;
+}
+
 bool SelfSamplingRouter::set_stack(int handle, uint64_t sp) {
   if (!valid(handle)) return false;
   Route& r = routes_[handle];

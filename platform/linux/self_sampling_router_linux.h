@@ -39,6 +39,10 @@ class SelfSamplingRouter final : public SelfSampling {
   Counts counts(int handle) const override;
   bool waitable() override { return perf_ && perf_->waitable(); }
   bool wait(uint64_t timeout_ns) override { return perf_ && perf_->wait(timeout_ns); }
+  void interrupt_wait() override {
+    if (perf_) perf_->interrupt_wait();
+  }
+  bool holds_collect_period(int handle) const override;
 
  private:
   enum class Way : uint8_t { kNone, kTimer, kPerf };
