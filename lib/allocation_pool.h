@@ -52,10 +52,20 @@ class AllocationPool {
     return nullptr;
   }
 
+  // Called (by a producer, inside the program's allocator) when half the slots are ready: the
+  // sampler collects them without waiting for its next tick. Set before any producer runs; it
+  // must be async-signal-safe and leave errno as it was.
+  void set_wake(void (*wake)(void*), void* context) {
+    wake_ = wake;
+    wake_context_ = context;
+  }
+
   // Producer: hands a filled slot to the sampler.
   void publish(AllocationSlot* slot) {
     slot->state.store(AllocationSlot::kReady, std::memory_order_release);
-    ready_.fetch_add(1, std::memory_order_release);
+    if (ready_.fetch_add(1, std::memory_order_release) + 1 == slot_count_ / 2 && wake_) {
+      wake_(wake_context_);
+    }
   }
 
   // Producer: gives back a slot it could not fill.
@@ -88,6 +98,8 @@ class AllocationPool {
   LargeArray<uint8_t> stacks_;
   std::atomic<size_t> ready_{0};
   std::atomic<uint64_t> dropped_{0};
+  void (*wake_)(void*) = nullptr;
+  void* wake_context_ = nullptr;
 };
 
 }  // namespace inprof::internal

@@ -1,6 +1,7 @@
 #include "sampler.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 
 #include "declarations.h"
@@ -107,6 +108,18 @@ void Sampler::write_crash_sample() {
   crash_state_.store(written ? kCrashWritten : kCrashFailed, std::memory_order_release);
 }
 
+void Sampler::set_allocation_pool(AllocationPool* pool) {
+  allocation_pool_ = pool;
+  // Inside the program's allocator, maybe in a signal handler: a write to the wake descriptor.
+  pool->set_wake(
+      [](void* sampler) {
+        const int saved = errno;
+        static_cast<Sampler*>(sampler)->wake();
+        errno = saved;
+      },
+      this);
+}
+
 size_t Sampler::drain_allocations() {
   if (allocation_pool_ == nullptr || allocation_pool_->ready() == 0) return 0;
   // No module refresh here (ticks do it): listing modules takes the loader's lock, which a
@@ -185,15 +198,15 @@ void Sampler::run() {
 uint64_t Sampler::next_tick_in_ns() const {
   const uint64_t period = period_ns();
   if (period >= kCollectPeriodNs || self_sampling_ == nullptr || !self_sampling_->waitable() ||
-      allocation_pool_ != nullptr || !counters_.empty() ||
-      crash_state_.load(std::memory_order_relaxed) != kCrashIdle) {
+      !counters_.empty() || crash_state_.load(std::memory_order_relaxed) != kCrashIdle) {
     return period;
   }
   // Every thread is either sampled by the kernel into a ring that wakes the sampler when it
   // fills, or did not run since its last sample (its next one is a repeat, weighed by the time
-  // since its last). Nothing needs a tick before kCollectPeriodNs; one that starts to run is
-  // copied at the next tick, its sample weighed by the CPU it used (at most 16 intervals at 1 ms,
-  // see kCollectPeriodNs), and the ticks return to the interval.
+  // since its last); sampled allocations wake it when half their pool is taken. Nothing needs a
+  // tick before kCollectPeriodNs; one that starts to run is copied at the next tick, its sample
+  // weighed by the CPU it used (at most 16 intervals at 1 ms, see kCollectPeriodNs), and the ticks
+  // return to the interval.
   for (const auto& [tid, state] : threads_) {
     if (!state.selected) continue;
     if (state.self_handle >= 0 ? !self_sampling_->holds_collect_period(state.self_handle)
@@ -214,7 +227,12 @@ bool Sampler::wait_until(uint64_t deadline) {
       if (stop_requested_) return true;
     }
     if (now >= deadline || self_sampling_ == nullptr || !self_sampling_->waitable()) break;
-    if (self_sampling_->wait(deadline - now)) {
+    const bool rings_full = self_sampling_->wait(deadline - now);
+    if (allocation_pool_ != nullptr && allocation_pool_->ready() != 0) {
+      std::lock_guard hold(tick_mutex_);
+      drain_allocations();
+    }
+    if (rings_full) {
       std::lock_guard hold(tick_mutex_);
       if (paused_.load(std::memory_order_relaxed)) break;  // the next tick stops them all
       // A module loaded since the tick: its code must be known before samples in it are unwound.

@@ -67,7 +67,7 @@ class Sampler {
 
   // Sampled allocations wait here for the sampler to unwind them (allocation_pool.h). Call
   // before run(); the pool outlives the sampler.
-  void set_allocation_pool(AllocationPool* pool) { allocation_pool_ = pool; }
+  void set_allocation_pool(AllocationPool* pool);
   // Unwinds and writes the allocations waiting in the pool; returns how many. Sampler thread.
   size_t drain_allocations();
   // Lists the modules now, on the sampler thread before run(): an allocation recorded before
