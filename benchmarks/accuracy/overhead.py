@@ -20,7 +20,7 @@ and the wall time measures all that the profiler costs, not only what reaches th
 threads. Without it the profiler's threads may run on an idle core.
 
 Usage: overhead.py --build-dir BUILD [--reps 10] [--intervals 1ms] [--programs xz,python3.11]
-                   [--same-cpu] [--perf] [--work DIR]
+                   [--same-cpu] [--perf] [--compare-build OTHER_BUILD] [--work DIR]
 """
 import argparse
 import os
@@ -35,10 +35,16 @@ from accuracy import parse_interval, prepare  # noqa: E402
 
 def configurations(args, library, work):
     out = [("bare", [], {})]
+    libraries = [("inprof", library)]
+    if args.compare_build:
+        libraries.append(("inprof (%s)" % os.path.basename(args.compare_build.rstrip("/")),
+                          os.path.join(os.path.abspath(args.compare_build), "libinprof.so")))
     for interval in args.intervals.split(","):
-        env = {"LD_PRELOAD": library, "INPROF_STARTUP": "1",
-               "INPROF_OUTPUT": os.path.join(work, "overhead.inprof"), "INPROF_INTERVAL": interval}
-        out.append(("inprof " + interval, [], env))
+        for name, lib in libraries:
+            env = {"LD_PRELOAD": lib, "INPROF_STARTUP": "1",
+                   "INPROF_OUTPUT": os.path.join(work, "overhead.inprof"),
+                   "INPROF_INTERVAL": interval}
+            out.append(("%s %s" % (name, interval), [], env))
     if args.perf:
         for name, graph in (("perf-fp 1ms", "fp"), ("perf 1ms", "dwarf")):
             out.append((name, ["perf", "record", "-q", "-e", "cpu-clock", "-c", "1000000",
@@ -72,6 +78,8 @@ def main():
     parser.add_argument("--programs", default="xz,python3.11,zstd,cc1plus")
     parser.add_argument("--same-cpu", action="store_true")
     parser.add_argument("--perf", action="store_true")
+    # Another build's library beside this one (the code before a change), in the same runs.
+    parser.add_argument("--compare-build")
     parser.add_argument("--work", default="/tmp/inprof-accuracy")
     args = parser.parse_args()
     for interval in args.intervals.split(","):
