@@ -104,8 +104,8 @@ def main():
         time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), args.reps,
         "everything on CPU 0" if args.same_cpu else "free to use every CPU", load))
     print("| program | configuration | wall median | vs bare | wall best | vs bare | "
-          "CPU median | vs bare |")
-    print("|---|---|---|---|---|---|---|---|")
+          "paired wall ratio: median [quartiles] | CPU median | vs bare |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in chosen:
         results = {c[0]: [] for c in configs}
         for _ in range(args.reps):
@@ -118,9 +118,15 @@ def main():
             walls = [w for w, _ in results[label]]
             cpus = [c for _, c in results[label]]
             wall, best, used = statistics.median(walls), min(walls), statistics.median(cpus)
-            print("| %s | %s | %.3f s | %+.1f %% | %.3f s | %+.1f %% | %.3f s | %+.1f %% |" % (
-                name, label, wall, 100 * (wall / base_wall - 1), best,
-                100 * (best / base_best - 1), used, 100 * (used / base_cpu - 1)))
+            # Each round's run against the bare run beside it: the machine's slow drifts (other
+            # work, the host's) cancel out of the ratio.
+            ratios = sorted(100 * (w / b - 1) for w, (b, _) in zip(walls, results["bare"]))
+            quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+            print("| %s | %s | %.3f s | %+.1f %% | %.3f s | %+.1f %% | %+.1f %% [%+.1f, %+.1f] "
+                  "| %.3f s | %+.1f %% |" % (
+                      name, label, wall, 100 * (wall / base_wall - 1), best,
+                      100 * (best / base_best - 1), quartiles[1], quartiles[0], quartiles[2],
+                      used, 100 * (used / base_cpu - 1)))
         sys.stdout.flush()
     print("# load average %.2f at the end" % os.getloadavg()[0])
 
