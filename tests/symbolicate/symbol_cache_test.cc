@@ -338,6 +338,47 @@ TEST_F(SymbolCacheRun, NewAddressesOfKnownUnitsAreAnsweredAsCold) {
   }
 }
 
+// Another dump of the same build whose new addresses are leaves: the leaf fix-up's CFI question
+// and the system-call check are answered from the binary (binary_code.h), the frames from the
+// module index. No module is opened, and the output is the cold run's.
+TEST_F(SymbolCacheRun, NewLeavesOfKnownUnitsOpenNoModule) {
+  const std::string other = dir_.path("leaves.inprof");
+  const uint64_t leaf = reinterpret_cast<uintptr_t>(&symtest::leaf_function);
+  const uint64_t caller = symtest::caller_function();
+  {
+    symtest::DumpFile d(other);
+    d.process(symtest::test_process());
+    d.module(symtest::self_module());
+    d.thread_start(1, 0, "main", kThreadMain);
+    // A frame-pointer walk that may have missed the leaf's caller: the CFI decides.
+    d.sample(1, 1'000'000, {leaf + 1, caller}, kSampleFramePointerWalk, std::nullopt,
+             {{0, caller}, {1, caller + 1}});
+    d.sample(1, 2'000'000, {leaf, caller}, kSampleFramePointerWalk, std::nullopt,
+             {{0, caller - 1}});
+    // Sampled without CPU time at new leaves: was it in a system call?
+    d.sample(1, 3'000'000, {leaf + 2, caller}, 0, 0);
+    d.sample(1, 4'000'000, {leaf + 3}, 0, 0);
+    d.end(5'000'000);
+    d.close();
+  }
+  const std::string other_cold = dir_.path("leaves_cold.json");
+  ASSERT_EQ(symtest::run_symbolicate_binary({other, "--no-cache", "-o", other_cold}, &err_), 0)
+      << err_;
+  ASSERT_EQ(run(dir_.path("first.json")), 0) << err_;  // fills the cache from the first dump
+  EXPECT_NE(err_.find(", 1 module opened"), std::string::npos) << err_;
+  const std::string out = dir_.path("leaves_warm.json");
+  ASSERT_EQ(symtest::run_symbolicate_binary({other, "--cache-dir", cache(), "-o", out}, &err_), 0)
+      << err_;
+  EXPECT_NE(err_.find(" 0 symbolized"), std::string::npos) << err_;
+  EXPECT_NE(err_.find(", 0 modules opened"), std::string::npos) << err_;
+  EXPECT_EQ(read_file(out), read_file(other_cold));
+  // Once more: now every answer is in the cache file itself.
+  ASSERT_EQ(symtest::run_symbolicate_binary({other, "--cache-dir", cache(), "-o", out}, &err_), 0)
+      << err_;
+  EXPECT_NE(err_.find(", 0 modules opened"), std::string::npos) << err_;
+  EXPECT_EQ(read_file(out), read_file(other_cold));
+}
+
 TEST_F(SymbolCacheRun, CorruptOrTruncatedCacheFilesAreIgnored) {
   ASSERT_EQ(run(dir_.path("first.json")), 0) << err_;
   ASSERT_EQ(cache_files(cache()).size(), 1u);

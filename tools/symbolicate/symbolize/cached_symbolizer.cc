@@ -15,6 +15,7 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
   use.indexes.resize(modules.size());
   use.index_read.assign(modules.size(), 0);
   if (!cache) {
+    for (const ModuleAddresses& module : modules) use.opened += !module.vaddrs.empty();
     symbolize_in_parallel(modules, jobs, progress, min_addresses_per_handle);
     return use;
   }
@@ -53,6 +54,7 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
     rest.push_back(std::move(todo));
     rest_of.push_back(m);
   }
+  use.opened = rest.size();
   symbolize_in_parallel(rest, jobs, progress, min_addresses_per_handle);
 
   std::vector<ModuleAddresses*> computed_for(modules.size(), nullptr);

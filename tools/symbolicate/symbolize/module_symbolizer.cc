@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "dump/dump_records.h"
+#include "symbolize/cfi_slot.h"
 #include "symbolize/debug_image.h"
 #include "symbolize/debug_image_cache.h"
 #include "symbolize/elf_file.h"
@@ -790,41 +791,13 @@ bool DwarfModuleSymbolizer::read_code(uint64_t vaddr, std::span<uint8_t> out) {
 }
 
 std::optional<unsigned> DwarfModuleSymbolizer::return_address_slot(uint64_t vaddr, bool aarch64) {
-  constexpr uint64_t kRsp = 7;
-  constexpr uint64_t kAarch64Sp = 31;
   Dwarf_Addr bias = 0;
-  Dwarf_CFI* cfis[2];
-  Dwarf_Addr biases[2];
-  cfis[0] = dwfl_module_eh_cfi(module_, &bias);
-  biases[0] = bias;
-  cfis[1] = dwfl_module_dwarf_cfi(module_, &bias);
-  biases[1] = bias;
-  for (int i = 0; i < 2; ++i) {
-    if (!cfis[i]) continue;
-    Dwarf_Frame* frame = nullptr;
-    if (dwarf_cfi_addrframe(cfis[i], vaddr - biases[i], &frame) != 0) continue;
-    Dwarf_Op* ops = nullptr;
-    size_t nops = 0;
-    std::optional<unsigned> slot;
-    if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
-      uint64_t reg = ~0ull;
-      int64_t off = 0;
-      if (ops[0].atom == DW_OP_bregx) {
-        reg = ops[0].number;
-        off = static_cast<int64_t>(ops[0].number2);
-      } else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
-        reg = ops[0].atom - DW_OP_breg0;
-        off = static_cast<int64_t>(ops[0].number);
-      }
-      if (aarch64) {
-        if (reg == kAarch64Sp) slot = internal::kLeafCandidateLinkRegister;
-      } else if (reg == kRsp && off >= 8 && off % 8 == 0 && (off - 8) / 8 < 255) {
-        slot = static_cast<unsigned>((off - 8) / 8);
-      }
-    }
-    std::free(frame);
-    return slot;  // the first CFI covering the address decides
-  }
+  // .eh_frame first (as the binary alone answers it, binary_code.h), then .debug_frame: the
+  // first CFI covering the address decides.
+  Dwarf_CFI* eh = dwfl_module_eh_cfi(module_, &bias);
+  if (auto slot = cfi_return_slot(eh, vaddr - bias, aarch64)) return *slot;
+  Dwarf_CFI* debug = dwfl_module_dwarf_cfi(module_, &bias);
+  if (auto slot = cfi_return_slot(debug, vaddr - bias, aarch64)) return *slot;
   return std::nullopt;
 }
 
