@@ -186,6 +186,8 @@ TEST(SymbolCache, SizeBoundEvictsTheLeastRecentlyUsed) {
   fs::last_write_time(v / (keys[1] + ".sym"), now - std::chrono::hours(1));
   keys.push_back(SymbolCache::key({0x10, 3}, files));
   ASSERT_TRUE(cache.store(keys.back(), sample_symbols("f()"), &why)) << why;
+  EXPECT_TRUE(fs::exists(v / (keys[0] + ".sym")));  // the writer evicts once it has written all
+  cache.evict();
   EXPECT_FALSE(fs::exists(v / (keys[0] + ".sym")));
   EXPECT_TRUE(fs::exists(v / (keys[1] + ".sym")));
   EXPECT_TRUE(fs::exists(v / (keys[2] + ".sym")));

@@ -500,6 +500,7 @@ void StackConverter::symbolize_ahead() {
 
 void StackConverter::save_cache() {
   if (!options_.cache) return;
+  bool wrote = false;
   for (ModuleState& state : modules_) {
     if (state.cache_key.empty()) continue;
     // What the handles read becomes the module index's: the next dump's new addresses in the
@@ -514,19 +515,23 @@ void StackConverter::save_cache() {
       }
       for (ModuleSymbolizer* h : handles) h->export_index(state.index);
       std::string why;
-      if ((state.index.module_added() || !state.index.added_units().empty()) &&
-          !options_.cache->store_index(state.cache_key, state.index, &why)) {
-        diag_.warn("symbol cache index not written: " + why);
+      if (state.index.module_added() || !state.index.added_units().empty()) {
+        wrote = true;
+        if (!options_.cache->store_index(state.cache_key, state.index, &why)) {
+          diag_.warn("symbol cache index not written: " + why);
+        }
       }
       state.index = ModuleIndex();
     }
     if (!state.cache_learnt) continue;
     std::string why;
+    wrote = true;
     if (!options_.cache->store(state.cache_key, state.cached, &why)) {
       diag_.warn("symbol cache not written: " + why);
     }
     state.cache_learnt = false;
   }
+  if (wrote) options_.cache->evict();  // once, after every file of this run is in place
 }
 
 void StackConverter::report_modules() {
