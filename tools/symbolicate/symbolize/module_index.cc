@@ -54,7 +54,9 @@ std::optional<AddressSymbol> ModuleIndex::symbolize(uint64_t vaddr) {
   if (!u) return std::nullopt;
   std::string leaf_file;
   uint32_t leaf_line = 0;
-  if (auto at = u->lines.find(pc)) {
+  std::optional<LineTable::Location> at;
+  if (!u->lines.find(pc, &at)) return std::nullopt;  // damaged: the reader's
+  if (at) {
     if (at->file < u->lines.files().size()) leaf_file = u->lines.files()[at->file];
     if (at->line > 0 && at->line <= INT32_MAX) leaf_line = static_cast<uint32_t>(at->line);
   }

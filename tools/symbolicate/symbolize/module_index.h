@@ -24,12 +24,13 @@
 
 #include "symbolize/line_table.h"
 #include "symbolize/module_symbolizer.h"
+#include "symbolize/packed_line_table.h"
 #include "symbolize/unit_tree.h"
 
 namespace inprof::symbolicate {
 
 // Bumped whenever the file form or what the reader makes of the DWARF changes.
-inline constexpr uint32_t kModuleIndexVersion = 1;
+inline constexpr uint32_t kModuleIndexVersion = 2;  // 2: line rows in blocks
 
 class ModuleIndex {
  public:
@@ -46,7 +47,7 @@ class ModuleIndex {
   static constexpr uint64_t kAskTheReader = 0;
   struct Unit {
     UnitTree tree;  // whole: every node expanded and described
-    LineTable lines;
+    PackedLineTable lines;
   };
 
   // The module-wide part, set by the reader that first exports (ModuleSymbolizer::export_index).
