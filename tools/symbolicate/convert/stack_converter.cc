@@ -384,6 +384,9 @@ ModuleSymbolizer* StackConverter::symbolizer(size_t m) {
       prepare_for_handles({&f}, effective_jobs(options_.jobs));
       ++summary_.modules_opened;
       state.symbolizer = ModuleSymbolizer::open(f, &state.why);
+      if (state.symbolizer && state.index_read) {
+        state.symbolizer->use_known_units(state.index.known_units());
+      }
       if (!state.symbolizer) {
         diag_.warn("module '" + model_.modules()[m].record.path + "': " + state.why +
                    "; its frames stay unsymbolicated");

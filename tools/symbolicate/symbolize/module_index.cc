@@ -26,6 +26,16 @@ const ModuleIndex::Unit* ModuleIndex::unit(uint64_t offset) {
   return it->second ? &*it->second : nullptr;
 }
 
+std::shared_ptr<const KnownUnits> ModuleIndex::known_units() const {
+  if (!module_ || !module_->has_dwarf || !module_->aranges_usable) return nullptr;
+  auto known = std::make_shared<KnownUnits>();
+  known->bias = module_->bias;
+  known->ranges.reserve(module_->aranges.size());
+  static_assert(kAskTheReader == 0);  // KnownUnits' "not known"
+  for (const Arange& a : module_->aranges) known->ranges.push_back({a.addr, a.length, a.unit});
+  return known;
+}
+
 std::optional<AddressSymbol> ModuleIndex::symbolize(uint64_t vaddr) {
   if (!module_) return std::nullopt;
   const Module& m = *module_;

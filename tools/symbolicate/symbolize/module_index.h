@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,6 +76,10 @@ class ModuleIndex {
   // What was set or added since the index was read: to be written.
   bool module_added() const { return module_added_; }
   const std::vector<uint64_t>& added_units() const { return added_; }
+
+  // The units of the module part's address ranges, for a reader opened for what the index cannot
+  // answer (ModuleSymbolizer::use_known_units); null when it has none usable.
+  std::shared_ptr<const KnownUnits> known_units() const;
 
   // What the reader would answer for `vaddr` (the module's own address); nullopt when the index
   // cannot tell without it (no module part, a unit not indexed or damaged).

@@ -211,6 +211,9 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   }
   std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) override;
   bool has_dwarf() const override { return dwarf_ != nullptr; }
+  void use_known_units(std::shared_ptr<const KnownUnits> known) override {
+    if (known && dwarf_ && known->bias == dwarf_bias_) known_units_ = std::move(known);
+  }
   void export_index(ModuleIndex& index) override;
   bool read_code(uint64_t vaddr, std::span<uint8_t> out) override;
   void set_main_is_binary(bool yes) { main_is_binary_ = yes; }
@@ -253,6 +256,8 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   std::deque<std::string> unversioned_names_;  // of symbols named "name@VERSION"
   std::unordered_map<const char*, std::string> demangled_;
   std::unordered_map<uint64_t, std::unique_ptr<UnitIndex>> units_;    // by CU DIE offset
+  std::shared_ptr<const KnownUnits> known_units_;                     // null: none
+  std::unordered_map<uint64_t, Dwarf_Die> known_unit_dies_;           // by CU DIE offset
   std::unordered_map<uint64_t, std::unique_ptr<ScopeIndex>> scopes_;  // by CU DIE offset
   std::optional<LineSections> line_sections_;  // unset: every line question goes to libdw
   struct UnitLines {
@@ -532,6 +537,23 @@ DwarfModuleSymbolizer::DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module)
 }
 
 Dwarf_Die* DwarfModuleSymbolizer::unit_at(uint64_t vaddr, Dwarf_Addr* bias) {
+  if (known_units_ && dwarf_) {
+    // The unit libdwfl and the aranges agreed on when the index was made (export_index): the
+    // same CU DIE, found without libdwfl's search. Elsewhere, libdwfl decides as below.
+    const std::vector<KnownUnits::Range>& ranges = known_units_->ranges;
+    const uint64_t pc = vaddr - dwarf_bias_;
+    auto r = std::upper_bound(ranges.begin(), ranges.end(), pc,
+                              [](uint64_t a, const KnownUnits::Range& k) { return a < k.addr; });
+    if (r != ranges.begin() && pc - (r - 1)->addr < (r - 1)->length && (r - 1)->unit != 0) {
+      auto [it, inserted] = known_unit_dies_.try_emplace((r - 1)->unit);
+      if (inserted && !dwarf_offdie(dwarf_, (r - 1)->unit, &it->second)) {
+        known_unit_dies_.erase(it);
+      } else {
+        *bias = dwarf_bias_;
+        return &it->second;
+      }
+    }
+  }
   Dwarf_Die* cudie = dwarf_ ? dwfl_module_addrdie(module_, vaddr, bias) : nullptr;
   if (!cudie) return nullptr;
   // libdwfl counts the gaps between one unit's address ranges and the next unit's as the first
