@@ -38,6 +38,21 @@ void put_records(ByteWriter& out, const std::vector<Record>& records) {
   out.out().append(reinterpret_cast<const char*>(records.data()), records.size() * sizeof(Record));
 }
 
+// The bytes of `count` records of `Record`, left where they are (a unit's tree is converted from
+// them straight into its nodes: no copy in between).
+template <typename Record>
+bool get_record_bytes(ByteReader& in, uint64_t* count, std::string_view* bytes) {
+  return in.u64(count) && *count <= in.left() / sizeof(Record) &&
+         in.take(*count * sizeof(Record), bytes);
+}
+
+template <typename Record>
+Record record_at(std::string_view bytes, size_t i) {
+  Record r;
+  std::memcpy(&r, bytes.data() + i * sizeof r, sizeof r);
+  return r;
+}
+
 template <typename Record>
 bool get_records(ByteReader& in, std::vector<Record>* records) {
   uint64_t count;
@@ -117,16 +132,17 @@ std::optional<ModuleIndex::Unit> ModuleIndex::decode_unit(std::string_view key, 
     s.assign(v);
   }
   if (!tree.strings[0].empty()) return std::nullopt;
-  std::vector<NodeRecord> nodes;
-  std::vector<RangeRecord> ranges;
-  if (!get_records(in, &nodes) || nodes.empty() || !get_records(in, &ranges)) {
+  uint64_t node_count, range_count;
+  std::string_view nodes, ranges;
+  if (!get_record_bytes<NodeRecord>(in, &node_count, &nodes) || node_count == 0 ||
+      !get_record_bytes<RangeRecord>(in, &range_count, &ranges)) {
     return std::nullopt;
   }
   const size_t strings = tree.strings.size();
-  tree.nodes.resize(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const NodeRecord& r = nodes[i];
-    if (r.parent >= nodes.size() || r.first_child > r.end_child || r.end_child > ranges.size() ||
+  tree.nodes.resize(node_count);
+  for (size_t i = 0; i < node_count; ++i) {
+    const auto r = record_at<NodeRecord>(nodes, i);
+    if (r.parent >= node_count || r.first_child > r.end_child || r.end_child > range_count ||
         r.name >= strings || r.file >= strings || r.call_file >= strings) {
       return std::nullopt;
     }
@@ -142,10 +158,10 @@ std::optional<ModuleIndex::Unit> ModuleIndex::decode_unit(std::string_view key, 
     n.call_file = r.call_file;
     n.expanded = n.described = true;
   }
-  tree.ranges.resize(ranges.size());
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    const RangeRecord& r = ranges[i];
-    if (r.parent >= nodes.size() || r.node == 0 || r.node >= nodes.size()) return std::nullopt;
+  tree.ranges.resize(range_count);
+  for (size_t i = 0; i < range_count; ++i) {
+    const auto r = record_at<RangeRecord>(ranges, i);
+    if (r.parent >= node_count || r.node == 0 || r.node >= node_count) return std::nullopt;
     tree.ranges[i] = {r.parent, r.low, r.high, r.node};
   }
   for (size_t i = 0; i < tree.nodes.size(); ++i) {  // each node's children are its own, in order
