@@ -232,10 +232,21 @@ TEST(DebugImageCache, OnlyAnIntactImageIsUsed) {
   ASSERT_EQ(pread(loaded->fd(), back.data(), back.size(), 0), ssize_t(back.size()));
   EXPECT_EQ(back, bytes);
   const std::string good = read_file(path);
+  // Checked whole once: the stamp beside it lets the next run skip reading it all, for this very
+  // file only.
+  const std::string stamp = inprof::symbolicate::debug_image_stamp_path(path);
+  ASSERT_TRUE(fs::exists(stamp));
+  ASSERT_TRUE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"));
   std::string flipped = good;
   flipped[5000] = static_cast<char>(flipped[5000] ^ 4);
+  // A damaged copy renamed over it (another file, whatever its stamp says): not used.
+  write_file(path + ".other", flipped);
+  fs::rename(path + ".other", path);
+  EXPECT_FALSE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"));
+  // Intact and stamped again: each damage below is written in place, under a stamp that matched.
+  inprof::symbolicate::save_debug_image(*image, path);
   for (const std::string& damaged :
-       {good.substr(0, good.size() - 1), good.substr(0, 10), std::string(), flipped}) {
+       {flipped, good.substr(0, good.size() - 1), good.substr(0, 10), std::string()}) {
     write_file(path, damaged);
     EXPECT_FALSE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"))
         << damaged.size() << " bytes";

@@ -200,7 +200,9 @@ void SymbolCache::evict() const {
       continue;
     }
     const fs::path ext = p.extension();
-    if (ext != kSuffix && ext != ".img" && ext != ".idx" && ext != ".unit") continue;
+    if (ext != kSuffix && ext != ".img" && ext != ".stamp" && ext != ".idx" && ext != ".unit") {
+      continue;
+    }
     entries.push_back({p, time, size});
     total += size;
   }
