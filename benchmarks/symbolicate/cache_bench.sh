@@ -77,7 +77,7 @@ for r in $(seq "$runs"); do
   fill+=("$w"); fill_sym+=("$s")
   read -r w s < <(timed "$dump_b" --cache-dir "$work/cache" -o "$work/warm.$ext")
   warm+=("$w"); warm_sym+=("$s")
-  hits=$(sed -n 's/.*symbol cache .*: \([0-9]*\) addresses found, \([0-9]*\) symbolized (\([0-9]*\) found by the module index).*/\1 found (\3 by the module index), \2 symbolized/p' "$work/last.err")
+  hits=$(sed -n 's/.*symbol cache .*: \([0-9]*\) addresses found, \([0-9]*\) symbolized (\([0-9]*\) found by the module index), \([0-9]*\) modules* opened.*/\1 found (\3 by the module index), \2 symbolized, \4 modules opened/p' "$work/last.err")
   cmp -s "$work/cold.$ext" "$work/warm.$ext" || { echo "cache-bench: warm output differs from cold" >&2; exit 1; }
   read -r w s < <(timed "$dump_b" --cache-dir "$work/cache" -o "$work/again.$ext")
   again+=("$w"); again_sym+=("$s")
@@ -87,7 +87,7 @@ for r in $(seq "$runs"); do
     coldc+=("$w"); coldc_sym+=("$s")
     read -r w s < <(timed "$dump_c" --cache-dir "$work/cache" -o "$work/third.$ext")
     third+=("$w"); third_sym+=("$s")
-    third_hits=$(sed -n 's/.*symbol cache .*: \([0-9]*\) addresses found, \([0-9]*\) symbolized (\([0-9]*\) found by the module index).*/\1 found (\3 by the module index), \2 symbolized/p' "$work/last.err")
+    third_hits=$(sed -n 's/.*symbol cache .*: \([0-9]*\) addresses found, \([0-9]*\) symbolized (\([0-9]*\) found by the module index), \([0-9]*\) modules* opened.*/\1 found (\3 by the module index), \2 symbolized, \4 modules opened/p' "$work/last.err")
     cmp -s "$work/coldc.$ext" "$work/third.$ext" || { echo "cache-bench: third output differs from cold" >&2; exit 1; }
   fi
 done

@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using inprof::symbolicate::AddressSymbol;
+using inprof::symbolicate::KnownUnits;
 using inprof::symbolicate::ModuleIndex;
 using inprof::symbolicate::ModuleSymbolizer;
 
@@ -130,6 +131,34 @@ TEST(ModuleIndex, AnswersNewAddressesOfReadUnitsAsTheReaderDoes) {
     // places elsewhere) is left to the reader.
     EXPECT_GT(answered[0], m.addresses.size() / 2 * 9 / 10) << path;
     EXPECT_GT(answered[1], m.addresses.size() / 4) << path << ": few new addresses answered";
+  }
+}
+
+// A reader handed the index's units (ModuleSymbolizer::use_known_units) takes an address's unit
+// from them instead of libdwfl's search: every address, read or not, answered as without them.
+TEST(ModuleIndex, AReaderGivenTheKnownUnitsAnswersAsWithout) {
+  for (const std::string& path : modules_to_test()) {
+    Module m = module_at(path);
+    ASSERT_FALSE(m.addresses.empty()) << path;
+    std::string why;
+    auto first = ModuleSymbolizer::open(m.record, &why);
+    auto fresh = ModuleSymbolizer::open(m.record, &why);
+    auto hinted = ModuleSymbolizer::open(m.record, &why);
+    ASSERT_TRUE(first && fresh && hinted) << why;
+    for (size_t i = 0; i < m.addresses.size(); i += 3) first->symbolize(m.addresses[i]);
+    ModuleIndex exported;
+    first->export_index(exported);
+    std::shared_ptr<const KnownUnits> known = exported.known_units();
+    ASSERT_TRUE(known) << path;
+    size_t with_unit = 0;
+    for (const KnownUnits::Range& r : known->ranges) with_unit += r.unit != 0;
+    EXPECT_GT(with_unit, 0u) << path;
+    hinted->use_known_units(known);
+    for (uint64_t vaddr : m.addresses) {
+      ASSERT_EQ(describe(hinted->symbolize(vaddr)), describe(fresh->symbolize(vaddr)))
+          << path << " " << std::hex << vaddr;
+      ASSERT_EQ(hinted->unit_of(vaddr), fresh->unit_of(vaddr)) << path << " " << std::hex << vaddr;
+    }
   }
 }
 

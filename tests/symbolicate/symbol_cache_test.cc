@@ -186,6 +186,8 @@ TEST(SymbolCache, SizeBoundEvictsTheLeastRecentlyUsed) {
   fs::last_write_time(v / (keys[1] + ".sym"), now - std::chrono::hours(1));
   keys.push_back(SymbolCache::key({0x10, 3}, files));
   ASSERT_TRUE(cache.store(keys.back(), sample_symbols("f()"), &why)) << why;
+  EXPECT_TRUE(fs::exists(v / (keys[0] + ".sym")));  // the writer evicts once it has written all
+  cache.evict();
   EXPECT_FALSE(fs::exists(v / (keys[0] + ".sym")));
   EXPECT_TRUE(fs::exists(v / (keys[1] + ".sym")));
   EXPECT_TRUE(fs::exists(v / (keys[2] + ".sym")));
@@ -230,10 +232,21 @@ TEST(DebugImageCache, OnlyAnIntactImageIsUsed) {
   ASSERT_EQ(pread(loaded->fd(), back.data(), back.size(), 0), ssize_t(back.size()));
   EXPECT_EQ(back, bytes);
   const std::string good = read_file(path);
+  // Checked whole once: the stamp beside it lets the next run skip reading it all, for this very
+  // file only.
+  const std::string stamp = inprof::symbolicate::debug_image_stamp_path(path);
+  ASSERT_TRUE(fs::exists(stamp));
+  ASSERT_TRUE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"));
   std::string flipped = good;
   flipped[5000] = static_cast<char>(flipped[5000] ^ 4);
+  // A damaged copy renamed over it (another file, whatever its stamp says): not used.
+  write_file(path + ".other", flipped);
+  fs::rename(path + ".other", path);
+  EXPECT_FALSE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"));
+  // Intact and stamped again: each damage below is written in place, under a stamp that matched.
+  inprof::symbolicate::save_debug_image(*image, path);
   for (const std::string& damaged :
-       {good.substr(0, good.size() - 1), good.substr(0, 10), std::string(), flipped}) {
+       {flipped, good.substr(0, good.size() - 1), good.substr(0, 10), std::string()}) {
     write_file(path, damaged);
     EXPECT_FALSE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"))
         << damaged.size() << " bytes";
@@ -336,6 +349,47 @@ TEST_F(SymbolCacheRun, NewAddressesOfKnownUnitsAreAnsweredAsCold) {
     EXPECT_NE(err_.find("(0 found by the module index)"), std::string::npos) << damage << err_;
     EXPECT_EQ(read_file(out), read_file(other_cold)) << damage;
   }
+}
+
+// Another dump of the same build whose new addresses are leaves: the leaf fix-up's CFI question
+// and the system-call check are answered from the binary (binary_code.h), the frames from the
+// module index. No module is opened, and the output is the cold run's.
+TEST_F(SymbolCacheRun, NewLeavesOfKnownUnitsOpenNoModule) {
+  const std::string other = dir_.path("leaves.inprof");
+  const uint64_t leaf = reinterpret_cast<uintptr_t>(&symtest::leaf_function);
+  const uint64_t caller = symtest::caller_function();
+  {
+    symtest::DumpFile d(other);
+    d.process(symtest::test_process());
+    d.module(symtest::self_module());
+    d.thread_start(1, 0, "main", kThreadMain);
+    // A frame-pointer walk that may have missed the leaf's caller: the CFI decides.
+    d.sample(1, 1'000'000, {leaf + 1, caller}, kSampleFramePointerWalk, std::nullopt,
+             {{0, caller}, {1, caller + 1}});
+    d.sample(1, 2'000'000, {leaf, caller}, kSampleFramePointerWalk, std::nullopt,
+             {{0, caller - 1}});
+    // Sampled without CPU time at new leaves: was it in a system call?
+    d.sample(1, 3'000'000, {leaf + 2, caller}, 0, 0);
+    d.sample(1, 4'000'000, {leaf + 3}, 0, 0);
+    d.end(5'000'000);
+    d.close();
+  }
+  const std::string other_cold = dir_.path("leaves_cold.json");
+  ASSERT_EQ(symtest::run_symbolicate_binary({other, "--no-cache", "-o", other_cold}, &err_), 0)
+      << err_;
+  ASSERT_EQ(run(dir_.path("first.json")), 0) << err_;  // fills the cache from the first dump
+  EXPECT_NE(err_.find(", 1 module opened"), std::string::npos) << err_;
+  const std::string out = dir_.path("leaves_warm.json");
+  ASSERT_EQ(symtest::run_symbolicate_binary({other, "--cache-dir", cache(), "-o", out}, &err_), 0)
+      << err_;
+  EXPECT_NE(err_.find(" 0 symbolized"), std::string::npos) << err_;
+  EXPECT_NE(err_.find(", 0 modules opened"), std::string::npos) << err_;
+  EXPECT_EQ(read_file(out), read_file(other_cold));
+  // Once more: now every answer is in the cache file itself.
+  ASSERT_EQ(symtest::run_symbolicate_binary({other, "--cache-dir", cache(), "-o", out}, &err_), 0)
+      << err_;
+  EXPECT_NE(err_.find(", 0 modules opened"), std::string::npos) << err_;
+  EXPECT_EQ(read_file(out), read_file(other_cold));
 }
 
 TEST_F(SymbolCacheRun, CorruptOrTruncatedCacheFilesAreIgnored) {

@@ -126,6 +126,7 @@ void add_summary(ConversionSummary& total, ConversionSummary part) {
   total.threads = std::max(total.threads, part.threads);
   total.cache_hits += part.cache_hits;
   total.cache_indexed += part.cache_indexed;
+  total.modules_opened += part.modules_opened;
   total.cache_misses += part.cache_misses;
   for (ModuleReport& m : part.modules) total.modules.push_back(std::move(m));
 }
@@ -401,7 +402,9 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   if (convert_options.cache) {
     diag.info("symbol cache " + options.cache_dir + ": " + std::to_string(summary.cache_hits) +
               " addresses found, " + std::to_string(summary.cache_misses) + " symbolized (" +
-              std::to_string(summary.cache_indexed) + " found by the module index)");
+              std::to_string(summary.cache_indexed) + " found by the module index), " +
+              std::to_string(summary.modules_opened) +
+              (summary.modules_opened == 1 ? " module opened" : " modules opened"));
   }
   for (const auto& model : models) {
     if (const JitMap& jit = model->jit_map(); jit.lines()) {

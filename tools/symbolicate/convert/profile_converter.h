@@ -60,6 +60,7 @@ struct ConversionSummary {
   unsigned threads = 1;               // that it used
   size_t cache_hits = 0;              // addresses the symbol cache knew
   size_t cache_indexed = 0;           // of which its module index answered
+  size_t modules_opened = 0;          // modules whose reader was opened (libdwfl, DbgHelp, ...)
   size_t cache_misses = 0;            // addresses of cached modules symbolized afresh
   std::vector<ModuleReport> modules;  // the modules used, in dump order
   // The module behind each of the profile's libs (by LibIndex): what --open's symbol server

@@ -113,15 +113,13 @@ std::optional<bool> StackConverter::in_syscall(uint64_t address, uint64_t time_n
   if (syscall_size_ == 0 || m == ModuleMap::kNone || address < syscall_size_) return std::nullopt;
   auto [it, inserted] = modules_[m].syscall_sites.try_emplace(address);
   if (inserted) {
-    uint8_t before[8];
-    std::span<uint8_t> code(before, syscall_size_);
     const uint64_t vaddr = address - syscall_size_ - model_.modules()[m].record.load_bias;
     ModuleState& state = modules_[m];
     if (auto known = state.cached.syscall_sites.find(vaddr);
         known != state.cached.syscall_sites.end()) {
       it->second = known->second;
-    } else if (ModuleSymbolizer* sym = files(m) ? symbolizer(m) : nullptr) {
-      if (sym->read_code(vaddr, code)) it->second = is_syscall_instruction(arch_, code);
+    } else if (auto answer = files(m) ? syscall_site(m, vaddr) : std::nullopt) {
+      it->second = *answer;
       if (!state.cache_key.empty()) {
         state.cached.syscall_sites.emplace(vaddr, it->second);
         state.cache_learnt = true;
@@ -129,6 +127,33 @@ std::optional<bool> StackConverter::in_syscall(uint64_t address, uint64_t time_n
     }
   }
   return it->second;
+}
+
+std::optional<std::optional<bool>> StackConverter::syscall_site(size_t m, uint64_t vaddr) {
+  uint8_t before[8];
+  std::span<uint8_t> code(before, syscall_size_);
+  auto answer = [&](bool read) {
+    return std::optional<std::optional<bool>>(
+        std::in_place,
+        read ? std::optional<bool>(is_syscall_instruction(arch_, code)) : std::nullopt);
+  };
+  // The reader would read the same bytes of the same file.
+  if (BinaryCode* binary = binary_code(m)) return answer(binary->read_code(vaddr, code));
+  if (ModuleSymbolizer* sym = symbolizer(m)) return answer(sym->read_code(vaddr, code));
+  return std::nullopt;
+}
+
+std::optional<std::optional<unsigned>> StackConverter::return_address_slot(size_t m,
+                                                                           uint64_t vaddr) {
+  const bool aarch64 = arch_ == "aarch64";
+  if (BinaryCode* binary = binary_code(m)) {
+    if (auto answer = binary->return_address_slot(vaddr, aarch64)) return answer;
+  }
+  if (ModuleSymbolizer* sym = symbolizer(m)) {
+    return std::optional<std::optional<unsigned>>(std::in_place,
+                                                  sym->return_address_slot(vaddr, aarch64));
+  }
+  return std::nullopt;
 }
 
 FrameIndex StackConverter::idle_frame(bool blocked) {
@@ -168,8 +193,8 @@ std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint6
         if (auto known = state.cached.return_slots.find(vaddr);
             known != state.cached.return_slots.end()) {
           slot = known->second;
-        } else if (ModuleSymbolizer* sym = symbolizer(m)) {
-          slot = sym->return_address_slot(vaddr, arch_ == "aarch64");
+        } else if (auto answer = files(m) ? return_address_slot(m, vaddr) : std::nullopt) {
+          slot = *answer;
           if (!state.cache_key.empty()) {
             state.cached.return_slots.emplace(vaddr, slot);
             state.cache_learnt = true;
@@ -357,7 +382,11 @@ ModuleSymbolizer* StackConverter::symbolizer(size_t m) {
       }
 #endif
       prepare_for_handles({&f}, effective_jobs(options_.jobs));
+      ++summary_.modules_opened;
       state.symbolizer = ModuleSymbolizer::open(f, &state.why);
+      if (state.symbolizer && state.index_read) {
+        state.symbolizer->use_known_units(state.index.known_units());
+      }
       if (!state.symbolizer) {
         diag_.warn("module '" + model_.modules()[m].record.path + "': " + state.why +
                    "; its frames stay unsymbolicated");
@@ -365,6 +394,15 @@ ModuleSymbolizer* StackConverter::symbolizer(size_t m) {
     }
   }
   return state.symbolizer.get();
+}
+
+BinaryCode* StackConverter::binary_code(size_t m) {
+  ModuleState& state = modules_[m];
+  if (!state.code_opened) {
+    state.code_opened = true;
+    if (files(m)) state.code = BinaryCode::open(*state.files);
+  }
+  return state.code.get();
 }
 
 const AddressSymbol* StackConverter::symbol_for(size_t m, uint64_t vaddr) {
@@ -445,6 +483,7 @@ void StackConverter::symbolize_ahead() {
                            options_.progress, options_.min_addresses_per_handle);
   summary_.cache_hits = use.hits;
   summary_.cache_indexed = use.indexed;
+  summary_.modules_opened = use.opened;
   summary_.cache_misses = use.misses;
   summary_.symbolize_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -464,6 +503,7 @@ void StackConverter::symbolize_ahead() {
 
 void StackConverter::save_cache() {
   if (!options_.cache) return;
+  bool wrote = false;
   for (ModuleState& state : modules_) {
     if (state.cache_key.empty()) continue;
     // What the handles read becomes the module index's: the next dump's new addresses in the
@@ -478,19 +518,23 @@ void StackConverter::save_cache() {
       }
       for (ModuleSymbolizer* h : handles) h->export_index(state.index);
       std::string why;
-      if ((state.index.module_added() || !state.index.added_units().empty()) &&
-          !options_.cache->store_index(state.cache_key, state.index, &why)) {
-        diag_.warn("symbol cache index not written: " + why);
+      if (state.index.module_added() || !state.index.added_units().empty()) {
+        wrote = true;
+        if (!options_.cache->store_index(state.cache_key, state.index, &why)) {
+          diag_.warn("symbol cache index not written: " + why);
+        }
       }
       state.index = ModuleIndex();
     }
     if (!state.cache_learnt) continue;
     std::string why;
+    wrote = true;
     if (!options_.cache->store(state.cache_key, state.cached, &why)) {
       diag_.warn("symbol cache not written: " + why);
     }
     state.cache_learnt = false;
   }
+  if (wrote) options_.cache->evict();  // once, after every file of this run is in place
 }
 
 void StackConverter::report_modules() {

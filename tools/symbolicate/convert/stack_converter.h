@@ -19,6 +19,7 @@
 #include "convert/profile_converter.h"
 #include "read/flat_index_set.h"
 #include "read/profile_model.h"
+#include "symbolize/binary_code.h"
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/module_map.h"
 #include "symbolize/module_symbolizer.h"
@@ -77,7 +78,11 @@ class StackConverter {
     std::string why;  // when no files
     bool opened = false;
     std::unique_ptr<ModuleSymbolizer> symbolizer;  // this thread's, for CFI and stragglers
-    ModuleAddresses batch;                         // symbolized ahead, in parallel
+    // The binary's own answers to the leaf questions (binary_code.h): asked before the reader,
+    // which they spare opening.
+    bool code_opened = false;
+    std::unique_ptr<BinaryCode> code;
+    ModuleAddresses batch;  // symbolized ahead, in parallel
     size_t addresses = 0;
     size_t unnamed_frames = 0;  // distinct frame addresses left as module+0x...
     std::optional<LibIndex> lib;
@@ -116,6 +121,12 @@ class StackConverter {
   // Appends the frames of `address` in `module` (ModuleMap::kNone: in none) to frame_pool_.
   void make_frames(size_t module, uint64_t address, bool leaf);
   ModuleSymbolizer* symbolizer(size_t module);
+  BinaryCode* binary_code(size_t module);
+  // The leaf questions (ModuleSymbolizer::return_address_slot, and whether the code before the
+  // address is a system call), asked of the binary first, else of the module's reader; nullopt
+  // when neither is at hand (the answer is then not cached).
+  std::optional<std::optional<unsigned>> return_address_slot(size_t module, uint64_t vaddr);
+  std::optional<std::optional<bool>> syscall_site(size_t module, uint64_t vaddr);
   const ModuleFiles* files(size_t module);
   const AddressSymbol* symbol_for(size_t module, uint64_t vaddr);
   LibIndex lib(size_t module);

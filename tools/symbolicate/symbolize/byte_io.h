@@ -1,6 +1,7 @@
 // Little helpers that write and read the symbol cache's binary files (symbol_cache_file.cc,
 // module_index_file.cc): fixed-width integers in the machine's order, length-prefixed bytes, and
-// a fast checksum. A Reader never reads past its input: every call says whether it could.
+// variable-length integers and a fast checksum. A Reader never reads past its input: every call
+// says whether it could.
 #ifndef INPROF_TOOLS_SYMBOLICATE_BYTE_IO_H_
 #define INPROF_TOOLS_SYMBOLICATE_BYTE_IO_H_
 
@@ -60,6 +61,29 @@ class ByteReader {
   std::string_view in_;
   size_t pos_ = 0;
 };
+
+// Unsigned LEB128: 7 bits a byte, low first (line rows, packed_line_table.h).
+inline void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+// False when the bytes end before the integer does, or it has more than 64 bits.
+inline bool get_varint(const unsigned char*& p, const unsigned char* end, uint64_t* v) {
+  uint64_t out = 0;
+  for (int shift = 0; shift < 64 && p < end; shift += 7) {
+    const unsigned char b = *p++;
+    out |= uint64_t(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *v = out;
+      return true;
+    }
+  }
+  return false;
+}
 
 // A fast 64-bit checksum of the bytes: it tells damage from an intact file. Four independent
 // lanes of 8-byte words, so that the multiplications overlap (one lane took 15 % of a warm run

@@ -15,6 +15,7 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
   use.indexes.resize(modules.size());
   use.index_read.assign(modules.size(), 0);
   if (!cache) {
+    for (const ModuleAddresses& module : modules) use.opened += !module.vaddrs.empty();
     symbolize_in_parallel(modules, jobs, progress, min_addresses_per_handle);
     return use;
   }
@@ -50,9 +51,11 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
 #if !defined(_WIN32)
     if (!keys[m].empty()) todo.files.image_cache = cache->image_path(keys[m]);
 #endif
+    if (index_read) todo.known_units = use.indexes[m].known_units();
     rest.push_back(std::move(todo));
     rest_of.push_back(m);
   }
+  use.opened = rest.size();
   symbolize_in_parallel(rest, jobs, progress, min_addresses_per_handle);
 
   std::vector<ModuleAddresses*> computed_for(modules.size(), nullptr);

@@ -21,6 +21,7 @@ struct SymbolCacheUse {
   size_t hits = 0;     // addresses taken from the cache (either way)
   size_t indexed = 0;  // of which answered by the module index
   size_t misses = 0;   // addresses of cacheable modules that had to be symbolized
+  size_t opened = 0;   // modules opened to symbolize what the cache did not know
   // Per module: what its cache file held, with what was symbolized here added; and whether
   // anything was (the file is then worth writing again).
   std::vector<CachedModule> known;

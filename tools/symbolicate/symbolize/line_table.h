@@ -60,7 +60,7 @@ class LineTable {
     bool end_sequence;
   };
   const std::vector<Row>& rows() const { return rows_; }
-  // A table as parse() made it, from its parts (the module index keeps them between runs).
+  // A table as parse() made it, from its parts (tests compare other tables with it).
   // nullopt when the rows are not in address order.
   static std::optional<LineTable> from_parts(std::vector<std::string> files, std::vector<Row> rows);
 

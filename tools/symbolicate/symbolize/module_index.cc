@@ -26,6 +26,16 @@ const ModuleIndex::Unit* ModuleIndex::unit(uint64_t offset) {
   return it->second ? &*it->second : nullptr;
 }
 
+std::shared_ptr<const KnownUnits> ModuleIndex::known_units() const {
+  if (!module_ || !module_->has_dwarf || !module_->aranges_usable) return nullptr;
+  auto known = std::make_shared<KnownUnits>();
+  known->bias = module_->bias;
+  known->ranges.reserve(module_->aranges.size());
+  static_assert(kAskTheReader == 0);  // KnownUnits' "not known"
+  for (const Arange& a : module_->aranges) known->ranges.push_back({a.addr, a.length, a.unit});
+  return known;
+}
+
 std::optional<AddressSymbol> ModuleIndex::symbolize(uint64_t vaddr) {
   if (!module_) return std::nullopt;
   const Module& m = *module_;
@@ -54,7 +64,9 @@ std::optional<AddressSymbol> ModuleIndex::symbolize(uint64_t vaddr) {
   if (!u) return std::nullopt;
   std::string leaf_file;
   uint32_t leaf_line = 0;
-  if (auto at = u->lines.find(pc)) {
+  std::optional<LineTable::Location> at;
+  if (!u->lines.find(pc, &at)) return std::nullopt;  // damaged: the reader's
+  if (at) {
     if (at->file < u->lines.files().size()) leaf_file = u->lines.files()[at->file];
     if (at->line > 0 && at->line <= INT32_MAX) leaf_line = static_cast<uint32_t>(at->line);
   }

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,12 +25,13 @@
 
 #include "symbolize/line_table.h"
 #include "symbolize/module_symbolizer.h"
+#include "symbolize/packed_line_table.h"
 #include "symbolize/unit_tree.h"
 
 namespace inprof::symbolicate {
 
 // Bumped whenever the file form or what the reader makes of the DWARF changes.
-inline constexpr uint32_t kModuleIndexVersion = 1;
+inline constexpr uint32_t kModuleIndexVersion = 2;  // 2: line rows in blocks
 
 class ModuleIndex {
  public:
@@ -46,7 +48,7 @@ class ModuleIndex {
   static constexpr uint64_t kAskTheReader = 0;
   struct Unit {
     UnitTree tree;  // whole: every node expanded and described
-    LineTable lines;
+    PackedLineTable lines;
   };
 
   // The module-wide part, set by the reader that first exports (ModuleSymbolizer::export_index).
@@ -74,6 +76,10 @@ class ModuleIndex {
   // What was set or added since the index was read: to be written.
   bool module_added() const { return module_added_; }
   const std::vector<uint64_t>& added_units() const { return added_; }
+
+  // The units of the module part's address ranges, for a reader opened for what the index cannot
+  // answer (ModuleSymbolizer::use_known_units); null when it has none usable.
+  std::shared_ptr<const KnownUnits> known_units() const;
 
   // What the reader would answer for `vaddr` (the module's own address); nullopt when the index
   // cannot tell without it (no module part, a unit not indexed or damaged).

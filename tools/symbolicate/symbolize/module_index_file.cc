@@ -1,8 +1,9 @@
 // The file forms of a module index (module_index.h), in the symbol cache's directory:
 //
 //   <key>.idx           magic, version, key, the module part (symbols, aranges), checksum
-//   <key>.<unit>.unit   magic, version, key, the unit's offset, its strings, tree and line
-//                       rows (fixed-size records), checksum
+//   <key>.<unit>.unit   magic, version, key, the unit's offset, its strings, tree (fixed-size
+//                       records) and line table (packed_line_table.h: its files, row count,
+//                       highest address, blocks, packed rows), checksum
 //
 // A unit's file is read, checked and decoded the first time an address falls in the unit, so a
 // warm run pays only for the units it uses, and writes only those it adds.
@@ -28,76 +29,28 @@ struct RangeRecord {
   uint64_t low, high;
   uint32_t parent, node;
 };
-static_assert(sizeof(NodeRecord) == 40 && sizeof(RangeRecord) == 24);
-
-// Line rows, most of a unit's bytes, are deltas from the row before as variable-length
-// integers: the address's (rows are in address order), the line's (zigzag), the file, and
-// whether the row ends a sequence, in about 4 bytes instead of 24.
-void put_varint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-bool get_varint(const unsigned char*& p, const unsigned char* end, uint64_t* v) {
-  uint64_t out = 0;
-  for (int shift = 0; shift < 64 && p < end; shift += 7) {
-    const unsigned char b = *p++;
-    out |= uint64_t(b & 0x7f) << shift;
-    if (!(b & 0x80)) {
-      *v = out;
-      return true;
-    }
-  }
-  return false;
-}
-
-void put_rows(ByteWriter& w, const std::vector<LineTable::Row>& rows) {
-  std::string packed;
-  uint64_t address = 0;
-  int64_t line = 0;
-  for (const LineTable::Row& r : rows) {
-    put_varint(packed, r.address - address);
-    const uint64_t delta = static_cast<uint64_t>(r.line) - static_cast<uint64_t>(line);
-    put_varint(packed, (delta << 1) ^ (0 - (delta >> 63)));  // zigzag
-    put_varint(packed, (uint64_t(r.file) << 1) | (r.end_sequence ? 1 : 0));
-    address = r.address;
-    line = r.line;
-  }
-  w.u64(rows.size());
-  w.u64(packed.size());
-  w.out().append(packed);
-}
-
-bool get_rows(ByteReader& in, std::vector<LineTable::Row>* rows) {
-  uint64_t count, size;
-  std::string_view packed;
-  if (!in.u64(&count) || !in.u64(&size) || count > size / 3 || !in.take(size, &packed)) {
-    return false;
-  }
-  rows->resize(count);
-  const auto* p = reinterpret_cast<const unsigned char*>(packed.data());
-  const auto* end = p + packed.size();
-  uint64_t address = 0, line = 0;
-  for (LineTable::Row& r : *rows) {
-    uint64_t step, zigzag, file;
-    if (!get_varint(p, end, &step) || !get_varint(p, end, &zigzag) || !get_varint(p, end, &file) ||
-        (file >> 1) > UINT32_MAX || address + step < address) {
-      return false;
-    }
-    address += step;
-    line += (zigzag >> 1) ^ (0 - (zigzag & 1));
-    r = {address, static_cast<int64_t>(line), static_cast<uint32_t>(file >> 1), (file & 1) != 0};
-  }
-  return p == end;
-}
+static_assert(sizeof(NodeRecord) == 40 && sizeof(RangeRecord) == 24 &&
+              sizeof(PackedLineTable::Block) == 16);
 
 template <typename Record>
 void put_records(ByteWriter& out, const std::vector<Record>& records) {
   out.u64(records.size());
   out.out().append(reinterpret_cast<const char*>(records.data()), records.size() * sizeof(Record));
+}
+
+// The bytes of `count` records of `Record`, left where they are (a unit's tree is converted from
+// them straight into its nodes: no copy in between).
+template <typename Record>
+bool get_record_bytes(ByteReader& in, uint64_t* count, std::string_view* bytes) {
+  return in.u64(count) && *count <= in.left() / sizeof(Record) &&
+         in.take(*count * sizeof(Record), bytes);
+}
+
+template <typename Record>
+Record record_at(std::string_view bytes, size_t i) {
+  Record r;
+  std::memcpy(&r, bytes.data() + i * sizeof r, sizeof r);
+  return r;
 }
 
 template <typename Record>
@@ -138,9 +91,14 @@ std::string ModuleIndex::encode_unit(std::string_view key, uint64_t offset) cons
     ranges[i] = {r.low, r.high, r.parent, r.node};
   }
   put_records(out, ranges);
-  out.u32(static_cast<uint32_t>(unit.lines.files().size()));
-  for (const std::string& f : unit.lines.files()) out.bytes(f);
-  put_rows(out, unit.lines.rows());
+  const PackedLineTable& lines = unit.lines;
+  out.u32(static_cast<uint32_t>(lines.files().size()));
+  for (const std::string& f : lines.files()) out.bytes(f);
+  out.u64(lines.rows());
+  out.u64(lines.last_address());
+  put_records(out, lines.blocks());
+  out.u64(lines.packed().size());
+  out.out().append(lines.packed());
   out.u64(fast_checksum(out.out().data(), out.out().size()));
   return std::move(out.out());
 }
@@ -174,16 +132,17 @@ std::optional<ModuleIndex::Unit> ModuleIndex::decode_unit(std::string_view key, 
     s.assign(v);
   }
   if (!tree.strings[0].empty()) return std::nullopt;
-  std::vector<NodeRecord> nodes;
-  std::vector<RangeRecord> ranges;
-  if (!get_records(in, &nodes) || nodes.empty() || !get_records(in, &ranges)) {
+  uint64_t node_count, range_count;
+  std::string_view nodes, ranges;
+  if (!get_record_bytes<NodeRecord>(in, &node_count, &nodes) || node_count == 0 ||
+      !get_record_bytes<RangeRecord>(in, &range_count, &ranges)) {
     return std::nullopt;
   }
   const size_t strings = tree.strings.size();
-  tree.nodes.resize(nodes.size());
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const NodeRecord& r = nodes[i];
-    if (r.parent >= nodes.size() || r.first_child > r.end_child || r.end_child > ranges.size() ||
+  tree.nodes.resize(node_count);
+  for (size_t i = 0; i < node_count; ++i) {
+    const auto r = record_at<NodeRecord>(nodes, i);
+    if (r.parent >= node_count || r.first_child > r.end_child || r.end_child > range_count ||
         r.name >= strings || r.file >= strings || r.call_file >= strings) {
       return std::nullopt;
     }
@@ -199,10 +158,10 @@ std::optional<ModuleIndex::Unit> ModuleIndex::decode_unit(std::string_view key, 
     n.call_file = r.call_file;
     n.expanded = n.described = true;
   }
-  tree.ranges.resize(ranges.size());
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    const RangeRecord& r = ranges[i];
-    if (r.parent >= nodes.size() || r.node == 0 || r.node >= nodes.size()) return std::nullopt;
+  tree.ranges.resize(range_count);
+  for (size_t i = 0; i < range_count; ++i) {
+    const auto r = record_at<RangeRecord>(ranges, i);
+    if (r.parent >= node_count || r.node == 0 || r.node >= node_count) return std::nullopt;
     tree.ranges[i] = {r.parent, r.low, r.high, r.node};
   }
   for (size_t i = 0; i < tree.nodes.size(); ++i) {  // each node's children are its own, in order
@@ -221,9 +180,15 @@ std::optional<ModuleIndex::Unit> ModuleIndex::decode_unit(std::string_view key, 
     if (!in.bytes(&v)) return std::nullopt;
     f.assign(v);
   }
-  std::vector<LineTable::Row> rows;
-  if (!get_rows(in, &rows) || in.left() != 0) return std::nullopt;
-  std::optional<LineTable> lines = LineTable::from_parts(std::move(files), std::move(rows));
+  uint64_t rows, last_address, size;
+  std::vector<PackedLineTable::Block> blocks;
+  std::string_view packed;
+  if (!in.u64(&rows) || !in.u64(&last_address) || !get_records(in, &blocks) || !in.u64(&size) ||
+      !in.take(size, &packed) || in.left() != 0) {
+    return std::nullopt;
+  }
+  std::optional<PackedLineTable> lines = PackedLineTable::from_parts(
+      std::move(files), rows, last_address, std::move(blocks), std::string(packed));
   if (!lines) return std::nullopt;
   unit.lines = std::move(*lines);
   return unit;

@@ -8,17 +8,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <optional>
-#include <thread>
 #include <unordered_map>
 
 #include "dump/dump_records.h"
+#include "symbolize/cfi_slot.h"
 #include "symbolize/debug_image.h"
-#include "symbolize/debug_image_cache.h"
 #include "symbolize/elf_file.h"
 #include "symbolize/libdw_line_tables.h"
 #include "symbolize/line_table.h"
@@ -210,6 +208,9 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   }
   std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) override;
   bool has_dwarf() const override { return dwarf_ != nullptr; }
+  void use_known_units(std::shared_ptr<const KnownUnits> known) override {
+    if (known && dwarf_ && known->bias == dwarf_bias_) known_units_ = std::move(known);
+  }
   void export_index(ModuleIndex& index) override;
   bool read_code(uint64_t vaddr, std::span<uint8_t> out) override;
   void set_main_is_binary(bool yes) { main_is_binary_ = yes; }
@@ -252,6 +253,8 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   std::deque<std::string> unversioned_names_;  // of symbols named "name@VERSION"
   std::unordered_map<const char*, std::string> demangled_;
   std::unordered_map<uint64_t, std::unique_ptr<UnitIndex>> units_;    // by CU DIE offset
+  std::shared_ptr<const KnownUnits> known_units_;                     // null: none
+  std::unordered_map<uint64_t, Dwarf_Die> known_unit_dies_;           // by CU DIE offset
   std::unordered_map<uint64_t, std::unique_ptr<ScopeIndex>> scopes_;  // by CU DIE offset
   std::optional<LineSections> line_sections_;  // unset: every line question goes to libdw
   struct UnitLines {
@@ -480,47 +483,6 @@ std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& file
   return symbolizer;
 }
 
-void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned threads) {
-  struct Job {
-    DebugImage* image;
-    size_t task;
-  };
-  std::vector<std::unique_ptr<DebugImage>> images(files.size());
-  std::vector<Job> jobs;
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (files[i]->debug.empty() || files[i]->debug_image || files[i]->macho) continue;
-    if (!files[i]->image_cache.empty()) {  // inflated by an earlier run
-      files[i]->debug_image = load_cached_debug_image(files[i]->image_cache, files[i]->debug);
-      if (files[i]->debug_image) continue;
-    }
-    std::string why;
-    images[i] = DebugImage::plan(files[i]->debug, &why);
-    if (!images[i]) continue;  // nothing to gain, or the handles will say what is wrong
-    for (size_t t = 0; t < images[i]->task_count(); ++t) jobs.push_back({images[i].get(), t});
-  }
-  // The largest sections first, whichever file they are in: the last to finish is then small.
-  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
-    return a.image->task_bytes(a.task) > b.image->task_bytes(b.task);
-  });
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < jobs.size();) {
-      jobs[j].image->run_task(jobs[j].task);
-    }
-  };
-  std::vector<std::thread> helpers;
-  const size_t extra = std::min<size_t>(std::max(threads, 1u), jobs.size());
-  for (size_t t = 1; t < extra; ++t) helpers.emplace_back(work);
-  work();
-  for (std::thread& t : helpers) t.join();
-  for (size_t i = 0; i < files.size(); ++i) {
-    std::string why;
-    if (!images[i] || !images[i]->finish(&why)) continue;
-    if (!files[i]->image_cache.empty()) save_debug_image(*images[i], files[i]->image_cache);
-    files[i]->debug_image = std::move(images[i]);
-  }
-}
-
 DwarfModuleSymbolizer::DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module)
     : dwfl_(dwfl), module_(module) {
   Dwarf_Addr bias = 0;
@@ -531,6 +493,23 @@ DwarfModuleSymbolizer::DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module)
 }
 
 Dwarf_Die* DwarfModuleSymbolizer::unit_at(uint64_t vaddr, Dwarf_Addr* bias) {
+  if (known_units_ && dwarf_) {
+    // The unit libdwfl and the aranges agreed on when the index was made (export_index): the
+    // same CU DIE, found without libdwfl's search. Elsewhere, libdwfl decides as below.
+    const std::vector<KnownUnits::Range>& ranges = known_units_->ranges;
+    const uint64_t pc = vaddr - dwarf_bias_;
+    auto r = std::upper_bound(ranges.begin(), ranges.end(), pc,
+                              [](uint64_t a, const KnownUnits::Range& k) { return a < k.addr; });
+    if (r != ranges.begin() && pc - (r - 1)->addr < (r - 1)->length && (r - 1)->unit != 0) {
+      auto [it, inserted] = known_unit_dies_.try_emplace((r - 1)->unit);
+      if (inserted && !dwarf_offdie(dwarf_, (r - 1)->unit, &it->second)) {
+        known_unit_dies_.erase(it);
+      } else {
+        *bias = dwarf_bias_;
+        return &it->second;
+      }
+    }
+  }
   Dwarf_Die* cudie = dwarf_ ? dwfl_module_addrdie(module_, vaddr, bias) : nullptr;
   if (!cudie) return nullptr;
   // libdwfl counts the gaps between one unit's address ranges and the next unit's as the first
@@ -760,7 +739,8 @@ void DwarfModuleSymbolizer::export_index(ModuleIndex& index) {
     whole.build(&cudie, /*whole=*/true);
     for (uint32_t n = 1; n < whole.nodes.size(); ++n) describe(whole, n, dwarf_bias_);
     whole.forget_string_ids();
-    index.add_unit(offset, ModuleIndex::Unit{static_cast<UnitTree&&>(whole), *lines});
+    index.add_unit(
+        offset, ModuleIndex::Unit{static_cast<UnitTree&&>(whole), PackedLineTable::pack(*lines)});
   }
 }
 
@@ -790,41 +770,13 @@ bool DwarfModuleSymbolizer::read_code(uint64_t vaddr, std::span<uint8_t> out) {
 }
 
 std::optional<unsigned> DwarfModuleSymbolizer::return_address_slot(uint64_t vaddr, bool aarch64) {
-  constexpr uint64_t kRsp = 7;
-  constexpr uint64_t kAarch64Sp = 31;
   Dwarf_Addr bias = 0;
-  Dwarf_CFI* cfis[2];
-  Dwarf_Addr biases[2];
-  cfis[0] = dwfl_module_eh_cfi(module_, &bias);
-  biases[0] = bias;
-  cfis[1] = dwfl_module_dwarf_cfi(module_, &bias);
-  biases[1] = bias;
-  for (int i = 0; i < 2; ++i) {
-    if (!cfis[i]) continue;
-    Dwarf_Frame* frame = nullptr;
-    if (dwarf_cfi_addrframe(cfis[i], vaddr - biases[i], &frame) != 0) continue;
-    Dwarf_Op* ops = nullptr;
-    size_t nops = 0;
-    std::optional<unsigned> slot;
-    if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1) {
-      uint64_t reg = ~0ull;
-      int64_t off = 0;
-      if (ops[0].atom == DW_OP_bregx) {
-        reg = ops[0].number;
-        off = static_cast<int64_t>(ops[0].number2);
-      } else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
-        reg = ops[0].atom - DW_OP_breg0;
-        off = static_cast<int64_t>(ops[0].number);
-      }
-      if (aarch64) {
-        if (reg == kAarch64Sp) slot = internal::kLeafCandidateLinkRegister;
-      } else if (reg == kRsp && off >= 8 && off % 8 == 0 && (off - 8) / 8 < 255) {
-        slot = static_cast<unsigned>((off - 8) / 8);
-      }
-    }
-    std::free(frame);
-    return slot;  // the first CFI covering the address decides
-  }
+  // .eh_frame first (as the binary alone answers it, binary_code.h), then .debug_frame: the
+  // first CFI covering the address decides.
+  Dwarf_CFI* eh = dwfl_module_eh_cfi(module_, &bias);
+  if (auto slot = cfi_return_slot(eh, vaddr - bias, aarch64)) return *slot;
+  Dwarf_CFI* debug = dwfl_module_dwarf_cfi(module_, &bias);
+  if (auto slot = cfi_return_slot(debug, vaddr - bias, aarch64)) return *slot;
   return std::nullopt;
 }
 

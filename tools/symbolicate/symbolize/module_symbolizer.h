@@ -45,6 +45,19 @@ struct AddressSymbol {
   std::optional<NativeSymbolInfo> symbol;
 };
 
+// Which compilation unit holds each address range of a module, as its module index recorded it
+// from the reader's own answers (module_index.h): a reader handed it takes an address's unit
+// from it instead of working it out (libdwfl's first look-up reads every unit's ranges: 1 ms of
+// a warm run that opens libc for one new unit).
+struct KnownUnits {
+  struct Range {
+    uint64_t addr, length;  // the debug information's addresses: the module's minus `bias`
+    uint64_t unit;          // its DIE's offset; 0: not known (the reader decides)
+  };
+  uint64_t bias = 0;
+  std::vector<Range> ranges;  // by address, not overlapping
+};
+
 // Whether several symbolizers may work on separate threads at once. DbgHelp's functions are
 // single-threaded (its sessions share state): the Windows build symbolizes on one thread.
 #if defined(_WIN32)
@@ -100,6 +113,10 @@ class ModuleSymbolizer {
   virtual std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) = 0;
 
   virtual bool has_dwarf() const = 0;
+
+  // Takes `known` (see KnownUnits) for the units of the addresses it is asked; readers without
+  // units ignore it. Only a reader whose own addresses agree (the same bias) uses it.
+  virtual void use_known_units(std::shared_ptr<const KnownUnits> /*known*/) {}
 
   // Adds to `index` (module_index.h) what this handle has read: the module-wide part if the
   // index has none, and each compilation unit an address fell in, whole, that it lacks. Only

@@ -107,9 +107,7 @@ CachedModule SymbolCache::load(const std::string& key) const {
 bool SymbolCache::store(const std::string& key, const CachedModule& module,
                         std::string* why) const {
   if (key.empty()) return false;
-  const bool ok = write_atomically(path_of(key), encode_symbol_cache(key, module), why);
-  if (ok) evict();
-  return ok;
+  return write_atomically(path_of(key), encode_symbol_cache(key, module), why);
 }
 
 std::string SymbolCache::unit_path(const std::string& key, uint64_t unit) const {
@@ -148,7 +146,6 @@ bool SymbolCache::store_index(const std::string& key, const ModuleIndex& index,
     if (!ok) break;
     ok = write_atomically(unit_path(key, unit), index.encode_unit(key, unit), why);
   }
-  evict();
   return ok;
 }
 
@@ -203,7 +200,9 @@ void SymbolCache::evict() const {
       continue;
     }
     const fs::path ext = p.extension();
-    if (ext != kSuffix && ext != ".img" && ext != ".idx" && ext != ".unit") continue;
+    if (ext != kSuffix && ext != ".img" && ext != ".stamp" && ext != ".idx" && ext != ".unit") {
+      continue;
+    }
     entries.push_back({p, time, size});
     total += size;
   }

@@ -37,14 +37,15 @@ class SymbolCache {
 
   // What is cached for `key`; empty on a miss of any kind.
   CachedModule load(const std::string& key) const;
-  // Replaces `key`'s file with `module`, then evicts down to the bound. Failures (a read-only
-  // directory, a full disk) only leave the cache as it was: false, with the reason in `why`.
+  // Replaces `key`'s file with `module`. Failures (a read-only directory, a full disk) only leave
+  // the cache as it was: false, with the reason in `why`. The caller evicts (evict()) once it
+  // has written what it had: one pass over the directory, not one per file written.
   bool store(const std::string& key, const CachedModule& module, std::string* why) const;
   // `key`'s module index (module_index.h): its module part from DIR/v<version>/<key>.idx
   // (none on a miss of any kind), its units read from <key>.<unit>.unit when first needed.
   ModuleIndex load_index(const std::string& key) const;
   // Writes what was set or added to `index` since it was read (each file whole, renamed into
-  // place: two processes adding the same unit write the same bytes); then evicts. As store().
+  // place: two processes adding the same unit write the same bytes). As store().
   bool store_index(const std::string& key, const ModuleIndex& index, std::string* why) const;
   // Removes the least recently used files until the directory holds at most max_bytes.
   void evict() const;

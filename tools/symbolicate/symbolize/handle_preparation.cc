@@ -1,0 +1,58 @@
+// prepare_for_handles (module_symbolizer.h): the debug images every handle of a module shares,
+// taken from the symbol cache when an earlier run kept one, else inflated here on every thread,
+// the largest sections first, and kept for the next run.
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "symbolize/debug_image.h"
+#include "symbolize/debug_image_cache.h"
+#include "symbolize/module_symbolizer.h"
+
+namespace inprof::symbolicate {
+
+void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned threads) {
+  struct Job {
+    DebugImage* image;
+    size_t task;
+  };
+  std::vector<std::unique_ptr<DebugImage>> images(files.size());
+  std::vector<Job> jobs;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (files[i]->debug.empty() || files[i]->debug_image || files[i]->macho) continue;
+    if (!files[i]->image_cache.empty()) {  // inflated by an earlier run
+      files[i]->debug_image = load_cached_debug_image(files[i]->image_cache, files[i]->debug);
+      if (files[i]->debug_image) continue;
+    }
+    std::string why;
+    images[i] = DebugImage::plan(files[i]->debug, &why);
+    if (!images[i]) continue;  // nothing to gain, or the handles will say what is wrong
+    for (size_t t = 0; t < images[i]->task_count(); ++t) jobs.push_back({images[i].get(), t});
+  }
+  // The largest sections first, whichever file they are in: the last to finish is then small.
+  std::stable_sort(jobs.begin(), jobs.end(), [](const Job& a, const Job& b) {
+    return a.image->task_bytes(a.task) > b.image->task_bytes(b.task);
+  });
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < jobs.size();) {
+      jobs[j].image->run_task(jobs[j].task);
+    }
+  };
+  std::vector<std::thread> helpers;
+  const size_t extra = std::min<size_t>(std::max(threads, 1u), jobs.size());
+  for (size_t t = 1; t < extra; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& t : helpers) t.join();
+  for (size_t i = 0; i < files.size(); ++i) {
+    std::string why;
+    if (!images[i] || !images[i]->finish(&why)) continue;
+    if (!files[i]->image_cache.empty()) save_debug_image(*images[i], files[i]->image_cache);
+    files[i]->debug_image = std::move(images[i]);
+  }
+}
+
+}  // namespace inprof::symbolicate
