@@ -22,6 +22,14 @@ constexpr uint64_t kMaxRecordsPerRing = 32;
 // A ring's stack size follows its thread's deepest stack seen over this many samples: the kernel
 // copies (and the ring holds) the whole size at every sample, however shallow the stack.
 constexpr uint32_t kResizeAfterSamples = 256;
+// Each time a walk runs out of a ring's copy, that ring waits twice as long before it shrinks
+// again, up to this: a thread whose depth swings (a recursion) would else shrink and grow over and
+// over, and every sample the ring holds when a cut one is read (up to two collection periods'
+// worth) comes back cut.
+constexpr uint32_t kMaxResizeAfterSamples = 16384;
+// A ring whose walks have run this long since its last resize without running out of copy has
+// found its size (see holds_collect_period()).
+constexpr uint32_t kSettledSamples = 64;
 // What a record holds besides the stack: header, ids, time, count, ABI, registers, sizes.
 constexpr uint64_t kRecordOverhead = 512;
 
@@ -169,6 +177,7 @@ int PerfSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels)
   r.grow_to = 0;
   r.deepest = 0;
   r.since_resize = 0;
+  r.shrink_after = kResizeAfterSamples;
   r.too_deep = false;
   r.answered = 0;
   r.front_above = 0;
@@ -200,11 +209,12 @@ const StackSnapshot* PerfSelfSampling::front(int handle) {
     // back cut; smaller when its deepest stack over many samples needs much less.
     const uint32_t now = r.ring.stack_bytes();
     uint32_t resize = r.grow_to;
-    if (resize == 0 && r.since_resize >= kResizeAfterSamples && r.deepest != 0 &&
+    if (resize == 0 && r.since_resize >= r.shrink_after && r.deepest != 0 &&
         stack_bytes_for(r.deepest) <= now / 4 * 3) {
       resize = stack_bytes_for(r.deepest);
     }
     if (resize != 0 && resize != now) {
+      if (resize > now) r.shrink_after = std::min(2 * r.shrink_after, kMaxResizeAfterSamples);
       if (open_ring(r, resize) != 0) {
         // No room to grow (the memory budget): a timer's handler copies what it needs.
         if (resize > now) r.too_deep = true;
@@ -227,6 +237,11 @@ const StackSnapshot* PerfSelfSampling::front(int handle) {
     r.front_above = above;
   }
   return &snapshot_;
+}
+
+bool PerfSelfSampling::holds_collect_period(int handle) const {
+  return valid(handle) && rings_[handle].grow_to == 0 &&
+         rings_[handle].since_resize >= kSettledSamples;
 }
 
 void PerfSelfSampling::note_walk(int handle, uint64_t bytes_used, bool cut) {

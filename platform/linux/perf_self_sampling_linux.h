@@ -61,7 +61,10 @@ class PerfSelfSampling final : public SelfSampling {
   bool waitable() override { return active() > 0; }
   bool wait(uint64_t timeout_ns) override;
   void interrupt_wait() override;
-  bool holds_collect_period(int handle) const override { return valid(handle); }
+  // Not while its stack size is still being found: every sample a ring holds when a cut one is
+  // read comes back cut too, so a ring that has not yet gone kSettledSamples without a cut is
+  // collected at every tick.
+  bool holds_collect_period(int handle) const override;
 
   size_t active() const;
 
@@ -75,6 +78,7 @@ class PerfSelfSampling final : public SelfSampling {
     uint64_t deepest = 0;               // the most stack a walk used since the last resize
     uint64_t front_above = 0;           // the front snapshot's mapping above SP (0: unknown)
     uint32_t since_resize = 0;          // samples since the last resize
+    uint32_t shrink_after = 0;          // samples before it may shrink (kResizeAfterSamples, more)
     bool too_deep = false;              // cut at the most the kernel copies (see too_deep())
     uint64_t answered = 0;
     PerfEventRing ring;

@@ -74,7 +74,8 @@ bool SelfSamplingRouter::still_allowed(int handle) {
 bool SelfSamplingRouter::holds_collect_period(int handle) const {
   // A ring whose thread waits to move to a timer (labels appeared) is read at every tick.
   return valid(handle) && routes_[handle].way == Way::kPerf &&
-         routes_[handle].pending_labels == nullptr;
+         routes_[handle].pending_labels == nullptr &&
+         perf_->holds_collect_period(routes_[handle].inner);
 }
 
 bool SelfSamplingRouter::set_stack(int handle, uint64_t sp) {
