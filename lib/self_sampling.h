@@ -18,7 +18,7 @@ namespace inprof::internal {
 // How long a queue that holds_collect_period() may go uncollected: when every busy thread's
 // samples wait in such a queue and no other thread ran, the sampler ticks this seldom (a wake-up
 // every millisecond cost a busy program 5-20 % where the sampler shares its CPU).
-inline constexpr uint64_t kCollectPeriodNs = 8000000;
+inline constexpr uint64_t kCollectPeriodNs = 4000000;
 
 class SelfSampling {
  public:
