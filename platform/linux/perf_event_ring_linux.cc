@@ -30,11 +30,14 @@ void remember_fd(int fd) {
   }
 }
 
-void forget_fd(int fd) {
+// False if `fd` is not ours (any more): a forked child closed it, and the number may be the
+// program's now.
+bool forget_fd(int fd) {
   for (auto& slot : g_ring_fds) {
     int expected = fd + 1;
-    if (slot.compare_exchange_strong(expected, 0)) return;
+    if (slot.compare_exchange_strong(expected, 0)) return true;
   }
+  return false;
 }
 
 #if defined(__x86_64__)
@@ -274,9 +277,7 @@ int open_wake_descriptor() {
 }
 
 void close_wake_descriptor(int fd) {
-  if (fd < 0) return;
-  forget_fd(fd);
-  ::close(fd);
+  if (fd >= 0 && forget_fd(fd)) ::close(fd);
 }
 
 void perf_event_rings_close_after_fork() {
