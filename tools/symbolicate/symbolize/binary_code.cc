@@ -12,6 +12,27 @@
 #include "symbolize/elf_file.h"
 
 namespace inprof::symbolicate {
+
+bool read_loaded_code(Elf* elf, uint64_t vaddr, std::span<uint8_t> out) {
+  size_t count = 0;
+  if (out.empty() || !elf || elf_getphdrnum(elf, &count) != 0) return false;
+  size_t file_size = 0;
+  const char* file = elf_rawfile(elf, &file_size);
+  if (!file) return false;
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr ph;
+    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
+    if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr > ph.p_filesz ||
+        out.size() > ph.p_filesz - (vaddr - ph.p_vaddr)) {
+      continue;
+    }
+    const uint64_t offset = ph.p_offset + (vaddr - ph.p_vaddr);
+    if (offset > file_size || out.size() > file_size - offset) return false;
+    std::memcpy(out.data(), file + offset, out.size());
+    return true;
+  }
+  return false;
+}
 namespace {
 
 class ElfBinaryCode final : public BinaryCode {
@@ -33,27 +54,8 @@ class ElfBinaryCode final : public BinaryCode {
     return cfi_return_slot(cfi_, vaddr, aarch64);
   }
 
-  // As DwarfModuleSymbolizer::read_code: the loaded segment holding the range, its file bytes.
   bool read_code(uint64_t vaddr, std::span<uint8_t> out) override {
-    if (out.empty()) return false;
-    size_t count = 0;
-    if (elf_getphdrnum(elf_, &count) != 0) return false;
-    size_t file_size = 0;
-    const char* file = elf_rawfile(elf_, &file_size);
-    if (!file) return false;
-    for (size_t i = 0; i < count; ++i) {
-      GElf_Phdr ph;
-      if (!gelf_getphdr(elf_, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
-      if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr > ph.p_filesz ||
-          out.size() > ph.p_filesz - (vaddr - ph.p_vaddr)) {
-        continue;
-      }
-      const uint64_t offset = ph.p_offset + (vaddr - ph.p_vaddr);
-      if (offset > file_size || out.size() > file_size - offset) return false;
-      std::memcpy(out.data(), file + offset, out.size());
-      return true;
-    }
-    return false;
+    return read_loaded_code(elf_, vaddr, out);
   }
 
  private:

@@ -15,7 +15,14 @@
 
 #include "symbolize/debug_file_locator.h"
 
+typedef struct Elf Elf;  // libelf's
+
 namespace inprof::symbolicate {
+
+// The bytes at `vaddr` of the loaded segment (PT_LOAD) that holds all of them, as the file has
+// them (what the process had mapped). False where no segment does. Shared by BinaryCode and the
+// module's reader, so that both answer alike.
+bool read_loaded_code(Elf* elf, uint64_t vaddr, std::span<uint8_t> out);
 
 class BinaryCode {
  public:

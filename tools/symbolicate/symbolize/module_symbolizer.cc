@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "dump/dump_records.h"
+#include "symbolize/binary_code.h"
 #include "symbolize/cfi_slot.h"
 #include "symbolize/debug_image.h"
 #include "symbolize/elf_file.h"
@@ -748,25 +749,7 @@ bool DwarfModuleSymbolizer::read_code(uint64_t vaddr, std::span<uint8_t> out) {
   if (!main_is_binary_ || out.empty()) return false;
   Dwarf_Addr bias = 0;
   Elf* elf = dwfl_module_getelf(module_, &bias);
-  size_t count = 0;
-  if (!elf || elf_getphdrnum(elf, &count) != 0) return false;
-  size_t file_size = 0;
-  const char* file = elf_rawfile(elf, &file_size);
-  if (!file) return false;
-  // The loaded segment holding the range; its file bytes are what the process had mapped.
-  for (size_t i = 0; i < count; ++i) {
-    GElf_Phdr ph;
-    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
-    if (vaddr < ph.p_vaddr || vaddr - ph.p_vaddr > ph.p_filesz ||
-        out.size() > ph.p_filesz - (vaddr - ph.p_vaddr)) {
-      continue;
-    }
-    const uint64_t offset = ph.p_offset + (vaddr - ph.p_vaddr);
-    if (offset > file_size || out.size() > file_size - offset) return false;
-    std::memcpy(out.data(), file + offset, out.size());
-    return true;
-  }
-  return false;
+  return read_loaded_code(elf, vaddr, out);
 }
 
 std::optional<unsigned> DwarfModuleSymbolizer::return_address_slot(uint64_t vaddr, bool aarch64) {
