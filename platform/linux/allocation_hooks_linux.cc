@@ -24,6 +24,7 @@
 
 #include "allocations/address_set.h"
 #include "allocations/allocation_sink.h"
+#include "allocations/presence_filter.h"
 #include "allocations/sampling.h"
 
 extern "C" {
@@ -41,6 +42,7 @@ void* __libc_pvalloc(size_t size);
 namespace {
 
 using inprof::internal::AllocationRng;
+using inprof::internal::PresenceFilter;
 using inprof::internal::SampledAddressSet;
 
 std::atomic<bool> g_enabled{false};
@@ -48,6 +50,7 @@ std::atomic<uint64_t> g_in_flight{0};  // threads between the guard and the end 
 InprofAllocationSink g_sink{};         // written only while disabled with nobody in flight
 uint64_t g_rate = 0;
 SampledAddressSet g_set;
+constinit PresenceFilter g_filter;         // asked before the set: most frees end at it
 std::atomic<uint64_t>* g_slots = nullptr;  // mapped once, never unmapped (a free may read it)
 size_t g_slot_count = 0;
 std::atomic<uint64_t> g_sampled{0}, g_untracked{0}, g_frees{0};
@@ -85,7 +88,11 @@ void record(ThreadState& t, void* block, size_t size, uint8_t kind, void* caller
                                       kind};
     if (g_sink.record_allocation(g_sink.context, &event)) {
       g_sampled.fetch_add(1, std::memory_order_relaxed);
-      if (!g_set.insert(event.address)) g_untracked.fetch_add(1, std::memory_order_relaxed);
+      g_filter.add(event.address);
+      if (!g_set.insert(event.address)) {
+        g_filter.remove(event.address);
+        g_untracked.fetch_add(1, std::memory_order_relaxed);
+      }
     }
   }
   g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
@@ -130,9 +137,11 @@ inline void* allocated(void* block, size_t size, uint8_t kind, void* caller) {
 }
 
 // The lookup first, with no shared write: nearly every free misses. (The set's memory is never
-// unmapped, so a lookup racing with a session's end or start reads valid memory.)
+// unmapped, so a lookup racing with a session's end or start reads valid memory; such a racing
+// free may at worst leave a filter counter one low, as it may the set's count.)
 __attribute__((noinline)) void released(void* block) {
   if (!g_set.remove(reinterpret_cast<uint64_t>(block))) return;
+  g_filter.remove(reinterpret_cast<uint64_t>(block));
   g_in_flight.fetch_add(1, std::memory_order_seq_cst);
   if (g_enabled.load(std::memory_order_seq_cst)) {
     const int saved_errno = errno;
@@ -145,7 +154,9 @@ __attribute__((noinline)) void released(void* block) {
 
 // Before the block goes back to glibc: afterwards another thread may be given the same address.
 inline void releasing(void* block) {
-  if (enabled() && block != nullptr && g_set.live() != 0) released(block);
+  if (enabled() && block != nullptr && g_filter.may_contain(reinterpret_cast<uint64_t>(block))) {
+    released(block);
+  }
 }
 
 bool valid_posix_alignment(size_t alignment) {
@@ -349,6 +360,7 @@ INPROF_HOOK int inprof_allocations_attach_v1(const InprofAllocationSink* sink) {
   } else {
     g_set.reset(g_slots, sink->tracked_slots);
   }
+  g_filter.clear();
   g_sink = *sink;
   g_rate = sink->sample_bytes;
   g_sampled.store(0, std::memory_order_relaxed);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "allocations/address_set.h"
+#include "allocations/presence_filter.h"
 #include "allocations/sampling.h"
 
 namespace inprof::internal {
@@ -164,6 +165,67 @@ TEST(SampledAddressSetTest, AllocateHereFreeThereFromManyThreads) {
   EXPECT_EQ(refused.load(), 0u);
   EXPECT_EQ(removed.load(), kThreads * kPerThread);
   EXPECT_EQ(set.live(), 0u);
+}
+
+TEST(PresenceFilterTest, NeverSaysNoToAnAddedAddress) {
+  static PresenceFilter filter;  // 32 KiB: not on the stack
+  filter.clear();
+  std::vector<uint64_t> added;
+  for (uint64_t i = 0; i < 5000; ++i) added.push_back(0x7f0000000000ull + i * 48);
+  for (uint64_t a : added) filter.add(a);
+  for (uint64_t a : added) EXPECT_TRUE(filter.may_contain(a));
+  // Removing half keeps every other one "maybe" (counters, not bits).
+  for (size_t i = 0; i < added.size(); i += 2) filter.remove(added[i]);
+  for (size_t i = 1; i < added.size(); i += 2) EXPECT_TRUE(filter.may_contain(added[i]));
+  for (size_t i = 1; i < added.size(); i += 2) filter.remove(added[i]);
+  // All removed: every counter is back at zero, so nothing is "maybe".
+  size_t maybe = 0;
+  for (uint64_t i = 0; i < 100000; ++i) maybe += filter.may_contain(0x5500000000ull + i * 16);
+  EXPECT_EQ(maybe, 0u);
+}
+
+TEST(PresenceFilterTest, FewLiveAddressesLetNearlyEveryOtherThrough) {
+  static PresenceFilter filter;
+  filter.clear();
+  for (uint64_t i = 0; i < 300; ++i) filter.add(0x600000000000ull + i * 4096 * 7);
+  size_t maybe = 0;
+  constexpr size_t kProbes = 200000;
+  for (uint64_t i = 0; i < kProbes; ++i) maybe += filter.may_contain(0x5500000000ull + i * 32);
+  EXPECT_LT(maybe, kProbes / 50);  // 300 of 32 Ki counters: ~1 % say "maybe"
+}
+
+TEST(PresenceFilterTest, SaturatedCounterStaysMaybe) {
+  static PresenceFilter filter;
+  filter.clear();
+  const uint64_t a = 0x1230;
+  for (int i = 0; i < 300; ++i) filter.add(a);  // past 255
+  for (int i = 0; i < 300; ++i) filter.remove(a);
+  EXPECT_TRUE(filter.may_contain(a));  // a false "maybe", never a false "no"
+  filter.clear();
+  EXPECT_FALSE(filter.may_contain(a));
+}
+
+// Threads add and remove their own addresses while others are live: no live address is ever
+// reported absent.
+TEST(PresenceFilterTest, ConcurrentAddRemoveNeverLosesALiveAddress) {
+  static PresenceFilter filter;
+  filter.clear();
+  constexpr int kThreads = 4;
+  std::atomic<uint64_t> misses{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const uint64_t base = (uint64_t(t + 1) << 40);
+      for (uint64_t i = 0; i < 50000; ++i) {
+        const uint64_t a = base + (i % 512) * 16;
+        filter.add(a);
+        if (!filter.may_contain(a)) misses.fetch_add(1);
+        filter.remove(a);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(misses.load(), 0u);
 }
 
 }  // namespace
