@@ -268,6 +268,9 @@ bool Sampler::wait_until(uint64_t deadline) {
       lock.lock();
     }
   }
+  // The rings' wait above usually ran to the deadline: then no condition wait at all (one with
+  // an expired timeout is still a futex call, and on this path a context switch per tick).
+  if (monotonic_ns() >= deadline) return stop_requested_;
   // steady_clock and monotonic_ns() are the same clock; wait for the remaining time.
   return stop_cv_.wait_for(lock,
                            std::chrono::nanoseconds(deadline - std::min(deadline, monotonic_ns())),
