@@ -66,6 +66,8 @@ constexpr Variable kVariables[] = {
      "record sampled allocations: on (one per 512K allocated on average), a size such as 64K, "
      "or 1 (every allocation); needs libinprof_allocations.so preloaded",
      "512K"},
+    {"INPROF_CPU", "0: no CPU samples (a memory-only profile with INPROF_ALLOCATIONS); default 1",
+     "0"},
     {"INPROF_HELP", "1: print this table to stderr", "1"},
 };
 
@@ -247,6 +249,9 @@ std::optional<std::string> apply_env_variable(const std::string& name, const std
       return std::nullopt;
     }
     return parse_size_in(value, "512K", 1, kMaxAllocationSampleBytes, &o.allocation_sample_bytes);
+  } else if (name == "INPROF_CPU") {
+    if (value != "0" && value != "1") return "expected 0 or 1";
+    o.cpu_samples = value == "1";
   } else if (name == "INPROF_UNWINDER") {
     if (value == "auto")
       o.unwinder = UnwindMethod::kAuto;

@@ -15,6 +15,10 @@ namespace {
 
 constexpr uint64_t kOsNamesRefreshNs = 250000000;  // threads rename themselves after start
 constexpr uint64_t kThreadListingPeriodNs = 4000000;
+// Without CPU samples a tick lists threads (for their names and ends: an allocating thread is
+// added when its first allocation is drained) and drains the allocation pool, which wakes the
+// sampler itself when half full.
+constexpr uint64_t kNoCpuTickNs = 50000000;
 constexpr int kLeafCandidateSlots = 8;
 constexpr uint32_t kMaxBackoffTicks = 1024;
 // With self-sampling the tick serves threads that mostly sleep (and collects the busy ones'
@@ -130,6 +134,12 @@ size_t Sampler::drain_allocations() {
 void Sampler::prepare_modules() { refresh_modules(monotonic_ns()); }
 
 void Sampler::write_allocation(const AllocationSlot& slot) {
+  // A thread born since the last listing (a short one may be gone by the next): known before its
+  // first record, else the profile would have no thread to put its allocations in.
+  const uint64_t tid = slot.event.tid;
+  if (!threads_.count(tid) && !excluded_.count(tid) && !is_profiler_thread(tid)) {
+    add_thread(tid, slot.snapshot.time_ns);
+  }
   const UnwindOutput unwound = unwinder_->unwind(slot.snapshot, frames_, frame_sps_);
   LeafCandidate candidates[kLeafCandidateSlots + 1];
   size_t candidate_count = 0;
@@ -145,17 +155,22 @@ void Sampler::write_allocation(const AllocationSlot& slot) {
       break;
     }
   }
+  size_t count = unwound.count;
   if (first < unwound.count) {
     frames_[first] = slot.event.caller_pc - 1;
   } else {
+    // The walk did not reach the caller (its module not listed yet — a dlopen whose constructor
+    // allocates, drained before the next tick — or code without unwind information): the call
+    // into the allocator alone, marked incomplete, rather than the profiler's own frames.
     first = 0;
-    flags |= kAllocationCallerNotFound;
+    count = 1;
+    frames_[0] = slot.event.caller_pc - 1;
+    flags |= kAllocationCallerNotFound | kSampleIncomplete;
   }
   const InprofAllocationEvent& e = slot.event;
   ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
   encode_allocation(w, e.tid, relative(slot.snapshot.time_ns), e.address, e.size, e.weight, e.kind,
-                    flags,
-                    std::span<const uint64_t>(frames_.data() + first, unwound.count - first));
+                    flags, std::span<const uint64_t>(frames_.data() + first, count - first));
   if (w.overflowed() || !ring_.write(static_cast<uint8_t>(RecordType::kAllocation), w.view())) {
     allocation_pool_->dropped().fetch_add(1, std::memory_order_relaxed);
   }
@@ -185,7 +200,12 @@ void Sampler::run() {
     }
     if (wait_until(next)) {
       std::lock_guard hold(tick_mutex_);
-      drain_allocations();  // the interposer is detached by now: these are the last
+      // The interposer is detached by now: these are the last, and no thread waits for the pool
+      // while holding the loader's lock. A module loaded since the last tick (a dlopen whose
+      // constructor allocated, ticks 50 ms apart without CPU samples) is listed before they are
+      // unwound, and is in the dump for the records drained before.
+      if (module_lister_->changed()) refresh_modules(monotonic_ns());
+      drain_allocations();
       stop_all_self_sampling(/*collect_first=*/true);  // what the threads queued is kept
       // The counters' values at the end, so that each series ends where the program left it,
       // however late the last tick was (under qemu, ticks come 100 ms apart or more).
@@ -197,6 +217,12 @@ void Sampler::run() {
 
 uint64_t Sampler::next_tick_in_ns() const {
   const uint64_t period = period_ns();
+  // No CPU samples: ticks list threads and collect what the allocation pool holds (it wakes the
+  // sampler when half full), and sample the counters, which keep the interval.
+  if (!config_.cpu_samples) {
+    const bool wakes = self_sampling_ != nullptr && self_sampling_->wakeable();
+    return counters_.empty() && wakes ? std::max(period, kNoCpuTickNs / period * period) : period;
+  }
   if (period >= kCollectPeriodNs || self_sampling_ == nullptr || !self_sampling_->waitable() ||
       !counters_.empty() || crash_state_.load(std::memory_order_relaxed) != kCrashIdle) {
     return period;
@@ -226,7 +252,10 @@ bool Sampler::wait_until(uint64_t deadline) {
       std::lock_guard lock(stop_mutex_);
       if (stop_requested_) return true;
     }
-    if (now >= deadline || self_sampling_ == nullptr || !self_sampling_->waitable()) break;
+    if (now >= deadline || self_sampling_ == nullptr ||
+        !(self_sampling_->waitable() || self_sampling_->wakeable())) {
+      break;
+    }
     const bool rings_full = self_sampling_->wait(deadline - now);
     if (allocation_pool_ != nullptr && allocation_pool_->ready() != 0) {
       std::lock_guard hold(tick_mutex_);
@@ -320,6 +349,10 @@ void Sampler::tick() {
     refresh_threads(now);
   }
   refresh_names(now);
+  if (!config_.cpu_samples) {
+    ++tick_count_;
+    return;
+  }
   if (self_sampling_ && !self_sampling_->usable()) {
     // The program installed its own handler for the sampling signal: it is the program's now.
     // Running threads are no longer sampled (counted); sleeping ones still are.
@@ -389,20 +422,7 @@ void Sampler::refresh_threads(uint64_t now) {
   if (!thread_lister_->list(tids_)) return;
   for (uint64_t tid : tids_) {
     if (excluded_.count(tid) || is_profiler_thread(tid)) continue;
-    auto [it, inserted] = threads_.try_emplace(tid);
-    it->second.last_seen_tick = tick_count_;
-    if (inserted) {
-      ThreadState& state = it->second;
-      state.first_seen_ns = now;
-      // Its CPU is counted from here, so that its first sample carries what it used before
-      // (issue 21: else uncounted). Born during the session (the first listing has every thread
-      // there was), its CPU clock started at 0.
-      state.last_cpu_ns =
-          tick_count_ != 0 ? std::optional<uint64_t>(0) : thread_lister_->cpu_time_ns(tid);
-      auto given = ThreadNames::instance().get(tid);
-      state.name = given ? *given : thread_lister_->name(tid);
-      select(tid, state, now);
-    }
+    add_thread(tid, now);
   }
   for (auto it = threads_.begin(); it != threads_.end();) {
     if (it->second.last_seen_tick != tick_count_) {
@@ -419,6 +439,22 @@ void Sampler::refresh_threads(uint64_t now) {
       ++it;
     }
   }
+}
+
+void Sampler::add_thread(uint64_t tid, uint64_t now) {
+  auto [it, inserted] = threads_.try_emplace(tid);
+  it->second.last_seen_tick = tick_count_;
+  if (!inserted) return;
+  ThreadState& state = it->second;
+  state.first_seen_ns = now;
+  // Its CPU is counted from here, so that its first sample carries what it used before
+  // (issue 21: else uncounted). Born during the session (the first listing has every thread
+  // there was), its CPU clock started at 0.
+  state.last_cpu_ns =
+      tick_count_ != 0 ? std::optional<uint64_t>(0) : thread_lister_->cpu_time_ns(tid);
+  auto given = ThreadNames::instance().get(tid);
+  state.name = given ? *given : thread_lister_->name(tid);
+  select(tid, state, now);
 }
 
 void Sampler::refresh_names(uint64_t now) {

@@ -46,6 +46,7 @@ struct SamplerConfig {
   std::vector<std::string> thread_filters;  // name substrings; empty: all threads
   // A self-sampled thread that runs this long without its handler answering blocks the signal.
   uint64_t answer_timeout_ns = 20000000;
+  bool cpu_samples = true;  // false: threads are listed and named, never sampled
 };
 
 struct SamplerStats {
@@ -163,6 +164,8 @@ class Sampler {
 
   void refresh_modules(uint64_t now);
   void refresh_threads(uint64_t now);
+  // A thread not listed yet (born since the last listing): known, named and announced from now.
+  void add_thread(uint64_t tid, uint64_t now);
   void refresh_names(uint64_t now);
   // Re-applies the filters after a (re)naming; announces a newly selected thread.
   void select(uint64_t tid, ThreadState& state, uint64_t now);

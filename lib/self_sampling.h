@@ -71,6 +71,10 @@ class SelfSampling {
   virtual bool wait(uint64_t /*timeout_ns*/) { return false; }
   // Ends a wait() in progress (or the next one) at once: a stop, a pause. Any thread.
   virtual void interrupt_wait() {}
+  // Whether interrupt_wait() really ends a wait(), with or without queues: the sampler may then
+  // sleep in wait() to its next tick and be woken early (a stop, a half-full allocation pool)
+  // instead of polling.
+  virtual bool wakeable() { return false; }
   // Whether the thread's snapshots wait in a queue that holds kCollectPeriodNs of them at its
   // full rate and wakes wait() when it fills (the kernel's ring), rather than one the sampler
   // must empty every millisecond (a timer's handler queue).

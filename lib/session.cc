@@ -136,10 +136,10 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   }
 
   // The signal first: if it is taken, no file is created.
-  auto copier =
-      StackCopier::create(StackCopier::Config{options.sample_signal, options.thread_answer_timeout,
-                                              options.interval, options.stack_copy_size},
-                          status);
+  auto copier = StackCopier::create(
+      StackCopier::Config{options.sample_signal, options.thread_answer_timeout, options.interval,
+                          options.stack_copy_size, options.cpu_samples},
+      status);
   if (!copier) return nullptr;
 
   std::string path;
@@ -190,6 +190,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   config.stack_copy_size = options.stack_copy_size;
   config.start_ns = start_ns;
   config.thread_filters = options.thread_filters;
+  config.cpu_samples = options.cpu_samples;
   config.answer_timeout_ns = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(options.thread_answer_timeout).count());
   std::unique_ptr<Unwinder> unwinder;

@@ -34,6 +34,9 @@ class StackCopier {
     // The sampling interval: Windows raises its timer resolution while it is below 10 ms.
     std::chrono::nanoseconds interval = std::chrono::milliseconds(1);
     size_t stack_copy_size = 64 << 10;  // the most a copy takes (sizes self-sampling's queues)
+    // False (no CPU samples): nothing is ever interrupted, so nothing is installed (Linux: no
+    // signal handler); copy() is never called. Self-sampling still offers its wake-up.
+    bool interrupts = true;
   };
 
   // Installs what the copier needs (a signal handler on Linux). Only one copier exists at a time.

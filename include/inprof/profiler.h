@@ -162,6 +162,10 @@ struct Options {
   // the process: link inprof::allocations, or preload libinprof_allocations.so (`inprof record
   // --allocations` does); start() fails otherwise.
   std::size_t allocation_sample_bytes = 0;
+  // CPU samples: false records none (a memory-only profile with allocation_sample_bytes, or only
+  // markers and counters): no thread is ever interrupted and no signal handler is installed
+  // (sample_signal is then unused). Threads are still listed and named.
+  bool cpu_samples = true;
 };
 
 // The process-wide profiler. At most one session runs at a time.

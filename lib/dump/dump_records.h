@@ -299,7 +299,8 @@ struct AllocationRecord {
   uint32_t flags = 0;   // SampleFlags, plus kAllocationCallerNotFound
   std::vector<uint64_t> frames;
 };
-// The allocator's caller was not found in the walk: the stack is kept whole.
+// The allocator's caller was not found in the walk: the stack is the call into the allocator
+// alone (with kSampleIncomplete). Dumps before session 14 kept the whole walk instead.
 inline constexpr uint32_t kAllocationCallerNotFound = 1u << 6;
 
 // A recorded block was freed (or moved by realloc).

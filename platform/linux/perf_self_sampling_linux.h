@@ -61,6 +61,7 @@ class PerfSelfSampling final : public SelfSampling {
   bool waitable() override { return active() > 0; }
   bool wait(uint64_t timeout_ns) override;
   void interrupt_wait() override;
+  bool wakeable() override { return wake_fd_ >= 0; }
   // Not while its stack size is still being found: every sample a ring holds when a cut one is
   // read comes back cut too, so a ring that has not yet gone kSettledSamples without a cut is
   // collected at every tick.

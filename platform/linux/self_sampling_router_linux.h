@@ -42,6 +42,7 @@ class SelfSamplingRouter final : public SelfSampling {
   void interrupt_wait() override {
     if (perf_) perf_->interrupt_wait();
   }
+  bool wakeable() override { return perf_ && perf_->wakeable(); }
   bool holds_collect_period(int handle) const override;
 
  private:

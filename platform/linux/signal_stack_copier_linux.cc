@@ -81,10 +81,18 @@ void withdraw_pending_signals(int sig) {
   sigaction(sig, &ours, nullptr);
 }
 
+// The "previous disposition" of a copier that takes no signal (signal 0).
+struct sigaction sigaction_none() {
+  struct sigaction none = {};
+  none.sa_handler = SIG_DFL;
+  return none;
+}
+
 // Gives the signal back: the program's disposition from before start, unless the program has
 // installed its own since (then that one stays). Pending instances of ours are discarded first.
+
 void give_back(int sig, const struct sigaction& previous) {
-  if (!handler_is_ours(sig)) return;
+  if (sig == 0 || !handler_is_ours(sig)) return;
   struct sigaction ignore = {};
   ignore.sa_handler = SIG_IGN;
   sigaction(sig, &ignore, nullptr);
@@ -216,6 +224,15 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
   if (!g_copier_exists.compare_exchange_strong(expected, true)) {
     *status = Status::error(Status::Code::kAlreadyRunning, "a stack copier already exists");
     return nullptr;
+  }
+  if (!config.interrupts) {
+    // No CPU samples: the signal is never sent, so it is neither checked nor taken. The copier
+    // keeps the self-sampling object for its wake-up (sampled allocations use it); no thread is
+    // ever started there. Signal 0 is nobody's: the destructor and a fork child give nothing back.
+    g_pid.store(getpid());
+    g_signal = 0;
+    *status = {};
+    return std::make_unique<SignalStackCopier>(0, config, sigaction_none());
   }
   struct sigaction previous = {};
   if (sigaction(sig, nullptr, &previous) != 0) {

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 namespace {
 
@@ -176,8 +177,27 @@ uint64_t parse_number(const char* flag, const char* text) {
 
 }  // namespace
 
+// The signals this process has a handler for, as /proc/self/status's SigCgt mask: a memory-only
+// session (--no-cpu) must leave it as an unprofiled run has it.
+std::string caught_signals() {
+  FILE* status = std::fopen("/proc/self/status", "r");
+  if (status == nullptr) return "unknown";
+  char line[256];
+  std::string mask = "unknown";
+  while (std::fgets(line, sizeof(line), status) != nullptr) {
+    if (std::strncmp(line, "SigCgt:", 7) == 0) {
+      mask = line + 7;
+      mask.erase(0, mask.find_first_not_of(" \t"));
+      mask.erase(mask.find_last_not_of(" \t\n") + 1);
+    }
+  }
+  std::fclose(status);
+  return mask;
+}
+
 int main(int argc, char** argv) {
   uint64_t total_mb = 500;
+  bool show_caught = false;
   uint64_t leak_mb = 8;
   uint64_t seed = 24;
   for (int i = 1; i < argc; ++i) {
@@ -185,7 +205,7 @@ int main(int argc, char** argv) {
     if (i + 1 >= argc) {
       std::fprintf(stderr,
                    "usage: known_sites [--total-mb N] [--leak-mb N] [--sample-bytes R] "
-                   "[--seed N]\n");
+                   "[--seed N] [--show-caught-signals 1]\n");
       return 2;
     }
     const uint64_t value = parse_number(flag, argv[++i]);
@@ -198,6 +218,8 @@ int main(int argc, char** argv) {
       g_sample_bytes = static_cast<double>(value);
     } else if (std::strcmp(flag, "--seed") == 0) {
       seed = value;
+    } else if (std::strcmp(flag, "--show-caught-signals") == 0) {
+      show_caught = value != 0;
     } else {
       std::fprintf(stderr, "known_sites: unknown option %s\n", flag);
       return 2;
@@ -252,5 +274,6 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(all_bytes),
               static_cast<unsigned long long>(g_truth[kLeak].retained), g_sample_bytes,
               all_expected);
+  if (show_caught) std::printf("caught_signals=%s\n", caught_signals().c_str());
   return 0;
 }

@@ -3,6 +3,7 @@
 #  1. known_sites at rate 1: every site's bytes exact, nothing dropped, every free matched, the
 #     leak the top retained site (with the C library's stdout buffer, never freed); the folded
 #     stacks by allocated and by retained bytes sum to the same exact bytes;
+# 1b. the same with --no-cpu: a memory-only profile, no CPU sample and no signal handler;
 #  2. known_sites at the default rate (512 KiB) over 2.5 GB: each site's share within
 #     max(3 percentage points, 4 sigma) of the truth (sigma as known_sites computes it);
 #  3. allocation_scenarios at rate 1: allocations at thread exit, in a dlopen constructor, in a
@@ -108,6 +109,40 @@ firefox_check() {  # $1: profile, $2: truth, $3: 1 if exact
 }
 firefox_check "$work/ks1.json" "$work/ks1.truth" 1
 
+echo "== 1b. known_sites, every allocation, no CPU samples (--no-cpu)"
+# A memory-only profile: exact bytes per site as in 1, no CPU sample, and no signal handler of
+# inprof's in the program (its caught signals as unprofiled; with CPU samples they differ).
+"$known_sites" --total-mb 20 --show-caught-signals 1 >bare.truth
+"$launcher" record --allocations=1 --no-cpu --no-children -o ks1b.inprof -- "$known_sites" \
+  --total-mb 20 --show-caught-signals 1 >ks1b.truth
+"$launcher" record --allocations=1 --no-children -o ks1c.inprof -- "$known_sites" \
+  --total-mb 20 --show-caught-signals 1 >ks1c.truth
+# Less glibc's own real-time signals 32 and 33 (SIGCANCEL, SIGSETXID), whose handlers its
+# pthread_create installs in any program that starts a thread: inprof's threads too.
+caught() {
+  local mask
+  mask=$(awk -F= '$1 == "caught_signals" { print $2 }' "$1")
+  [[ -n $mask ]] && printf '%016x\n' $((16#$mask & ~0x180000000))
+}
+[[ -n $(caught bare.truth) && $(caught ks1b.truth) == "$(caught bare.truth)" ]] ||
+  fail "--no-cpu: caught signals $(caught ks1b.truth), unprofiled $(caught bare.truth)"
+[[ $(caught ks1c.truth) != "$(caught bare.truth)" ]] ||
+  fail "with CPU samples the program's caught signals did not change: the check above is blind"
+"$symbolicate" ks1b.inprof -o ks1b.summary --summary 2>ks1b.log
+"$symbolicate" ks1b.inprof -o ks1b.json 2>>ks1b.log
+"$profile_check" ks1b.json >/dev/null || fail "profile_check rejected ks1b.json"
+[[ $(stat_line ks1b.summary "Samples in this profile") == 0 ]] ||
+  fail "--no-cpu: $(stat_line ks1b.summary "Samples in this profile") CPU samples"
+truth1b=$(cat ks1b.truth)
+allocated=$(ranking ks1b.summary "Top allocation sites" "by allocating function")
+for site in site_sixty site_thirty site_ten site_leak; do
+  want=$(truth "$truth1b" "$site" bytes)
+  got=$(site_bytes "$allocated" "$site")
+  [[ $got == "$want" ]] || fail "--no-cpu: $site allocated $got bytes, truth $want"
+done
+echo "  no CPU samples, no signal handler ($(caught ks1b.truth) as unprofiled), every site exact"
+firefox_check "$work/ks1b.json" "$work/ks1b.truth" 1
+
 echo "== 2. known_sites, default rate, 2.5 GB"
 "$launcher" record --allocations --no-children -o ks2.inprof -- "$known_sites" --total-mb 2500 \
   --sample-bytes 524288 >ks2.truth
@@ -138,22 +173,31 @@ retained=$(ranking ks2.summary "Top retained sites" "by allocating function")
   fail "default rate: top retained site is '$(head -1 <<<"$retained")'"
 
 echo "== 3. thread exit, dlopen, fork, signal handler (every allocation)"
-"$launcher" record --allocations=1 -o sc.inprof -- "$scenarios" "$dlopen_library" >sc.out ||
-  fail "allocation_scenarios failed under the profiler: $(cat sc.out)"
-grep -q '^ok' sc.out || fail "allocation_scenarios: $(cat sc.out)"
-"$symbolicate" sc.inprof -o sc.summary --summary --top 100 2>sc.log
-allocated=$(ranking sc.summary "Top allocation sites" "by allocating function")
-for site in thread_exit_site dlopen_constructor_site signal_handler_site main_loop_site; do
-  grep -q "$site" <<<"$allocated" || fail "scenarios: no allocation site $site"
-  echo "  $site: named"
-done
-retained=$(ranking sc.summary "Top retained sites" "by allocating function")
-grep -q dlopen_constructor_site <<<"$retained" || fail "scenarios: the dlopen block is not retained"
-# The fork child writes its own dump (OUTPUT-PID) when the session follows it.
-for child in sc.inprof-* sc-*.inprof; do
-  [[ -f $child ]] || continue
-  "$symbolicate" "$child" -o child.summary --summary --top 100 2>/dev/null
-  if grep -q fork_child_site child.summary; then echo "  fork_child_site: named (child dump)"; fi
+# Also without CPU samples (--no-cpu), where threads are listed only every 50 ms: a thread that
+# allocates and ends in between must still have its allocations in the profile.
+for cpu in with-cpu no-cpu; do
+  cpu_flag=()
+  [[ $cpu == no-cpu ]] && cpu_flag=(--no-cpu)
+  echo " $cpu:"
+  rm -f sc.inprof sc.inprof-* sc-*.inprof
+  "$launcher" record --allocations=1 "${cpu_flag[@]}" -o sc.inprof -- "$scenarios" \
+    "$dlopen_library" >sc.out || fail "allocation_scenarios ($cpu) failed under the profiler: $(cat sc.out)"
+  grep -q '^ok' sc.out || fail "allocation_scenarios ($cpu): $(cat sc.out)"
+  "$symbolicate" sc.inprof -o sc.summary --summary --top 100 2>sc.log
+  allocated=$(ranking sc.summary "Top allocation sites" "by allocating function")
+  for site in thread_exit_site dlopen_constructor_site signal_handler_site main_loop_site; do
+    grep -q "$site" <<<"$allocated" || fail "scenarios ($cpu): no allocation site $site"
+    echo "  $site: named"
+  done
+  retained=$(ranking sc.summary "Top retained sites" "by allocating function")
+  grep -q dlopen_constructor_site <<<"$retained" ||
+    fail "scenarios ($cpu): the dlopen block is not retained"
+  # The fork child writes its own dump (OUTPUT-PID) when the session follows it.
+  for child in sc.inprof-* sc-*.inprof; do
+    [[ -f $child ]] || continue
+    "$symbolicate" "$child" -o child.summary --summary --top 100 2>/dev/null
+    if grep -q fork_child_site child.summary; then echo "  fork_child_site: named (child dump)"; fi
+  done
 done
 
 echo "== 4. python3.11 preloaded, PYTHONMALLOC=malloc"

@@ -50,6 +50,8 @@ constexpr const char* kUsage =
     "                        allocated: one per BYTES allocated on average (default 512K;\n"
     "                        1: every allocation). Preloads libinprof_allocations.so, which\n"
     "                        replaces malloc, free and operator new/delete in PROGRAM\n"
+    "      --no-cpu          no CPU samples: with --allocations, a memory-only profile (no\n"
+    "                        thread is interrupted, no signal handler installed)\n"
     "\n"
     "flight recorder (keep the last records in memory; write them on demand):\n"
     "      --ring            ring mode: nothing is written until a capture or exit\n"

@@ -88,6 +88,10 @@ std::optional<RecordCommand> parse_record_args(
       command.variables["INPROF_ALLOCATIONS"] = value;
       continue;
     }
+    if (arg == "--no-cpu") {
+      command.variables["INPROF_CPU"] = "0";
+      continue;
+    }
     if (arg == "--crash") {
       command.variables["INPROF_MODE"] = "ring";
       command.variables["INPROF_CRASH"] = "1";
