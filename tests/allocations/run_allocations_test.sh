@@ -140,6 +140,10 @@ for site in site_sixty site_thirty site_ten site_leak; do
   got=$(site_bytes "$allocated" "$site")
   [[ $got == "$want" ]] || fail "--no-cpu: $site allocated $got bytes, truth $want"
 done
+# The allocations' stacks are symbolized with the samples' (ahead, in parallel, through the cache):
+# a dump without samples still reports its addresses.
+grep -qE 'wrote .*, [1-9][0-9]* distinct addresses' ks1b.log ||
+  fail "--no-cpu: the allocation stacks' addresses were not symbolized ahead: $(grep wrote ks1b.log)"
 echo "  no CPU samples, no signal handler ($(caught ks1b.truth) as unprofiled), every site exact"
 firefox_check "$work/ks1b.json" "$work/ks1b.truth" 1
 

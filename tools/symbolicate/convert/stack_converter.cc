@@ -436,23 +436,27 @@ const AddressSymbol* StackConverter::symbol_for(size_t m, uint64_t vaddr) {
 }
 
 void StackConverter::symbolize_ahead() {
-  // Every distinct address of every sampled stack, per module, at each module epoch it was
-  // sampled in; then all of them at once, on every core.
+  // Every distinct address of every sampled stack and every allocation's stack, per module, at
+  // each module epoch it was taken in; then all of them at once, on every core.
   std::unordered_set<uint64_t> seen;  // (epoch << 32) | stack
   std::vector<std::vector<uint64_t>> wanted(modules_.size());
+  auto want = [&](RawStackId stack, uint64_t time_ns) {
+    if (stack == kNoStack) return;
+    size_t epoch = map_.epoch(time_ns);
+    if (!seen.insert((uint64_t(epoch) << 32) | stack).second) return;
+    const std::vector<uint64_t>& frames = model_.stack(stack).frames;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const uint64_t lookup = code_address(frames[i], i == 0);
+      size_t m = map_.find(lookup, time_ns);
+      if (m == ModuleMap::kNone) continue;
+      wanted[m].push_back(lookup - model_.modules()[m].record.load_bias);
+    }
+  };
   for (const ThreadInfo& t : model_.threads()) {
-    t.samples.for_each([&](const RawSample& s) {
-      if (s.stack == kNoStack) return;
-      size_t epoch = map_.epoch(s.time_ns);
-      if (!seen.insert((uint64_t(epoch) << 32) | s.stack).second) return;
-      const std::vector<uint64_t>& frames = model_.stack(s.stack).frames;
-      for (size_t i = 0; i < frames.size(); ++i) {
-        const uint64_t lookup = code_address(frames[i], i == 0);
-        size_t m = map_.find(lookup, s.time_ns);
-        if (m == ModuleMap::kNone) continue;
-        wanted[m].push_back(lookup - model_.modules()[m].record.load_bias);
-      }
-    });
+    t.samples.for_each([&](const RawSample& s) { want(s.stack, s.time_ns); });
+  }
+  for (const RawAllocationEvent& e : model_.allocations()) {
+    if (!e.is_free) want(e.stack, e.time_ns);
   }
   std::vector<ModuleAddresses> batches;
   std::vector<size_t> batch_module;
