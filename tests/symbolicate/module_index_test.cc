@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using inprof::symbolicate::AddressSymbol;
+using inprof::symbolicate::KnownSymbols;
 using inprof::symbolicate::KnownUnits;
 using inprof::symbolicate::ModuleIndex;
 using inprof::symbolicate::ModuleSymbolizer;
@@ -160,6 +161,51 @@ TEST(ModuleIndex, AReaderGivenTheKnownUnitsAnswersAsWithout) {
       ASSERT_EQ(hinted->unit_of(vaddr), fresh->unit_of(vaddr)) << path << " " << std::hex << vaddr;
     }
   }
+}
+
+// A reader handed the index's ELF symbols (ModuleSymbolizer::use_known_symbols), as written and
+// read back, does not read the symbol table: every address, and the index it exports, as
+// without them.
+TEST(ModuleIndex, AReaderGivenTheKnownSymbolsAnswersAsWithout) {
+  for (const std::string& path : modules_to_test()) {
+    Module m = module_at(path);
+    ASSERT_FALSE(m.addresses.empty()) << path;
+    std::string why;
+    auto first = ModuleSymbolizer::open(m.record, &why);
+    auto fresh = ModuleSymbolizer::open(m.record, &why);
+    auto hinted = ModuleSymbolizer::open(m.record, &why);
+    ASSERT_TRUE(first && fresh && hinted) << why;
+    for (size_t i = 0; i < m.addresses.size(); i += 7) first->symbolize(m.addresses[i]);
+    ModuleIndex exported;
+    first->export_index(exported);
+    std::optional<ModuleIndex> read = read_back(files_of(exported));
+    ASSERT_TRUE(read) << path;
+    std::shared_ptr<const KnownSymbols> known = read->known_symbols();
+    ASSERT_TRUE(known) << path;
+    EXPECT_GT(known->size(), 100u) << path;
+    hinted->use_known_symbols(known);
+    read.reset();  // the reader keeps what it was handed
+    for (uint64_t vaddr : m.addresses) {
+      ASSERT_EQ(describe(hinted->symbolize(vaddr)), describe(fresh->symbolize(vaddr)))
+          << path << " " << std::hex << vaddr;
+    }
+    ModuleIndex from_hinted, from_fresh;
+    hinted->export_index(from_hinted);
+    fresh->export_index(from_fresh);
+    EXPECT_EQ(from_hinted.encode_module("key"), from_fresh.encode_module("key")) << path;
+  }
+  // Handed once the reader has read its own: kept as read.
+  Module m = module_at(fs::canonical("/proc/self/exe"));
+  std::string why;
+  auto reader = ModuleSymbolizer::open(m.record, &why);
+  auto fresh = ModuleSymbolizer::open(m.record, &why);
+  ASSERT_TRUE(reader && fresh) << why;
+  const uint64_t vaddr = m.addresses[m.addresses.size() / 2];
+  const std::string before = describe(reader->symbolize(vaddr));
+  reader->use_known_symbols(std::make_shared<KnownSymbols>());
+  EXPECT_EQ(describe(reader->symbolize(m.addresses[1])),
+            describe(fresh->symbolize(m.addresses[1])));
+  EXPECT_EQ(describe(reader->symbolize(vaddr)), before);
 }
 
 TEST(ModuleIndex, DamageNeverAnswers) {

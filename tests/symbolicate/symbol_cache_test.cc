@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "symbolize/cache_file_read.h"
 #include "symbolize/debug_image.h"
 #include "symbolize/debug_image_cache.h"
 #include "symbolize/symbol_cache_file.h"
@@ -253,6 +255,61 @@ TEST(DebugImageCache, OnlyAnIntactImageIsUsed) {
   }
   fs::remove(path);
   EXPECT_FALSE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"));
+}
+
+// A hit refreshes a file's time (the eviction order) only once it is kRefreshAfter old: a run
+// soon after another writes nothing, and finds a debug image's stamp as it left it.
+TEST(SymbolCache, AHitRefreshesOnlyAnOldTime) {
+  symtest::TempDir dir;
+  SymbolCache cache(dir.path("c"), uint64_t{1} << 30);
+  const std::string key = SymbolCache::key({0x42, 1}, ModuleFiles{});
+  std::string why;
+  ASSERT_TRUE(cache.store(key, sample_symbols("f()"), &why)) << why;
+  const fs::path file = cache_files(dir.path("c")).at(0);
+  const auto now = fs::file_time_type::clock::now();
+  fs::last_write_time(file, now - inprof::symbolicate::kRefreshAfter / 2);
+  const auto recent = fs::last_write_time(file);
+  EXPECT_EQ(cache.load(key).symbols.size(), 3u);
+  EXPECT_EQ(fs::last_write_time(file), recent);
+  fs::last_write_time(file, now - std::chrono::hours(2));
+  EXPECT_EQ(cache.load(key).symbols.size(), 3u);
+  EXPECT_GT(fs::last_write_time(file), now - inprof::symbolicate::kRefreshAfter / 2);
+}
+
+TEST(DebugImageCache, ALoadSoonAfterWritesNothing) {
+  symtest::TempDir dir;
+  std::string bytes(50000, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 17 % 253);
+  const int fd = memfd_create("image", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
+  auto image = inprof::symbolicate::DebugImage::adopt("/x.debug", fd, bytes.size());
+  const std::string path = dir.path("c/v1/k.img");
+  const std::string stamp = inprof::symbolicate::debug_image_stamp_path(path);
+  inprof::symbolicate::save_debug_image(*image, path);
+  auto identity = [](const std::string& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return std::to_string(st.st_ino) + ":" + std::to_string(st.st_ctim.tv_sec) + "." +
+           std::to_string(st.st_ctim.tv_nsec);
+  };
+  const std::string image_before = identity(path), stamp_before = identity(stamp);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"));
+    EXPECT_EQ(identity(path), image_before);   // not touched
+    EXPECT_EQ(identity(stamp), stamp_before);  // not written again
+  }
+  // Old: checked whole again (its time changed under the stamp), refreshed and stamped anew;
+  // the next load finds that stamp as it is.
+  fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::hours(2));
+  ASSERT_TRUE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"));
+  EXPECT_GT(fs::last_write_time(path),
+            fs::file_time_type::clock::now() - inprof::symbolicate::kRefreshAfter);
+  const std::string image_after = identity(path), stamp_after = identity(stamp);
+  EXPECT_NE(stamp_after, stamp_before);
+  ASSERT_TRUE(inprof::symbolicate::load_cached_debug_image(path, "/x.debug"));
+  EXPECT_EQ(identity(path), image_after);
+  EXPECT_EQ(identity(stamp), stamp_after);
 }
 
 // End to end, with the symbolicate binary on a dump of this test executable.

@@ -386,6 +386,7 @@ ModuleSymbolizer* StackConverter::symbolizer(size_t m) {
       state.symbolizer = ModuleSymbolizer::open(f, &state.why);
       if (state.symbolizer && state.index_read) {
         state.symbolizer->use_known_units(state.index.known_units());
+        state.symbolizer->use_known_symbols(state.index.known_symbols());
       }
       if (!state.symbolizer) {
         diag_.warn("module '" + model_.modules()[m].record.path + "': " + state.why +

@@ -1,4 +1,5 @@
-// Machine code to text for the assembly view (/asm/v1): Capstone, Debian's libcapstone.
+// Machine code to text for the assembly view (/asm/v1): Capstone, Debian's libcapstone, loaded on
+// first use.
 #ifndef INPROF_TOOLS_SYMBOLICATE_SERVE_DISASSEMBLER_H_
 #define INPROF_TOOLS_SYMBOLICATE_SERVE_DISASSEMBLER_H_
 

@@ -51,7 +51,10 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
 #if !defined(_WIN32)
     if (!keys[m].empty()) todo.files.image_cache = cache->image_path(keys[m]);
 #endif
-    if (index_read) todo.known_units = use.indexes[m].known_units();
+    if (index_read) {
+      todo.known_units = use.indexes[m].known_units();
+      todo.known_symbols = use.indexes[m].known_symbols();
+    }
     rest.push_back(std::move(todo));
     rest_of.push_back(m);
   }

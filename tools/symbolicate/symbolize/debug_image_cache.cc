@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "symbolize/byte_io.h"
+#include "symbolize/cache_file_read.h"
 
 namespace inprof::symbolicate {
 namespace {
@@ -40,7 +41,9 @@ bool write_all(int fd, const void* data, size_t n) {
 // without reading all of it again (python3.11's 28 MB: the populated mapping and the checksum
 // were the largest cost of a warm run that opens the module). Written only once the image is on
 // disk (fsync), so a crash cannot leave a stamp vouching for data that never got there. Our own
-// touch (futimens, for the eviction order) changes the time: the stamp is written after it.
+// touch (futimens, for the eviction order) changes the time: the stamp is written after it, and
+// both happen only when the image is due for a refresh (cache_file_read.h), so that runs soon
+// after one another find the stamp as it is and write nothing.
 constexpr char kStampMagic[8] = {'I', 'N', 'P', 'R', 'S', 'T', 'P', '1'};
 struct Stamp {
   char magic[8];
@@ -85,6 +88,15 @@ void write_stamp(int fd, const std::string& stamp_path, uint64_t checksum) {
   ::unlink(temp.c_str());
 }
 
+// The file's modification time as std::filesystem gives it (the clock due_for_refresh reads).
+std::filesystem::file_time_type file_time_of(const struct stat& st) {
+  const auto since_epoch =
+      std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec);
+  const auto system = std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(since_epoch));
+  return std::filesystem::file_time_type::clock::from_sys(system);
+}
+
 }  // namespace
 
 std::string debug_image_stamp_path(const std::string& cache_path) { return cache_path + ".stamp"; }
@@ -122,8 +134,9 @@ std::unique_ptr<DebugImage> load_cached_debug_image(const std::string& cache_pat
     }
     ::fsync(fd);  // on disk before a stamp says it was checked (see Stamp)
   }
-  ::futimens(fd, nullptr);  // recently used: the last to be evicted
-  write_stamp(fd, stamp_path, t.checksum);
+  const bool refresh = due_for_refresh(file_time_of(st));
+  if (refresh) ::futimens(fd, nullptr);  // recently used: the last to be evicted
+  if (refresh || !checked_before) write_stamp(fd, stamp_path, t.checksum);
   return DebugImage::adopt(debug_path, fd, t.size);
 }
 

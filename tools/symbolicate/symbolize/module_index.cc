@@ -8,7 +8,7 @@
 namespace inprof::symbolicate {
 
 void ModuleIndex::set_module(Module module) {
-  module_ = std::move(module);
+  module_ = std::make_shared<const Module>(std::move(module));
   demangled_.clear();
   module_added_ = true;
 }
@@ -34,6 +34,11 @@ std::shared_ptr<const KnownUnits> ModuleIndex::known_units() const {
   static_assert(kAskTheReader == 0);  // KnownUnits' "not known"
   for (const Arange& a : module_->aranges) known->ranges.push_back({a.addr, a.length, a.unit});
   return known;
+}
+
+std::shared_ptr<const KnownSymbols> ModuleIndex::known_symbols() const {
+  if (!module_) return nullptr;
+  return std::shared_ptr<const KnownSymbols>(module_, &module_->symbols);  // keeps module_
 }
 
 std::optional<AddressSymbol> ModuleIndex::symbolize(uint64_t vaddr) {

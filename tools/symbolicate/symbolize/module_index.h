@@ -35,11 +35,7 @@ inline constexpr uint32_t kModuleIndexVersion = 2;  // 2: line rows in blocks
 
 class ModuleIndex {
  public:
-  struct Symbol {
-    uint64_t start;
-    uint64_t size;     // 0: unknown, runs to the next symbol
-    std::string name;  // as in the symbol table (demangled when used)
-  };
+  using Symbol = KnownSymbol;
   struct Arange {  // libdw's address ranges: [addr, addr + length) is in the unit at `unit`
     uint64_t addr, length, unit;
   };
@@ -62,8 +58,8 @@ class ModuleIndex {
     std::vector<Arange> aranges;  // by address, not overlapping, none empty
   };
 
-  bool has_module() const { return module_.has_value(); }
-  const Module* module() const { return module_ ? &*module_ : nullptr; }
+  bool has_module() const { return module_ != nullptr; }
+  const Module* module() const { return module_.get(); }
   void set_module(Module module);
   // Where units not yet in memory come from: the unit decoded from its file (decode_unit), or
   // nothing. Unset: only the units added here.
@@ -80,6 +76,9 @@ class ModuleIndex {
   // The units of the module part's address ranges, for a reader opened for what the index cannot
   // answer (ModuleSymbolizer::use_known_units); null when it has none usable.
   std::shared_ptr<const KnownUnits> known_units() const;
+  // The module part's ELF symbols, for such a reader (ModuleSymbolizer::use_known_symbols);
+  // null without a module part.
+  std::shared_ptr<const KnownSymbols> known_symbols() const;
 
   // What the reader would answer for `vaddr` (the module's own address); nullopt when the index
   // cannot tell without it (no module part, a unit not indexed or damaged).
@@ -98,7 +97,7 @@ class ModuleIndex {
  private:
   const Unit* unit(uint64_t offset);
 
-  std::optional<Module> module_;
+  std::shared_ptr<const Module> module_;  // shared with readers handed its symbols
   // By unit DIE offset: decoded or added, or nullopt when the source had none intact.
   std::map<uint64_t, std::optional<Unit>> units_;
   std::map<size_t, std::string> demangled_;  // by symbol index

@@ -266,7 +266,7 @@ std::optional<ModuleIndex> ModuleIndex::decode_module(std::string_view key, std:
   }
   if (in.left() != 0) return std::nullopt;
   ModuleIndex index;
-  index.module_ = std::move(m);
+  index.module_ = std::make_shared<const Module>(std::move(m));
   return index;
 }
 

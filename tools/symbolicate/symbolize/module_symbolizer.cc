@@ -212,6 +212,9 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   void use_known_units(std::shared_ptr<const KnownUnits> known) override {
     if (known && dwarf_ && known->bias == dwarf_bias_) known_units_ = std::move(known);
   }
+  void use_known_symbols(std::shared_ptr<const KnownSymbols> known) override {
+    if (!symbols_loaded_) known_symbols_ = std::move(known);
+  }
   void export_index(ModuleIndex& index) override;
   bool read_code(uint64_t vaddr, std::span<uint8_t> out) override;
   void set_main_is_binary(bool yes) { main_is_binary_ = yes; }
@@ -226,11 +229,13 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   struct UnitIndex;
   struct ScopeIndex;
 
+  // The ELF symbols, read (or taken from known_symbols_) on first use.
+  const std::vector<ElfSymbol>& symbols();
   void load_symbols();
   // The compilation unit whose address ranges hold `vaddr`, or null; *bias as libdwfl's.
   Dwarf_Die* unit_at(uint64_t vaddr, Dwarf_Addr* bias);
   // The ELF symbol containing `vaddr`, or null.
-  const ElfSymbol* symbol_at(uint64_t vaddr) const;
+  const ElfSymbol* symbol_at(uint64_t vaddr);
   const std::string& demangled(const ElfSymbol& symbol);
   // The index of the compilation unit whose DIE is at `cu_offset`, built on first use.
   UnitIndex& unit_index(uint64_t cu_offset);
@@ -250,8 +255,10 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   bool main_is_binary_ = false;  // the main ELF is the module's binary, with its code
   Dwarf* dwarf_ = nullptr;
   uint64_t dwarf_bias_ = 0;
-  std::vector<ElfSymbol> symbols_;             // by start address
-  std::deque<std::string> unversioned_names_;  // of symbols named "name@VERSION"
+  std::vector<ElfSymbol> symbols_;  // by start address
+  bool symbols_loaded_ = false;
+  std::shared_ptr<const KnownSymbols> known_symbols_;  // the names symbols_ points to, if any
+  std::deque<std::string> unversioned_names_;          // of symbols named "name@VERSION"
   std::unordered_map<const char*, std::string> demangled_;
   std::unordered_map<uint64_t, std::unique_ptr<UnitIndex>> units_;    // by CU DIE offset
   std::shared_ptr<const KnownUnits> known_units_;                     // null: none
@@ -489,7 +496,6 @@ DwarfModuleSymbolizer::DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module)
   Dwarf_Addr bias = 0;
   dwarf_ = dwfl_module_getdwarf(module_, &bias);
   dwarf_bias_ = bias;
-  load_symbols();
   if (dwarf_) line_sections_ = line_sections_of(dwarf_);
 }
 
@@ -570,6 +576,20 @@ std::string DwarfModuleSymbolizer::call_file(Dwarf_Die* cudie, Dwarf_Die* inline
 
 DwarfModuleSymbolizer::~DwarfModuleSymbolizer() { dwfl_end(dwfl_); }
 
+const std::vector<DwarfModuleSymbolizer::ElfSymbol>& DwarfModuleSymbolizer::symbols() {
+  if (symbols_loaded_) return symbols_;
+  symbols_loaded_ = true;
+  if (!known_symbols_) {
+    load_symbols();
+    return symbols_;
+  }
+  // Already one per address, by start: what load_symbols() left when the index was made.
+  symbols_.reserve(known_symbols_->size());
+  for (const KnownSymbol& k : *known_symbols_)
+    symbols_.push_back({k.start, k.size, k.name.c_str(), 0});
+  return symbols_;
+}
+
 void DwarfModuleSymbolizer::load_symbols() {
   int n = dwfl_module_getsymtab(module_);
   for (int i = 1; i < n; ++i) {
@@ -600,10 +620,11 @@ void DwarfModuleSymbolizer::load_symbols() {
       symbols_.end());
 }
 
-const DwarfModuleSymbolizer::ElfSymbol* DwarfModuleSymbolizer::symbol_at(uint64_t vaddr) const {
-  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), vaddr,
+const DwarfModuleSymbolizer::ElfSymbol* DwarfModuleSymbolizer::symbol_at(uint64_t vaddr) {
+  const std::vector<ElfSymbol>& all = symbols();
+  auto it = std::upper_bound(all.begin(), all.end(), vaddr,
                              [](uint64_t v, const ElfSymbol& s) { return v < s.start; });
-  if (it == symbols_.begin()) return nullptr;
+  if (it == all.begin()) return nullptr;
   --it;
   if (it->size && vaddr >= it->start + it->size) return nullptr;
   return &*it;
@@ -694,8 +715,8 @@ void DwarfModuleSymbolizer::export_index(ModuleIndex& index) {
     ModuleIndex::Module m;
     m.has_dwarf = dwarf_ != nullptr;
     m.bias = dwarf_bias_;
-    m.symbols.reserve(symbols_.size());
-    for (const ElfSymbol& s : symbols_) m.symbols.push_back({s.start, s.size, s.name});
+    m.symbols.reserve(symbols().size());
+    for (const ElfSymbol& s : symbols()) m.symbols.push_back({s.start, s.size, s.name});
     Dwarf_Aranges* aranges = nullptr;
     size_t count = 0;
     m.aranges_usable = dwarf_ && dwarf_getaranges(dwarf_, &aranges, &count) == 0;

@@ -36,7 +36,10 @@ void split_by_unit(ModuleAddresses& addresses, size_t m, unsigned threads, Modul
   const size_t n = addresses.vaddrs.size();
   std::string why;
   work.spare = ModuleSymbolizer::open(addresses.files, &why);
-  if (work.spare) work.spare->use_known_units(addresses.known_units);
+  if (work.spare) {
+    work.spare->use_known_units(addresses.known_units);
+    work.spare->use_known_symbols(addresses.known_symbols);
+  }
   if (!work.spare) {
     work.unusable = true;
     chunks.push_back({m, 0, n});
@@ -129,7 +132,10 @@ void symbolize_in_parallel(std::vector<ModuleAddresses>& modules, unsigned jobs,
         if (!handle && !unusable) {
           std::string why;
           handle = ModuleSymbolizer::open(m.files, &why);  // null: left undone, see above
-          if (handle) handle->use_known_units(m.known_units);
+          if (handle) {
+            handle->use_known_units(m.known_units);
+            handle->use_known_symbols(m.known_symbols);
+          }
         }
         it = open.emplace(chunk.module, std::move(handle)).first;
       }

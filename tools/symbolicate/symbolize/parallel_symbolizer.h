@@ -21,6 +21,8 @@ struct ModuleAddresses {
   std::vector<uint64_t> vaddrs;  // ELF virtual addresses, sorted, unique
   // Handed to every handle opened for these addresses (ModuleSymbolizer::use_known_units).
   std::shared_ptr<const KnownUnits> known_units;
+  // Likewise (ModuleSymbolizer::use_known_symbols).
+  std::shared_ptr<const KnownSymbols> known_symbols;
   std::vector<AddressSymbol> results;  // filled: one per address
   std::vector<uint8_t> done;           // 1 where results[i] is valid
   // The handles that did the work, kept (not freed by the threads as they finish, which took

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "symbolize/cache_file_read.h"
+
 namespace inprof::symbolicate {
 namespace fs = std::filesystem;
 namespace {
@@ -17,32 +19,16 @@ namespace {
 constexpr const char* kSuffix = ".sym";
 constexpr const char* kTempMarker = ".tmp.";
 
-// A name no other process or thread picks at the same time.
+// A name no other process or thread picks at the same time. The random part is drawn once per
+// process (a random_device per file cost a system call or more for each of a run's files).
 std::string unique_suffix() {
   static std::atomic<uint64_t> counter{0};
-  std::random_device random;
+  static const uint64_t random = std::random_device()();
   const uint64_t now =
       static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   std::ostringstream s;
-  s << std::hex << random() << '.' << now << '.' << counter.fetch_add(1);
+  s << std::hex << random << '.' << now << '.' << counter.fetch_add(1);
   return s.str();
-}
-
-// The whole file; nullopt if it cannot be read. A hit refreshes its time: the last to be evicted.
-std::optional<std::string> read_cache_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return std::nullopt;
-  const std::streamoff size = in.tellg();
-  if (size < 0) return std::nullopt;
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), size)) return std::nullopt;
-  return bytes;
-}
-
-void touch(const std::string& path) {
-  std::error_code ec;
-  fs::last_write_time(path, fs::file_time_type::clock::now(), ec);
 }
 
 }  // namespace
@@ -96,11 +82,11 @@ std::string SymbolCache::path_of(const std::string& key) const {
 CachedModule SymbolCache::load(const std::string& key) const {
   if (key.empty()) return {};
   const std::string path = path_of(key);
-  std::optional<std::string> bytes = read_cache_file(path);
+  std::optional<CacheFileBytes> bytes = read_cache_file(path);
   if (!bytes) return {};
-  std::optional<CachedModule> module = decode_symbol_cache(key, *bytes);
+  std::optional<CachedModule> module = decode_symbol_cache(key, bytes->view());
   if (!module) return {};
-  touch(path);
+  refresh_cache_file(path);  // a hit: the last to be evicted
   return std::move(*module);
 }
 
@@ -120,18 +106,18 @@ ModuleIndex SymbolCache::load_index(const std::string& key) const {
   if (key.empty()) return {};
   ModuleIndex index;
   const std::string path = index_path(key);
-  if (std::optional<std::string> bytes = read_cache_file(path)) {
-    if (std::optional<ModuleIndex> read = ModuleIndex::decode_module(key, *bytes)) {
+  if (std::optional<CacheFileBytes> bytes = read_cache_file(path)) {
+    if (std::optional<ModuleIndex> read = ModuleIndex::decode_module(key, bytes->view())) {
       index = std::move(*read);
-      touch(path);
+      refresh_cache_file(path);
     }
   }
   index.set_unit_source([this, key](uint64_t unit) -> std::optional<ModuleIndex::Unit> {
     const std::string path = unit_path(key, unit);
-    std::optional<std::string> bytes = read_cache_file(path);
+    std::optional<CacheFileBytes> bytes = read_cache_file(path);
     if (!bytes) return std::nullopt;
-    std::optional<ModuleIndex::Unit> decoded = ModuleIndex::decode_unit(key, unit, *bytes);
-    if (decoded) touch(path);
+    std::optional<ModuleIndex::Unit> decoded = ModuleIndex::decode_unit(key, unit, bytes->view());
+    if (decoded) refresh_cache_file(path);
     return decoded;
   });
   return index;
