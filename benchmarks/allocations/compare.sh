@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Wall time of allocation-heavy programs nobody here wrote, interleaved (issue 24): run as is
 # ("bare"), under inprof (CPU samples only), under inprof with sampled allocations at the default
-# rate (--allocations, 512 KiB), under heaptrack (every allocation), under gperftools' heap
+# rate (--allocations, 512 KiB), the same without CPU samples (alloc-only: --allocations --no-cpu,
+# a memory-only profile like heaptrack's), under heaptrack (every allocation), under gperftools' heap
 # profiler (libtcmalloc preloaded with HEAPPROFILE: every allocation) and with libtcmalloc
 # preloaded alone (its allocator differs from glibc's: the heap profiler's own cost is its time
 # minus this one). Each workload runs every configuration once per round, RUNS rounds; prints,
@@ -57,6 +58,8 @@ run_config() {
     inprof) time_of env "${env_vars[@]}" "$inprof" record "${follow[@]}" -o "$work/o" -- "$@" ;;
     inprof+alloc) time_of env "${env_vars[@]}" "$inprof" record --allocations "${follow[@]}" \
       -o "$work/a" -- "$@" ;;
+    alloc-only) time_of env "${env_vars[@]}" "$inprof" record --allocations --no-cpu "${follow[@]}" \
+      -o "$work/a" -- "$@" ;;
     heaptrack) time_of env "${env_vars[@]}" heaptrack -o "$work/ht" "$@" ;;
     tcmalloc) time_of env "${env_vars[@]}" LD_PRELOAD="$tcmalloc" "$@" ;;
     gperftools) time_of env "${env_vars[@]}" LD_PRELOAD="$tcmalloc" HEAPPROFILE="$work/hp" "$@" ;;
@@ -64,7 +67,7 @@ run_config() {
   rm -rf "$work"/o "$work"/o.* "$work"/a "$work"/a.* "$work"/ht* "$work"/hp* 2>/dev/null || true
 }
 
-configs=(bare inprof inprof+alloc)
+configs=(bare inprof inprof+alloc alloc-only)
 ((have_heaptrack)) && configs+=(heaptrack)
 [[ -n $tcmalloc ]] && configs+=(tcmalloc gperftools)
 # SKIP="gperftools ...": leave configurations out (gperftools' heap profiler took 112 s of CPU on

@@ -136,6 +136,15 @@ inline void* allocated(void* block, size_t size, uint8_t kind, void* caller) {
   return sampled_allocation(block, size, kind, caller);
 }
 
+// The countdown before the allocation: while it stays positive (nearly always) the caller
+// tail-calls glibc, with no frame of its own (malloc and calloc, the hottest entry points).
+inline bool countdown_ends(size_t size) {
+  return (t_state.countdown -= static_cast<int64_t>(size)) <= 0;
+}
+inline void* ended_countdown(void* block, size_t size, uint8_t kind, void* caller) {
+  return block == nullptr ? nullptr : sampled_allocation(block, size, kind, caller);
+}
+
 // The lookup first, with no shared write: nearly every free misses. (The set's memory is never
 // unmapped, so a lookup racing with a session's end or start reads valid memory; such a racing
 // free may at worst leave a filter counter one low, as it may the set's count.)
@@ -229,8 +238,8 @@ __attribute__((constructor)) void install_fork_handler() {
 #define CALLER __builtin_return_address(0)
 
 INPROF_HOOK void* malloc(size_t size) {
-  if (!enabled()) return __libc_malloc(size);
-  return allocated(__libc_malloc(size), size, kInprofAllocMalloc, CALLER);
+  if (!enabled() || !countdown_ends(size)) return __libc_malloc(size);
+  return ended_countdown(__libc_malloc(size), size, kInprofAllocMalloc, CALLER);
 }
 
 INPROF_HOOK void free(void* block) {
@@ -241,8 +250,10 @@ INPROF_HOOK void free(void* block) {
 INPROF_HOOK void* calloc(size_t count, size_t size) {
   if (!enabled()) return __libc_calloc(count, size);
   size_t bytes;
-  if (__builtin_mul_overflow(count, size, &bytes)) return __libc_calloc(count, size);
-  return allocated(__libc_calloc(count, size), bytes, kInprofAllocCalloc, CALLER);
+  if (__builtin_mul_overflow(count, size, &bytes) || !countdown_ends(bytes)) {
+    return __libc_calloc(count, size);
+  }
+  return ended_countdown(__libc_calloc(count, size), bytes, kInprofAllocCalloc, CALLER);
 }
 
 INPROF_HOOK void* realloc(void* block, size_t size) { return reallocate(block, size, CALLER); }
