@@ -10,6 +10,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "symbolize/cache_dir_listing.h"
 #include "symbolize/cache_file_read.h"
 
 namespace inprof::symbolicate {
@@ -86,7 +87,7 @@ CachedModule SymbolCache::load(const std::string& key) const {
   if (!bytes) return {};
   std::optional<CachedModule> module = decode_symbol_cache(key, bytes->view());
   if (!module) return {};
-  refresh_cache_file(path);  // a hit: the last to be evicted
+  refresh_cache_file(path, bytes->time());  // a hit: the last to be evicted
   return std::move(*module);
 }
 
@@ -109,7 +110,7 @@ ModuleIndex SymbolCache::load_index(const std::string& key) const {
   if (std::optional<CacheFileBytes> bytes = read_cache_file(path)) {
     if (std::optional<ModuleIndex> read = ModuleIndex::decode_module(key, bytes->view())) {
       index = std::move(*read);
-      refresh_cache_file(path);
+      refresh_cache_file(path, bytes->time());
     }
   }
   index.set_unit_source([this, key](uint64_t unit) -> std::optional<ModuleIndex::Unit> {
@@ -117,7 +118,7 @@ ModuleIndex SymbolCache::load_index(const std::string& key) const {
     std::optional<CacheFileBytes> bytes = read_cache_file(path);
     if (!bytes) return std::nullopt;
     std::optional<ModuleIndex::Unit> decoded = ModuleIndex::decode_unit(key, unit, bytes->view());
-    if (decoded) refresh_cache_file(path);
+    if (decoded) refresh_cache_file(path, bytes->time());
     return decoded;
   });
   return index;
@@ -165,32 +166,26 @@ bool SymbolCache::write_atomically(const std::string& path, const std::string& b
 
 void SymbolCache::evict() const {
   struct Entry {
-    fs::path path;
+    std::string name;
     fs::file_time_type time;
     uint64_t size;
   };
   std::vector<Entry> entries;
   uint64_t total = 0;
-  std::error_code ec;
   const auto now = fs::file_time_type::clock::now();
-  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code e;
-    const fs::path& p = it->path();
-    const std::string name = p.filename().string();
-    const uint64_t size = it->file_size(e);
-    const fs::file_time_type time = it->last_write_time(e);
-    if (e) continue;  // removed meanwhile
-    if (name.find(kTempMarker) != std::string::npos) {
+  for (CacheDirEntry& e : list_cache_dir(dir_)) {
+    if (e.name.find(kTempMarker) != std::string::npos) {
       // Left by a process that died while writing: gone after an hour.
-      if (now - time > std::chrono::hours(1)) fs::remove(p, e);
+      std::error_code removed;
+      if (now - e.time > std::chrono::hours(1)) fs::remove(dir_ + "/" + e.name, removed);
       continue;
     }
-    const fs::path ext = p.extension();
+    const std::string ext = fs::path(e.name).extension().string();
     if (ext != kSuffix && ext != ".img" && ext != ".stamp" && ext != ".idx" && ext != ".unit") {
       continue;
     }
-    entries.push_back({p, time, size});
-    total += size;
+    total += e.size;
+    entries.push_back({std::move(e.name), e.time, e.size});
   }
   if (total <= max_bytes_) return;
   std::sort(entries.begin(), entries.end(),
@@ -198,7 +193,7 @@ void SymbolCache::evict() const {
   for (const Entry& e : entries) {
     if (total <= max_bytes_) break;
     std::error_code removed;
-    fs::remove(e.path, removed);
+    fs::remove(dir_ + "/" + e.name, removed);
     total -= e.size;  // removed by us or by another process: gone either way
   }
 }
