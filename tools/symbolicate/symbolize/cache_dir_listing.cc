@@ -26,7 +26,8 @@ std::vector<CacheDirEntry> list_cache_dir(const std::string& dir) {
     if (::fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
       continue;  // removed meanwhile, or not a file
     }
-    entries.push_back({e->d_name, file_time_of(st), static_cast<uint64_t>(st.st_size)});
+    entries.push_back({e->d_name, file_time_of(st), static_cast<uint64_t>(st.st_size),
+                       static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_nlink)});
   }
   ::closedir(d);
   return entries;
@@ -40,8 +41,8 @@ std::vector<CacheDirEntry> list_cache_dir(const std::string& dir) {
     if (!it->is_regular_file(e)) continue;
     const uint64_t size = it->file_size(e);
     const fs::file_time_type time = it->last_write_time(e);
-    if (e) continue;  // removed meanwhile
-    entries.push_back({it->path().filename().string(), time, size});
+    if (e) continue;                                                        // removed meanwhile
+    entries.push_back({it->path().filename().string(), time, size, 0, 1});  // no inode told
   }
   return entries;
 }

@@ -15,6 +15,8 @@ struct CacheDirEntry {
   std::string name;                      // the file's name, without the directory
   std::filesystem::file_time_type time;  // last modified (a hit refreshes it)
   uint64_t size = 0;
+  uint64_t inode = 0;  // 0 where the platform does not tell
+  uint64_t links = 1;  // the file's names (hard links)
 };
 
 // The regular files directly in `dir`; a file removed while listing is left out. Empty when the

@@ -9,9 +9,11 @@
 #include <random>
 #include <sstream>
 #include <system_error>
+#include <unordered_map>
 
 #include "symbolize/cache_dir_listing.h"
 #include "symbolize/cache_file_read.h"
+#include "symbolize/unit_pack.h"
 
 namespace inprof::symbolicate {
 namespace fs = std::filesystem;
@@ -117,7 +119,13 @@ ModuleIndex SymbolCache::load_index(const std::string& key) const {
     const std::string path = unit_path(key, unit);
     std::optional<CacheFileBytes> bytes = read_cache_file(path);
     if (!bytes) return std::nullopt;
-    std::optional<ModuleIndex::Unit> decoded = ModuleIndex::decode_unit(key, unit, bytes->view());
+    std::string_view blob = bytes->view();
+    if (is_unit_pack(blob)) {  // one of several units a run added, named by a link each
+      std::optional<std::string_view> found = find_in_unit_pack(key, unit, blob);
+      if (!found) return std::nullopt;
+      blob = *found;
+    }
+    std::optional<ModuleIndex::Unit> decoded = ModuleIndex::decode_unit(key, unit, blob);
     if (decoded) refresh_cache_file(path, bytes->time());
     return decoded;
   });
@@ -129,11 +137,48 @@ bool SymbolCache::store_index(const std::string& key, const ModuleIndex& index,
   if (key.empty()) return false;
   bool ok = true;
   if (index.module_added()) ok = write_atomically(index_path(key), index.encode_module(key), why);
-  for (uint64_t unit : index.added_units()) {
-    if (!ok) break;
-    ok = write_atomically(unit_path(key, unit), index.encode_unit(key, unit), why);
+  const std::vector<uint64_t>& added = index.added_units();
+  if (!ok || added.empty()) return ok;
+  if (added.size() == 1) {
+    return write_atomically(unit_path(key, added[0]), index.encode_unit(key, added[0]), why);
+  }
+  std::vector<std::pair<uint64_t, std::string>> units;
+  std::vector<std::string> paths;
+  for (uint64_t unit : added) {
+    units.emplace_back(unit, index.encode_unit(key, unit));
+    paths.push_back(unit_path(key, unit));
+  }
+  const std::string pack = encode_unit_pack(key, units);
+  const std::vector<bool> linked = write_linked(dir_ + "/" + key + ".pack", pack, paths);
+  for (size_t i = 0; i < units.size() && ok; ++i) {
+    if (!linked[i]) ok = write_atomically(paths[i], units[i].second, why);  // no links here
   }
   return ok;
+}
+
+std::vector<bool> SymbolCache::write_linked(const std::string& stem, const std::string& bytes,
+                                            const std::vector<std::string>& paths) const {
+  std::vector<bool> linked(paths.size(), false);
+  std::string why;
+  const std::string temp = stem + kTempMarker + unique_suffix();
+  if (!write_atomically(temp, bytes, &why)) return linked;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::error_code ec;
+    fs::create_hard_link(temp, paths[i], ec);
+    if (ec == std::errc::file_exists) {
+      // Replaced, as a file written whole is: a name left damaged would never be mended.
+      const std::string name = paths[i] + kTempMarker + unique_suffix();
+      ec.clear();
+      fs::create_hard_link(temp, name, ec);
+      if (!ec) fs::rename(name, paths[i], ec);
+      std::error_code removed;
+      if (ec) fs::remove(name, removed);
+    }
+    linked[i] = !ec;
+  }
+  std::error_code ec;
+  fs::remove(temp, ec);
+  return linked;
 }
 
 bool SymbolCache::write_atomically(const std::string& path, const std::string& bytes,
@@ -169,8 +214,12 @@ void SymbolCache::evict() const {
     std::string name;
     fs::file_time_type time;
     uint64_t size;
+    uint64_t inode;  // 0: counted by itself
   };
   std::vector<Entry> entries;
+  // A unit pack has a name per unit (unit_pack.h): its bytes count once, and are freed with the
+  // last of its names.
+  std::unordered_map<uint64_t, size_t> names_of;
   uint64_t total = 0;
   const auto now = fs::file_time_type::clock::now();
   for (CacheDirEntry& e : list_cache_dir(dir_)) {
@@ -184,8 +233,9 @@ void SymbolCache::evict() const {
     if (ext != kSuffix && ext != ".img" && ext != ".stamp" && ext != ".idx" && ext != ".unit") {
       continue;
     }
-    total += e.size;
-    entries.push_back({std::move(e.name), e.time, e.size});
+    const uint64_t inode = e.links > 1 ? e.inode : 0;
+    if (!inode || names_of[inode]++ == 0) total += e.size;
+    entries.push_back({std::move(e.name), e.time, e.size, inode});
   }
   if (total <= max_bytes_) return;
   std::sort(entries.begin(), entries.end(),
@@ -194,7 +244,8 @@ void SymbolCache::evict() const {
     if (total <= max_bytes_) break;
     std::error_code removed;
     fs::remove(dir_ + "/" + e.name, removed);
-    total -= e.size;  // removed by us or by another process: gone either way
+    // Removed by us or by another process: gone either way.
+    if (!e.inode || --names_of[e.inode] == 0) total -= e.size;
   }
 }
 
