@@ -5,6 +5,7 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -21,6 +22,8 @@ namespace {
 // The main heap grown ahead and advised: a short-lived tool's tables (libdw's, the profile's)
 // fit in it, on huge pages. Address space only: pages are backed as they are touched.
 constexpr size_t kMainHeapAhead = size_t{512} << 20;
+// How much malloc grows the main heap by otherwise.
+constexpr int kTopPad = 64 << 20;
 // glibc's size and alignment of a thread arena's heap on 64-bit (HEAP_MAX_SIZE, 2 x the
 // largest mmap threshold): the heap holding a pointer starts at the pointer rounded down to it.
 constexpr uintptr_t kArenaHeapSize = uintptr_t{64} << 20;
@@ -37,6 +40,21 @@ bool huge_pages_available() {
   return read && !std::strstr(mode, "[never]");
 }
 
+// Whether address space and commit charge can spare kMainHeapAhead: not under a limit on them
+// (ulimit -v, -d) nor strict overcommit, where the reserve would be taken from later needs
+// (the heap is then grown and advised by the usual top pad only).
+bool room_for_heap_ahead() {
+  for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
+    struct rlimit limit;
+    if (getrlimit(resource, &limit) != 0 || limit.rlim_cur != RLIM_INFINITY) return false;
+  }
+  std::FILE* f = std::fopen("/proc/sys/vm/overcommit_memory", "r");
+  if (!f) return true;
+  const int mode = std::fgetc(f);
+  std::fclose(f);
+  return mode != '2';
+}
+
 }  // namespace
 
 void prepare_huge_page_heap() {
@@ -48,17 +66,18 @@ void prepare_huge_page_heap() {
   // The user's own choice of glibc's huge-page tunable is glibc's to carry out.
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   if (!huge_pages_available() || (tunables && std::strstr(tunables, "glibc.malloc.hugetlb"))) {
-    mallopt(M_TOP_PAD, 64 << 20);
+    mallopt(M_TOP_PAD, kTopPad);
     return;
   }
   // One allocation that does not fit the top of the heap makes malloc grow it by the top pad.
-  mallopt(M_TOP_PAD, static_cast<int>(kMainHeapAhead));
+  const size_t ahead = room_for_heap_ahead() ? kMainHeapAhead : kTopPad;
+  mallopt(M_TOP_PAD, static_cast<int>(ahead));
   const auto before = reinterpret_cast<uintptr_t>(sbrk(0));
   void* grow = std::malloc(size_t{1} << 20);
   const auto after = reinterpret_cast<uintptr_t>(sbrk(0));
-  mallopt(M_TOP_PAD, 64 << 20);
+  mallopt(M_TOP_PAD, kTopPad);
   const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  if (grow && after > before + kMainHeapAhead / 2) {  // grown where expected, not mapped apart
+  if (grow && after > before + ahead / 2) {  // grown where expected, not mapped apart
     // From the old top of the heap, where `grow` was carved and what follows it will be.
     const uintptr_t low = reinterpret_cast<uintptr_t>(grow) & ~(page - 1);
     if (madvise(reinterpret_cast<void*>(low), after - low, MADV_HUGEPAGE) == 0) {
@@ -73,9 +92,12 @@ void prepare_huge_page_heap() {
 void advise_this_threads_heap() {
   if (!enabled.load(std::memory_order_acquire)) return;
   void* probe = std::malloc(64);  // from this thread's arena, created for it if need be
+  if (!probe) return;
   const auto at = reinterpret_cast<uintptr_t>(probe);
   std::free(probe);
-  if (!probe || (at >= main_heap_low && at < main_heap_high)) return;  // the main heap: advised
+  // The main heap (advised; below main_heap_low only what was allocated before main): not an
+  // arena's own. glibc maps those far from it, above the libraries.
+  if (at + kArenaHeapSize > main_heap_low && at < main_heap_high) return;
   const uintptr_t heap = at & ~(kArenaHeapSize - 1);
   madvise(reinterpret_cast<void*>(heap), kArenaHeapSize, MADV_HUGEPAGE);  // advice: may fail
 }
