@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -342,6 +343,51 @@ TEST(ModuleIndex, UnitsAddedTogetherAreOneFileNamedPerUnit) {
     EXPECT_EQ(fs::exists(name), name == damaged_name) << name;
   }
   EXPECT_TRUE(fs::exists(idx));
+}
+
+// A unit decoded with the bytes' keeper (a mapped cache file) leaves its line rows in them,
+// uncopied, and keeps them for as long as it lives: it answers as a unit that copied them.
+TEST(ModuleIndex, AUnitDecodedWithItsFileKeepsItsRowsThere) {
+  Module m = module_at(fs::canonical("/proc/self/exe"));
+  std::string why;
+  auto reader = ModuleSymbolizer::open(m.record, &why);
+  ASSERT_TRUE(reader) << why;
+  for (uint64_t vaddr : m.addresses) reader->symbolize(vaddr);
+  ModuleIndex exported;
+  reader->export_index(exported);
+  size_t checked = 0;
+  for (const auto& [unit, bytes] : files_of(exported).units) {
+    std::optional<ModuleIndex::Unit> copied = ModuleIndex::decode_unit("key", unit, bytes);
+    ASSERT_TRUE(copied);
+    if (copied->lines.rows() == 0) continue;
+    std::shared_ptr<char[]> file(new char[bytes.size()]);
+    std::memcpy(file.get(), bytes.data(), bytes.size());
+    std::shared_ptr<const void> owner(file, file.get());
+    std::optional<ModuleIndex::Unit> kept =
+        ModuleIndex::decode_unit("key", unit, std::string_view(file.get(), bytes.size()), owner);
+    ASSERT_TRUE(kept);
+    const char* rows = kept->lines.packed().data();
+    EXPECT_TRUE(rows >= file.get() && rows < file.get() + bytes.size()) << "rows copied";
+    EXPECT_FALSE(copied->lines.packed().data() >= bytes.data() &&
+                 copied->lines.packed().data() < bytes.data() + bytes.size());
+    EXPECT_GT(owner.use_count(), 2);  // the unit holds the bytes too
+    file.reset();
+    owner.reset();
+    for (const auto& block : copied->lines.blocks()) {
+      for (uint64_t address : {block.address, block.address + 1, block.address + 7}) {
+        std::optional<inprof::symbolicate::LineTable::Location> a, b;
+        ASSERT_TRUE(kept->lines.find(address, &a));
+        ASSERT_TRUE(copied->lines.find(address, &b));
+        ASSERT_EQ(a.has_value(), b.has_value()) << std::hex << address;
+        if (a) {
+          EXPECT_EQ(a->file, b->file);
+          EXPECT_EQ(a->line, b->line);
+        }
+      }
+    }
+    if (++checked == 5) break;
+  }
+  EXPECT_GT(checked, 0u);
 }
 
 }  // namespace
