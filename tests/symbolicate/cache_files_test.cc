@@ -102,6 +102,30 @@ TEST(CacheFileRead, SmallAndLargeFilesReadWholeWithTheirTime) {
   EXPECT_FALSE(inprof::symbolicate::read_cache_file(dir.path("a-directory")));
 }
 
+// Through a memo, a file reached by another name (a unit pack's hard links) is not read again:
+// the same bytes are handed out; a file replaced under a name (a new inode) is read afresh.
+TEST(CacheFileRead, AMemoReadsAFileOnceWhateverItsNames) {
+  symtest::TempDir dir;
+  const std::string bytes = random_bytes(inprof::symbolicate::kMapCacheFilesFrom + 100, 3);
+  write_file(dir.path("a.unit"), bytes);
+  fs::create_hard_link(dir.path("a.unit"), dir.path("b.unit"));
+  inprof::symbolicate::CacheFileMemo memo;
+  auto a = inprof::symbolicate::read_cache_file(dir.path("a.unit"), &memo);
+  auto b = inprof::symbolicate::read_cache_file(dir.path("b.unit"), &memo);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->owner().get(), b->owner().get());
+  EXPECT_EQ(b->view(), bytes);
+  write_file(dir.path("new"), "replaced");
+  fs::rename(dir.path("new"), dir.path("b.unit"));
+  auto replaced = inprof::symbolicate::read_cache_file(dir.path("b.unit"), &memo);
+  ASSERT_TRUE(replaced);
+  EXPECT_EQ(replaced->view(), "replaced");
+  auto without = inprof::symbolicate::read_cache_file(dir.path("a.unit"));
+  ASSERT_TRUE(without);
+  EXPECT_NE(without->owner().get(), a->owner().get());
+  EXPECT_EQ(without->view(), bytes);
+}
+
 // One stat a file gives what std::filesystem gives with two: the names, sizes and times of the
 // regular files, not of directories.
 TEST(CacheDirListing, ListsTheFilesWithSizesAndTimes) {

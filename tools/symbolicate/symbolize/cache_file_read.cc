@@ -13,16 +13,20 @@ namespace inprof::symbolicate {
 namespace fs = std::filesystem;
 
 #if !defined(_WIN32)
-std::optional<CacheFileBytes> read_cache_file(const std::string& path) {
+std::optional<CacheFileBytes> read_cache_file(const std::string& path, CacheFileMemo* memo) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
   std::optional<CacheFileBytes> out;
   struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+  const CacheFileBytes* known = nullptr;
+  if (::fstat(fd, &st) == 0 && memo) known = memo->find(st.st_dev, st.st_ino);
+  if (known) {
+    out.emplace(*known);
+  } else if (S_ISREG(st.st_mode)) {
     const size_t n = static_cast<size_t>(st.st_size);
     if (n >= kMapCacheFilesFrom) {
       // Files are replaced by rename, never rewritten in place: the mapping stays as read.
-      void* map = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      void* map = ::mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
       if (map != MAP_FAILED) {
         std::shared_ptr<const char> data(static_cast<const char*>(map),
                                          [n](const char* p) { ::munmap(const_cast<char*>(p), n); });
@@ -42,6 +46,7 @@ std::optional<CacheFileBytes> read_cache_file(const std::string& path) {
     }
   }
   ::close(fd);
+  if (out && memo && !known) memo->add(st.st_dev, st.st_ino, *out);
   return out;
 }
 
@@ -53,7 +58,7 @@ fs::file_time_type file_time_of(const struct stat& st) {
   return fs::file_time_type::clock::from_sys(system);
 }
 #else
-std::optional<CacheFileBytes> read_cache_file(const std::string& path) {
+std::optional<CacheFileBytes> read_cache_file(const std::string& path, CacheFileMemo*) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return std::nullopt;
   std::optional<CacheFileBytes> out;
@@ -72,6 +77,17 @@ std::optional<CacheFileBytes> read_cache_file(const std::string& path) {
   return out;
 }
 #endif
+
+const CacheFileBytes* CacheFileMemo::find(uint64_t device, uint64_t inode) const {
+  for (const Entry& e : files_) {
+    if (e.device == device && e.inode == inode) return &e.bytes;
+  }
+  return nullptr;
+}
+
+void CacheFileMemo::add(uint64_t device, uint64_t inode, const CacheFileBytes& bytes) {
+  files_.push_back({device, inode, bytes});
+}
 
 bool due_for_refresh(fs::file_time_type time) {
   const auto now = fs::file_time_type::clock::now();

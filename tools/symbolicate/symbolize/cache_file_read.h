@@ -1,7 +1,8 @@
 // Reading one file of the symbol cache (symbol_cache.h) and keeping its time, which orders the
 // eviction (least recently used first). A warm run reads some fifty files, 6 MB: a large one is
 // mapped (the page cache's pages, neither copied nor zeroed first; copying them into fresh heap
-// pages was a quarter of a warm run's page faults), a small one read into a buffer left
+// pages was a quarter of a warm run's page faults), its pages mapped as they are touched (a
+// unit read from a pack touches its own pages only), a small one read into a buffer left
 // uninitialised. Its time is refreshed only once it is older than kRefreshAfter, so that a run
 // soon after another writes no inode at all (and does not make a debug image's stamp stale,
 // debug_image_cache.h).
@@ -15,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #if !defined(_WIN32)
 #include <sys/stat.h>
@@ -46,8 +48,27 @@ class CacheFileBytes {
   std::filesystem::file_time_type time_;
 };
 
-// The file at `path`, whole; nullopt if it cannot be read.
-std::optional<CacheFileBytes> read_cache_file(const std::string& path);
+// The files already read, by identity (device, inode): a unit pack (unit_pack.h) has a name per
+// unit, and a run that needs forty of its units maps it once, not forty times. Should an inode
+// be freed and reused meanwhile, the bytes remembered are still an intact file of the cache,
+// whose contents are checked against the unit asked for: at worst a miss.
+class CacheFileMemo {
+ public:
+  const CacheFileBytes* find(uint64_t device, uint64_t inode) const;
+  void add(uint64_t device, uint64_t inode, const CacheFileBytes& bytes);
+
+ private:
+  struct Entry {
+    uint64_t device, inode;
+    CacheFileBytes bytes;
+  };
+  std::vector<Entry> files_;  // a few: one per pack a run reads
+};
+
+// The file at `path`, whole; nullopt if it cannot be read. With `memo`: a file read before
+// through another name is not read again, and a file read is remembered.
+std::optional<CacheFileBytes> read_cache_file(const std::string& path,
+                                              CacheFileMemo* memo = nullptr);
 
 // Whether a file last written or refreshed at `time` is due for a refresh.
 bool due_for_refresh(std::filesystem::file_time_type time);

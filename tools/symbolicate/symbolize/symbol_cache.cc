@@ -115,9 +115,10 @@ ModuleIndex SymbolCache::load_index(const std::string& key) const {
       refresh_cache_file(path, bytes->time());
     }
   }
-  index.set_unit_source([this, key](uint64_t unit) -> std::optional<ModuleIndex::Unit> {
+  auto memo = std::make_shared<CacheFileMemo>();  // a pack's units share one mapping
+  index.set_unit_source([this, key, memo](uint64_t unit) -> std::optional<ModuleIndex::Unit> {
     const std::string path = unit_path(key, unit);
-    std::optional<CacheFileBytes> bytes = read_cache_file(path);
+    std::optional<CacheFileBytes> bytes = read_cache_file(path, memo.get());
     if (!bytes) return std::nullopt;
     std::string_view blob = bytes->view();
     if (is_unit_pack(blob)) {  // one of several units a run added, named by a link each
@@ -125,7 +126,9 @@ ModuleIndex SymbolCache::load_index(const std::string& key) const {
       if (!found) return std::nullopt;
       blob = *found;
     }
-    std::optional<ModuleIndex::Unit> decoded = ModuleIndex::decode_unit(key, unit, blob);
+    // The unit's line rows stay in the mapped file (kept as long as the unit is).
+    std::optional<ModuleIndex::Unit> decoded =
+        ModuleIndex::decode_unit(key, unit, blob, bytes->owner());
     if (decoded) refresh_cache_file(path, bytes->time());
     return decoded;
   });
