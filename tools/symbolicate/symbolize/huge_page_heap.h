@@ -1,9 +1,10 @@
 // malloc's heaps backed by transparent huge pages, asked for from within the process. glibc does
 // so itself only under the tunable glibc.malloc.hugetlb=1, read at start-up, which the tool used
-// to get by starting itself again: 1.5-2 ms of CPU a run (loading its libraries twice), a tenth
-// of a warm run of the symbol cache. Here the main heap is grown once, ahead, and advised
+// to get by starting itself again: 1.4-2.2 ms of CPU a run (loading its libraries twice), a
+// tenth of a warm run of the symbol cache. Here the main heap is grown once, ahead, and advised
 // (MADV_HUGEPAGE), and each thread that allocates much advises its own arena's heap as it
-// starts: the same page faults saved (50,000 python3.11 addresses: 27,700 -> 5,900), no restart.
+// starts: most of the page faults saved in the same CPU time, no restart (1,250 python3.11
+// addresses, cold: 14,000 faults without huge pages, 9,400 so, 8,700 with the tunable).
 //
 // Advice only: where it cannot be given (not glibc, huge pages off, a heap not where glibc puts
 // it), memory is what it would have been without. None when the user set glibc's own tunable
