@@ -7,14 +7,21 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 
 #include "code_layout.h"
 #include "symbolize/elf_file.h"
 #include "symbolize/module_symbolizer.h"
+#include "symbolize/symbol_cache.h"
+#include "symbolize/unit_pack.h"
+#include "test_support.h"
 
 namespace {
 
@@ -248,6 +255,139 @@ TEST(ModuleIndex, DamageNeverAnswers) {
       EXPECT_LT(answered, m.addresses.size()) << "damage at " << at << " went unnoticed";
     }
   }
+}
+
+// The units a run adds are one file with a name per unit (unit_pack.h): read back through the
+// cache, each answers as a fresh reader does; a name replaced by damage loses that unit only;
+// eviction counts the file once and frees it with its last name.
+TEST(ModuleIndex, UnitsAddedTogetherAreOneFileNamedPerUnit) {
+  Module m = module_at(fs::canonical("/proc/self/exe"));
+  std::string why;
+  auto first = ModuleSymbolizer::open(m.record, &why);
+  auto fresh = ModuleSymbolizer::open(m.record, &why);
+  ASSERT_TRUE(first && fresh) << why;
+  for (uint64_t vaddr : m.addresses) first->symbolize(vaddr);
+  ModuleIndex exported;
+  first->export_index(exported);
+  const std::vector<uint64_t> units = exported.added_units();
+  ASSERT_GE(units.size(), 3u);
+  symtest::TempDir dir;
+  inprof::symbolicate::SymbolCache cache(dir.path("c"), uint64_t{1} << 30);
+  ASSERT_TRUE(cache.store_index("key", exported, &why)) << why;
+  // Every unit's name is a link to one file.
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(cache.directory())) {
+    if (entry.path().extension() == ".unit") names.push_back(entry.path().string());
+  }
+  ASSERT_EQ(names.size(), units.size());
+  struct stat first_st {};
+  ASSERT_EQ(stat(names[0].c_str(), &first_st), 0);
+  EXPECT_EQ(first_st.st_nlink, units.size());
+  for (const std::string& name : names) {
+    struct stat st {};
+    ASSERT_EQ(stat(name.c_str(), &st), 0);
+    EXPECT_EQ(st.st_ino, first_st.st_ino) << name;
+  }
+  auto answers = [&](ModuleIndex& index) {
+    size_t answered = 0;
+    for (uint64_t vaddr : m.addresses) {
+      if (std::optional<AddressSymbol> answer = index.symbolize(vaddr)) {
+        ++answered;
+        EXPECT_EQ(describe(*answer), describe(fresh->symbolize(vaddr))) << std::hex << vaddr;
+      }
+    }
+    return answered;
+  };
+  ModuleIndex read = cache.load_index("key");
+  for (uint64_t unit : units) EXPECT_TRUE(read.has_unit(unit)) << unit;
+  const size_t all = answers(read);
+  EXPECT_GT(all, m.addresses.size() / 2);
+  // One name replaced by the pack with a byte of its unit flipped: that unit misses, not others.
+  const std::string damaged_name = names[1];
+  const uint64_t damaged_unit =
+      std::stoull(fs::path(damaged_name).stem().extension().string().substr(1), nullptr, 16);
+  std::string bytes;
+  {
+    std::ifstream in(damaged_name, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto blob = inprof::symbolicate::find_in_unit_pack("key", damaged_unit, bytes);
+  ASSERT_TRUE(blob);
+  const size_t at = static_cast<size_t>(blob->data() - bytes.data()) + blob->size() / 2;
+  bytes[at] = static_cast<char>(bytes[at] ^ 0x20);
+  {
+    std::ofstream out(damaged_name + ".new", std::ios::binary);
+    out << bytes;
+  }
+  fs::rename(damaged_name + ".new", damaged_name);
+  ModuleIndex after = cache.load_index("key");
+  EXPECT_FALSE(after.has_unit(damaged_unit));
+  for (uint64_t unit : units) {
+    if (unit != damaged_unit) {
+      EXPECT_TRUE(after.has_unit(unit)) << unit;
+    }
+  }
+  EXPECT_LT(answers(after), all);
+  // Eviction: the pack's names count once (a bound of the three files' sizes keeps all), and
+  // the pack, the oldest, goes with all its names, then counts as freed.
+  const std::string idx = cache.directory() + "/key.idx";
+  const auto now = fs::file_time_type::clock::now();
+  fs::last_write_time(names[0], now - std::chrono::hours(3));  // every name: one file
+  fs::last_write_time(idx, now - std::chrono::hours(2));
+  fs::last_write_time(damaged_name, now - std::chrono::hours(1));
+  const uint64_t three = fs::file_size(names[0]) + fs::file_size(idx) + fs::file_size(damaged_name);
+  inprof::symbolicate::SymbolCache(dir.path("c"), three).evict();
+  for (const std::string& name : names) EXPECT_TRUE(fs::exists(name)) << name;
+  inprof::symbolicate::SymbolCache(dir.path("c"), three - 1).evict();
+  for (const std::string& name : names) {
+    EXPECT_EQ(fs::exists(name), name == damaged_name) << name;
+  }
+  EXPECT_TRUE(fs::exists(idx));
+}
+
+// A unit decoded with the bytes' keeper (a mapped cache file) leaves its line rows in them,
+// uncopied, and keeps them for as long as it lives: it answers as a unit that copied them.
+TEST(ModuleIndex, AUnitDecodedWithItsFileKeepsItsRowsThere) {
+  Module m = module_at(fs::canonical("/proc/self/exe"));
+  std::string why;
+  auto reader = ModuleSymbolizer::open(m.record, &why);
+  ASSERT_TRUE(reader) << why;
+  for (uint64_t vaddr : m.addresses) reader->symbolize(vaddr);
+  ModuleIndex exported;
+  reader->export_index(exported);
+  size_t checked = 0;
+  for (const auto& [unit, bytes] : files_of(exported).units) {
+    std::optional<ModuleIndex::Unit> copied = ModuleIndex::decode_unit("key", unit, bytes);
+    ASSERT_TRUE(copied);
+    if (copied->lines.rows() == 0) continue;
+    std::shared_ptr<char[]> file(new char[bytes.size()]);
+    std::memcpy(file.get(), bytes.data(), bytes.size());
+    std::shared_ptr<const void> owner(file, file.get());
+    std::optional<ModuleIndex::Unit> kept =
+        ModuleIndex::decode_unit("key", unit, std::string_view(file.get(), bytes.size()), owner);
+    ASSERT_TRUE(kept);
+    const char* rows = kept->lines.packed().data();
+    EXPECT_TRUE(rows >= file.get() && rows < file.get() + bytes.size()) << "rows copied";
+    EXPECT_FALSE(copied->lines.packed().data() >= bytes.data() &&
+                 copied->lines.packed().data() < bytes.data() + bytes.size());
+    EXPECT_GT(owner.use_count(), 2);  // the unit holds the bytes too
+    file.reset();
+    owner.reset();
+    for (const auto& block : copied->lines.blocks()) {
+      for (uint64_t address : {block.address, block.address + 1, block.address + 7}) {
+        std::optional<inprof::symbolicate::LineTable::Location> a, b;
+        ASSERT_TRUE(kept->lines.find(address, &a));
+        ASSERT_TRUE(copied->lines.find(address, &b));
+        ASSERT_EQ(a.has_value(), b.has_value()) << std::hex << address;
+        if (a) {
+          EXPECT_EQ(a->file, b->file);
+          EXPECT_EQ(a->line, b->line);
+        }
+      }
+    }
+    if (++checked == 5) break;
+  }
+  EXPECT_GT(checked, 0u);
 }
 
 }  // namespace

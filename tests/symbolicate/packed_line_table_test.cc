@@ -95,7 +95,7 @@ TEST(PackedLineTable, PartsThatDoNotFitAreRefused) {
   EXPECT_FALSE(PackedLineTable::from_parts(p.files(), p.rows(), p.last_address(), {},
                                            p.packed()));  // rows but no block
   // Bytes cut short inside the last block: a look-up there says it cannot tell.
-  std::string cut = p.packed();
+  std::string cut(p.packed());
   cut.resize(p.blocks().back().offset + 1);
   auto damaged = PackedLineTable::from_parts(p.files(), p.rows(), p.last_address(), p.blocks(),
                                              cut + std::string(p.rows() * 3, '\xff'));

@@ -194,15 +194,16 @@ TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
   EXPECT_NE(read_file(dir.path("stderr")).find("stopped serving"), std::string::npos);
 }
 
-// symbolicate starts itself again with glibc's huge-page tunable for malloc (main.cc), unless the
-// user set GLIBC_TUNABLES or something is preloaded. The running server's /proc/PID/environ (the
-// environment it was started with) tells which happened: the restart is an exec in place.
-TEST(ProfileServer, RestartsWithHugePagesUnlessTunablesAreSet) {
+// symbolicate backs malloc's heap with huge pages from within (huge_page_heap.h), without
+// starting itself again with glibc's tunable: the running server's /proc/PID/environ (the
+// environment it was started with) is the caller's, and its /proc/PID/smaps shows the heap
+// advised (VmFlags "hg").
+TEST(ProfileServer, AdvisesItsHeapForHugePagesWithoutARestart) {
   std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string mode;
   std::getline(thp, mode);
   if (!thp || mode.find("[never]") != std::string::npos) {
-    GTEST_SKIP() << "transparent huge pages are off: symbolicate does not restart";
+    GTEST_SKIP() << "transparent huge pages are off: symbolicate gives no advice";
   }
   symtest::TempDir dir;
   {
@@ -213,7 +214,8 @@ TEST(ProfileServer, RestartsWithHugePagesUnlessTunablesAreSet) {
     d.end(2'000'000);
     d.close();
   }
-  // The environment of a server started with `tunables` (null: none), read once it serves.
+  // The environment and memory map of a server started with `tunables` (null: none), read once
+  // it serves.
   auto environment_of_server = [&](const char* tunables) {
     int out_pipe[2];
     if (pipe(out_pipe) != 0) return std::string("pipe failed");
@@ -224,7 +226,6 @@ TEST(ProfileServer, RestartsWithHugePagesUnlessTunablesAreSet) {
       int null = open("/dev/null", O_WRONLY);
       dup2(null, 2);
       unsetenv("LD_PRELOAD");
-      unsetenv("INPROF_SYMBOLICATE_RESTARTED");
       if (tunables)
         setenv("GLIBC_TUNABLES", tunables, 1);
       else
@@ -237,6 +238,7 @@ TEST(ProfileServer, RestartsWithHugePagesUnlessTunablesAreSet) {
     std::string line = first_line(out_pipe[0]);
     close(out_pipe[0]);
     std::string environ = read_file("/proc/" + std::to_string(pid) + "/environ");
+    std::string smaps = read_file("/proc/" + std::to_string(pid) + "/smaps");
     kill(pid, SIGINT);
     int status = 0;
     for (int i = 0; i < 600 && waitpid(pid, &status, WNOHANG) == 0; ++i) {
@@ -245,14 +247,29 @@ TEST(ProfileServer, RestartsWithHugePagesUnlessTunablesAreSet) {
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
     std::replace(environ.begin(), environ.end(), '\0', '\n');
-    return line.empty() ? "no address printed" : "\n" + environ;
+    // Each [heap] mapping's VmFlags line, after the environment.
+    std::string heap_flags;
+    for (size_t at = smaps.find("[heap]"); at != std::string::npos;
+         at = smaps.find("[heap]", at + 1)) {
+      const size_t flags = smaps.find("VmFlags:", at);
+      if (flags != std::string::npos) {
+        heap_flags += "\nheap " + smaps.substr(flags, smaps.find('\n', flags) - flags);
+      }
+    }
+    return line.empty() ? "no address printed" : "\n" + environ + heap_flags;
   };
-  std::string restarted = environment_of_server(nullptr);
-  EXPECT_NE(restarted.find("\nGLIBC_TUNABLES=glibc.malloc.hugetlb=1\n"), std::string::npos)
-      << restarted;
+  std::string plain = environment_of_server(nullptr);
+  EXPECT_EQ(plain.find("GLIBC_TUNABLES"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("INPROF_SYMBOLICATE_RESTARTED"), std::string::npos) << plain;
+  const size_t heap = plain.find("\nheap VmFlags:");
+  ASSERT_NE(heap, std::string::npos) << plain;
+  EXPECT_NE(plain.find(" hg", heap), std::string::npos) << plain;
+  // The user's own tunables are left as they were, passed on, and obeyed: no advice.
   std::string own = environment_of_server("glibc.malloc.hugetlb=0");
   EXPECT_NE(own.find("\nGLIBC_TUNABLES=glibc.malloc.hugetlb=0\n"), std::string::npos) << own;
-  EXPECT_EQ(own.find("INPROF_SYMBOLICATE_RESTARTED"), std::string::npos) << own;
+  const size_t own_heap = own.find("\nheap VmFlags:");
+  ASSERT_NE(own_heap, std::string::npos) << own;
+  EXPECT_EQ(own.find(" hg", own_heap), std::string::npos) << own;
 }
 
 }  // namespace

@@ -224,7 +224,8 @@ TEST(DebugImageCache, OnlyAnIntactImageIsUsed) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
   auto image = inprof::symbolicate::DebugImage::adopt("/x.debug", fd, bytes.size());
-  const std::string path = dir.path("c/v1/k.img");
+  const std::string path =
+      dir.path("c/v" + std::to_string(inprof::symbolicate::kSymbolCacheVersion) + "/k.img");
   inprof::symbolicate::save_debug_image(*image, path);
   auto loaded = inprof::symbolicate::load_cached_debug_image(path, "/x.debug");
   ASSERT_TRUE(loaded);
@@ -284,7 +285,8 @@ TEST(DebugImageCache, ALoadSoonAfterWritesNothing) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(write(fd, bytes.data(), bytes.size()), ssize_t(bytes.size()));
   auto image = inprof::symbolicate::DebugImage::adopt("/x.debug", fd, bytes.size());
-  const std::string path = dir.path("c/v1/k.img");
+  const std::string path =
+      dir.path("c/v" + std::to_string(inprof::symbolicate::kSymbolCacheVersion) + "/k.img");
   const std::string stamp = inprof::symbolicate::debug_image_stamp_path(path);
   inprof::symbolicate::save_debug_image(*image, path);
   auto identity = [](const std::string& p) {

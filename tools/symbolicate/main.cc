@@ -1,8 +1,5 @@
 // symbolicate DUMP -o OUT.json: turns an inprof dump into a Firefox Profiler profile.
 #include <unistd.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +13,7 @@
 #include "serve/symbol_server.h"
 #endif
 #include "symbolicate.h"
+#include "symbolize/huge_page_heap.h"
 #if defined(_WIN32)
 #include "windows/compressed_chunk_check.h"
 #endif
@@ -116,54 +114,9 @@ bool parse_count(const std::string& text, unsigned max, unsigned* out) {
 
 }  // namespace
 
-#if defined(__GLIBC__)
-// glibc's malloc backs its heaps with transparent huge pages only when the tunable
-// glibc.malloc.hugetlb=1 is set, which it reads at start-up: the tool starts itself again with it
-// set. 50,000 python3.11 addresses: 27,700 page faults -> 5,900, 12 % less time, 7 % more peak
-// memory. Not when the user set tunables of their own, the system has huge pages off, or
-// something is preloaded (valgrind's core is: the new process would run without valgrind).
-void restart_with_huge_pages(char** argv) {
-  const char* preload = std::getenv("LD_PRELOAD");
-  if (std::getenv("GLIBC_TUNABLES") || std::getenv("INPROF_SYMBOLICATE_RESTARTED") ||
-      (preload && *preload)) {
-    return;
-  }
-  std::FILE* f = std::fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-  if (!f) return;
-  char mode[128] = {};
-  const bool read = std::fgets(mode, sizeof mode, f) != nullptr;
-  std::fclose(f);
-  if (!read || std::strstr(mode, "[never]")) return;
-  if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 0) != 0 ||
-      setenv("INPROF_SYMBOLICATE_RESTARTED", "1", 1) != 0) {
-    return;
-  }
-  execv("/proc/self/exe", argv);
-  // Still here: carry on without (and tell a program started later nothing of it).
-  unsetenv("GLIBC_TUNABLES");
-  unsetenv("INPROF_SYMBOLICATE_RESTARTED");
-}
-
-// Started again by restart_with_huge_pages: the variables have done their work.
-void forget_restart() {
-  if (std::getenv("INPROF_SYMBOLICATE_RESTARTED")) {
-    unsetenv("INPROF_SYMBOLICATE_RESTARTED");
-    unsetenv("GLIBC_TUNABLES");
-  }
-}
-#endif
-
 int main(int argc, char** argv) {
-#if defined(__GLIBC__)
-  restart_with_huge_pages(argv);
-  forget_restart();
-  // A short-lived tool that builds and frees large tables (libdw's line tables, the profile's):
-  // freed memory is kept for reuse rather than returned to the kernel and faulted in again
-  // (5-10 % of the run on 50,000 python3.11 addresses).
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-  mallopt(M_TOP_PAD, 64 << 20);
-#endif
+  // Huge pages for malloc's heaps, and freed memory kept for reuse (huge_page_heap.h).
+  prepare_huge_page_heap();
   RunOptions options;
   bool have_dump = false, have_output = false, options_done = false;
   bool open = false, open_browser = true, progress = true, no_cache = false;

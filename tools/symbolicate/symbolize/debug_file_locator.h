@@ -40,7 +40,7 @@ struct ModuleFiles {
   // Mach-O files (a macOS module): read by macho_symbolizer.h, their slice for `arch`.
   bool macho = false;
   std::string arch;
-  // Where the inflated image is kept between runs (the symbol cache's DIR/v1/KEY.img,
+  // Where the inflated image is kept between runs (the symbol cache's DIR/v<version>/KEY.img,
   // debug_image_cache.h); empty: it is not.
   std::string image_cache;
 };

@@ -88,15 +88,6 @@ void write_stamp(int fd, const std::string& stamp_path, uint64_t checksum) {
   ::unlink(temp.c_str());
 }
 
-// The file's modification time as std::filesystem gives it (the clock due_for_refresh reads).
-std::filesystem::file_time_type file_time_of(const struct stat& st) {
-  const auto since_epoch =
-      std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec);
-  const auto system = std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(since_epoch));
-  return std::filesystem::file_time_type::clock::from_sys(system);
-}
-
 }  // namespace
 
 std::string debug_image_stamp_path(const std::string& cache_path) { return cache_path + ".stamp"; }

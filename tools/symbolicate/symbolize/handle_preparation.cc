@@ -10,6 +10,7 @@
 
 #include "symbolize/debug_image.h"
 #include "symbolize/debug_image_cache.h"
+#include "symbolize/huge_page_heap.h"
 #include "symbolize/module_symbolizer.h"
 
 namespace inprof::symbolicate {
@@ -44,7 +45,12 @@ void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned thread
   };
   std::vector<std::thread> helpers;
   const size_t extra = std::min<size_t>(std::max(threads, 1u), jobs.size());
-  for (size_t t = 1; t < extra; ++t) helpers.emplace_back(work);
+  for (size_t t = 1; t < extra; ++t) {
+    helpers.emplace_back([&] {
+      advise_this_threads_heap();
+      work();
+    });
+  }
   work();
   for (std::thread& t : helpers) t.join();
   for (size_t i = 0; i < files.size(); ++i) {

@@ -91,8 +91,10 @@ class ModuleIndex {
   // nullopt when the bytes are not an intact module part for `key`.
   static std::optional<ModuleIndex> decode_module(std::string_view key, std::string_view bytes);
   std::string encode_unit(std::string_view key, uint64_t unit) const;
+  // `owner`, if given, keeps `bytes` (a mapped file): the unit's line rows stay there, uncopied.
   static std::optional<Unit> decode_unit(std::string_view key, uint64_t unit,
-                                         std::string_view bytes);
+                                         std::string_view bytes,
+                                         std::shared_ptr<const void> owner = nullptr);
 
  private:
   const Unit* unit(uint64_t offset);

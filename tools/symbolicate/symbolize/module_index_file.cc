@@ -104,7 +104,8 @@ std::string ModuleIndex::encode_unit(std::string_view key, uint64_t offset) cons
 }
 
 std::optional<ModuleIndex::Unit> ModuleIndex::decode_unit(std::string_view key, uint64_t offset,
-                                                          std::string_view blob) {
+                                                          std::string_view blob,
+                                                          std::shared_ptr<const void> owner) {
   if (blob.size() < sizeof kUnitMagic + 8 ||
       std::memcmp(blob.data(), kUnitMagic, sizeof kUnitMagic) != 0) {
     return std::nullopt;
@@ -188,7 +189,7 @@ std::optional<ModuleIndex::Unit> ModuleIndex::decode_unit(std::string_view key, 
     return std::nullopt;
   }
   std::optional<PackedLineTable> lines = PackedLineTable::from_parts(
-      std::move(files), rows, last_address, std::move(blocks), std::string(packed));
+      std::move(files), rows, last_address, std::move(blocks), packed, std::move(owner));
   if (!lines) return std::nullopt;
   unit.lines = std::move(*lines);
   return unit;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 #include <utility>
 
 #include "symbolize/byte_io.h"
@@ -16,6 +17,7 @@ PackedLineTable PackedLineTable::pack(const LineTable& table) {
   const std::vector<LineTable::Row>& rows = table.rows();
   out.rows_ = rows.size();
   if (rows.empty()) return out;
+  auto packed = std::make_shared<std::string>();
   out.last_address_ = rows.back().address;
   uint64_t address = 0;
   int64_t line = 0;
@@ -23,26 +25,29 @@ PackedLineTable PackedLineTable::pack(const LineTable& table) {
   for (size_t i = 0; i < rows.size(); ++i) {
     const LineTable::Row& r = rows[i];
     if (i == 0 || (in_block >= kBlockRows && r.address != rows[i - 1].address)) {
-      out.blocks_.push_back({r.address, out.packed_.size()});
+      out.blocks_.push_back({r.address, packed->size()});
       address = 0;
       line = 0;
       in_block = 0;
     }
     ++in_block;
-    put_varint(out.packed_, r.address - address);
+    put_varint(*packed, r.address - address);
     const uint64_t delta = static_cast<uint64_t>(r.line) - static_cast<uint64_t>(line);
-    put_varint(out.packed_, (delta << 1) ^ (0 - (delta >> 63)));  // zigzag
-    put_varint(out.packed_, (uint64_t(r.file) << 1) | (r.end_sequence ? 1 : 0));
+    put_varint(*packed, (delta << 1) ^ (0 - (delta >> 63)));  // zigzag
+    put_varint(*packed, (uint64_t(r.file) << 1) | (r.end_sequence ? 1 : 0));
     address = r.address;
     line = r.line;
   }
+  out.packed_ = *packed;
+  out.owner_ = std::move(packed);
   return out;
 }
 
 std::optional<PackedLineTable> PackedLineTable::from_parts(std::vector<std::string> files,
                                                            uint64_t rows, uint64_t last_address,
                                                            std::vector<Block> blocks,
-                                                           std::string packed) {
+                                                           std::string_view packed,
+                                                           std::shared_ptr<const void> owner) {
   if ((rows == 0) != blocks.empty() || blocks.size() > rows || packed.size() < rows * 3) {
     return std::nullopt;
   }
@@ -59,7 +64,13 @@ std::optional<PackedLineTable> PackedLineTable::from_parts(std::vector<std::stri
   out.rows_ = rows;
   out.last_address_ = last_address;
   out.blocks_ = std::move(blocks);
-  out.packed_ = std::move(packed);
+  if (!owner) {  // a copy of its own
+    auto copy = std::make_shared<std::string>(packed);
+    packed = *copy;
+    owner = std::move(copy);
+  }
+  out.packed_ = packed;
+  out.owner_ = std::move(owner);
   return out;
 }
 

@@ -10,8 +10,10 @@
 #define INPROF_TOOLS_SYMBOLICATE_PACKED_LINE_TABLE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "symbolize/line_table.h"
@@ -29,10 +31,12 @@ class PackedLineTable {
   PackedLineTable() = default;
   static PackedLineTable pack(const LineTable& table);
   // The parts as packed; nullopt when they do not fit together (blocks out of order or outside
-  // the bytes). The rows themselves are checked as find() decodes them.
+  // the bytes). The rows themselves are checked as find() decodes them. `owner` given: the rows
+  // are left where they lie, in bytes it keeps (a mapped cache file: no copy); else copied.
   static std::optional<PackedLineTable> from_parts(std::vector<std::string> files, uint64_t rows,
                                                    uint64_t last_address, std::vector<Block> blocks,
-                                                   std::string packed);
+                                                   std::string_view packed,
+                                                   std::shared_ptr<const void> owner = nullptr);
 
   // LineTable::find of the table packed, in *out. False when the block that holds the address
   // is damaged (cannot be decoded, rows out of order): the table cannot tell.
@@ -42,14 +46,15 @@ class PackedLineTable {
   uint64_t rows() const { return rows_; }
   uint64_t last_address() const { return last_address_; }
   const std::vector<Block>& blocks() const { return blocks_; }
-  const std::string& packed() const { return packed_; }
+  std::string_view packed() const { return packed_; }
 
  private:
   std::vector<std::string> files_;
   uint64_t rows_ = 0;
   uint64_t last_address_ = 0;  // the highest row's address
   std::vector<Block> blocks_;
-  std::string packed_;
+  std::shared_ptr<const void> owner_;  // keeps packed_'s bytes: its own, or a file's
+  std::string_view packed_;
 };
 
 }  // namespace inprof::symbolicate

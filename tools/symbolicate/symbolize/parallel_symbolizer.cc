@@ -9,6 +9,8 @@
 #include <mutex>
 #include <thread>
 
+#include "symbolize/huge_page_heap.h"
+
 namespace inprof::symbolicate {
 namespace {
 
@@ -164,6 +166,7 @@ void symbolize_in_parallel(std::vector<ModuleAddresses>& modules, unsigned jobs,
   running = threads;
   for (unsigned t = 0; t < threads; ++t) {
     pool.emplace_back([&] {
+      advise_this_threads_heap();
       run();
       std::lock_guard<std::mutex> lock(mutex);
       if (--running == 0) all_done.notify_all();

@@ -9,8 +9,11 @@
 #include <random>
 #include <sstream>
 #include <system_error>
+#include <unordered_map>
 
+#include "symbolize/cache_dir_listing.h"
 #include "symbolize/cache_file_read.h"
+#include "symbolize/unit_pack.h"
 
 namespace inprof::symbolicate {
 namespace fs = std::filesystem;
@@ -86,7 +89,7 @@ CachedModule SymbolCache::load(const std::string& key) const {
   if (!bytes) return {};
   std::optional<CachedModule> module = decode_symbol_cache(key, bytes->view());
   if (!module) return {};
-  refresh_cache_file(path);  // a hit: the last to be evicted
+  refresh_cache_file(path, bytes->time());  // a hit: the last to be evicted
   return std::move(*module);
 }
 
@@ -109,15 +112,24 @@ ModuleIndex SymbolCache::load_index(const std::string& key) const {
   if (std::optional<CacheFileBytes> bytes = read_cache_file(path)) {
     if (std::optional<ModuleIndex> read = ModuleIndex::decode_module(key, bytes->view())) {
       index = std::move(*read);
-      refresh_cache_file(path);
+      refresh_cache_file(path, bytes->time());
     }
   }
-  index.set_unit_source([this, key](uint64_t unit) -> std::optional<ModuleIndex::Unit> {
+  auto memo = std::make_shared<CacheFileMemo>();  // a pack's units share one mapping
+  index.set_unit_source([this, key, memo](uint64_t unit) -> std::optional<ModuleIndex::Unit> {
     const std::string path = unit_path(key, unit);
-    std::optional<CacheFileBytes> bytes = read_cache_file(path);
+    std::optional<CacheFileBytes> bytes = read_cache_file(path, memo.get());
     if (!bytes) return std::nullopt;
-    std::optional<ModuleIndex::Unit> decoded = ModuleIndex::decode_unit(key, unit, bytes->view());
-    if (decoded) refresh_cache_file(path);
+    std::string_view blob = bytes->view();
+    if (is_unit_pack(blob)) {  // one of several units a run added, named by a link each
+      std::optional<std::string_view> found = find_in_unit_pack(key, unit, blob);
+      if (!found) return std::nullopt;
+      blob = *found;
+    }
+    // The unit's line rows stay in the mapped file (kept as long as the unit is).
+    std::optional<ModuleIndex::Unit> decoded =
+        ModuleIndex::decode_unit(key, unit, blob, bytes->owner());
+    if (decoded) refresh_cache_file(path, bytes->time());
     return decoded;
   });
   return index;
@@ -128,11 +140,48 @@ bool SymbolCache::store_index(const std::string& key, const ModuleIndex& index,
   if (key.empty()) return false;
   bool ok = true;
   if (index.module_added()) ok = write_atomically(index_path(key), index.encode_module(key), why);
-  for (uint64_t unit : index.added_units()) {
-    if (!ok) break;
-    ok = write_atomically(unit_path(key, unit), index.encode_unit(key, unit), why);
+  const std::vector<uint64_t>& added = index.added_units();
+  if (!ok || added.empty()) return ok;
+  if (added.size() == 1) {
+    return write_atomically(unit_path(key, added[0]), index.encode_unit(key, added[0]), why);
+  }
+  std::vector<std::pair<uint64_t, std::string>> units;
+  std::vector<std::string> paths;
+  for (uint64_t unit : added) {
+    units.emplace_back(unit, index.encode_unit(key, unit));
+    paths.push_back(unit_path(key, unit));
+  }
+  const std::string pack = encode_unit_pack(key, units);
+  const std::vector<bool> linked = write_linked(dir_ + "/" + key + ".pack", pack, paths);
+  for (size_t i = 0; i < units.size() && ok; ++i) {
+    if (!linked[i]) ok = write_atomically(paths[i], units[i].second, why);  // no links here
   }
   return ok;
+}
+
+std::vector<bool> SymbolCache::write_linked(const std::string& stem, const std::string& bytes,
+                                            const std::vector<std::string>& paths) const {
+  std::vector<bool> linked(paths.size(), false);
+  std::string why;
+  const std::string temp = stem + kTempMarker + unique_suffix();
+  if (!write_atomically(temp, bytes, &why)) return linked;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    std::error_code ec;
+    fs::create_hard_link(temp, paths[i], ec);
+    if (ec == std::errc::file_exists) {
+      // Replaced, as a file written whole is: a name left damaged would never be mended.
+      const std::string name = paths[i] + kTempMarker + unique_suffix();
+      ec.clear();
+      fs::create_hard_link(temp, name, ec);
+      if (!ec) fs::rename(name, paths[i], ec);
+      std::error_code removed;
+      if (ec) fs::remove(name, removed);
+    }
+    linked[i] = !ec;
+  }
+  std::error_code ec;
+  fs::remove(temp, ec);
+  return linked;
 }
 
 bool SymbolCache::write_atomically(const std::string& path, const std::string& bytes,
@@ -165,32 +214,31 @@ bool SymbolCache::write_atomically(const std::string& path, const std::string& b
 
 void SymbolCache::evict() const {
   struct Entry {
-    fs::path path;
+    std::string name;
     fs::file_time_type time;
     uint64_t size;
+    uint64_t inode;  // 0: counted by itself
   };
   std::vector<Entry> entries;
+  // A unit pack has a name per unit (unit_pack.h): its bytes count once, and are freed with the
+  // last of its names.
+  std::unordered_map<uint64_t, size_t> names_of;
   uint64_t total = 0;
-  std::error_code ec;
   const auto now = fs::file_time_type::clock::now();
-  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code e;
-    const fs::path& p = it->path();
-    const std::string name = p.filename().string();
-    const uint64_t size = it->file_size(e);
-    const fs::file_time_type time = it->last_write_time(e);
-    if (e) continue;  // removed meanwhile
-    if (name.find(kTempMarker) != std::string::npos) {
+  for (CacheDirEntry& e : list_cache_dir(dir_)) {
+    if (e.name.find(kTempMarker) != std::string::npos) {
       // Left by a process that died while writing: gone after an hour.
-      if (now - time > std::chrono::hours(1)) fs::remove(p, e);
+      std::error_code removed;
+      if (now - e.time > std::chrono::hours(1)) fs::remove(dir_ + "/" + e.name, removed);
       continue;
     }
-    const fs::path ext = p.extension();
+    const std::string ext = fs::path(e.name).extension().string();
     if (ext != kSuffix && ext != ".img" && ext != ".stamp" && ext != ".idx" && ext != ".unit") {
       continue;
     }
-    entries.push_back({p, time, size});
-    total += size;
+    const uint64_t inode = e.links > 1 ? e.inode : 0;
+    if (!inode || names_of[inode]++ == 0) total += e.size;
+    entries.push_back({std::move(e.name), e.time, e.size, inode});
   }
   if (total <= max_bytes_) return;
   std::sort(entries.begin(), entries.end(),
@@ -198,8 +246,9 @@ void SymbolCache::evict() const {
   for (const Entry& e : entries) {
     if (total <= max_bytes_) break;
     std::error_code removed;
-    fs::remove(e.path, removed);
-    total -= e.size;  // removed by us or by another process: gone either way
+    fs::remove(dir_ + "/" + e.name, removed);
+    // Removed by us or by another process: gone either way.
+    if (!e.inode || --names_of[e.inode] == 0) total -= e.size;
   }
 }
 

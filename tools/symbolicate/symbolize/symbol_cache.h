@@ -45,7 +45,8 @@ class SymbolCache {
   // (none on a miss of any kind), its units read from <key>.<unit>.unit when first needed.
   ModuleIndex load_index(const std::string& key) const;
   // Writes what was set or added to `index` since it was read (each file whole, renamed into
-  // place: two processes adding the same unit write the same bytes). As store().
+  // place: two processes adding the same unit write the same bytes). Several units added are
+  // one file, unit_pack.h, with a name per unit (hard links). As store().
   bool store_index(const std::string& key, const ModuleIndex& index, std::string* why) const;
   // Removes the least recently used files until the directory holds at most max_bytes.
   void evict() const;
@@ -60,6 +61,11 @@ class SymbolCache {
   std::string unit_path(const std::string& key, uint64_t unit) const;
   // Writes `bytes` to a temporary file and renames it to `path`.
   bool write_atomically(const std::string& path, const std::string& bytes, std::string* why) const;
+  // Writes `bytes` once, to a temporary file named after `stem`, and gives it each of `paths` as
+  // a name (a hard link, renamed over any file there). Which paths were so named: a file system
+  // without hard links names none.
+  std::vector<bool> write_linked(const std::string& stem, const std::string& bytes,
+                                 const std::vector<std::string>& paths) const;
   std::string dir_;  // with the version: DIR/v<version>
   uint64_t max_bytes_;
 };

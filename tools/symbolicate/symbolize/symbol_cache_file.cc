@@ -10,15 +10,6 @@ namespace {
 
 constexpr char kMagic[8] = {'I', 'N', 'P', 'R', 'S', 'Y', 'M', 'C'};
 
-uint64_t fnv1a(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 // Function and file names repeat across addresses: each is stored once, referred to by index.
 class StringTable {
  public:
@@ -89,7 +80,7 @@ std::string encode_symbol_cache(std::string_view key, const CachedModule& module
   file.u32(static_cast<uint32_t>(table.strings().size()));
   for (const std::string* s : table.strings()) file.bytes(*s);
   file.out().append(body.out());
-  file.u64(fnv1a(file.out()));
+  file.u64(fast_checksum(file.out().data(), file.out().size()));
   return std::move(file.out());
 }
 
@@ -100,7 +91,7 @@ std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::strin
   uint64_t checksum;
   std::memcpy(&checksum, bytes.data() + bytes.size() - 8, 8);
   bytes.remove_suffix(8);
-  if (fnv1a(bytes) != checksum) return std::nullopt;
+  if (fast_checksum(bytes.data(), bytes.size()) != checksum) return std::nullopt;
   ByteReader in(bytes.substr(sizeof kMagic));
   uint32_t version, string_count;
   std::string_view stored_key;

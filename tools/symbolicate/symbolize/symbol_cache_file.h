@@ -17,8 +17,10 @@
 namespace inprof::symbolicate {
 
 // Bumped whenever the encoding, or what the symbolizer makes of an address, changes: files of
-// another version are never read.
-inline constexpr uint32_t kSymbolCacheVersion = 1;
+// another version are never read. It names the cache's directory (DIR/v<version>), so a bump
+// leaves every older file (.sym, .idx, .unit, .img) unread, to be evicted in time.
+// 2: the .sym's checksum is byte_io.h's fast_checksum (FNV-1a went a byte at a time).
+inline constexpr uint32_t kSymbolCacheVersion = 2;
 
 // What is known of one module, by the module's own virtual address.
 struct CachedModule {
