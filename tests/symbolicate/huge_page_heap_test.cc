@@ -43,6 +43,9 @@ std::string vm_flags_at(const void* p) {
 }
 
 TEST(HugePageHeap, MainHeapAndAWorkersArenaAreAdvised) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's allocator replaces glibc's: no heap is advised";
+#endif
   if (!huge_pages_on()) GTEST_SKIP() << "transparent huge pages are off: no advice given";
   prepare_huge_page_heap();
   // Too large for any free chunk: from the top of the main heap, grown and advised.

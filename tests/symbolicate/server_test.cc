@@ -199,6 +199,9 @@ TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
 // environment it was started with) is the caller's, and its /proc/PID/smaps shows the heap
 // advised (VmFlags "hg").
 TEST(ProfileServer, AdvisesItsHeapForHugePagesWithoutARestart) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's allocator replaces glibc's: no heap is advised";
+#endif
   std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string mode;
   std::getline(thp, mode);

@@ -16,7 +16,8 @@
 
 namespace inprof::symbolicate {
 
-#if defined(__GLIBC__)
+// Under a sanitizer malloc is the sanitizer's, not glibc's: no main heap or arenas to advise.
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 namespace {
 
 // The main heap grown ahead and advised: a short-lived tool's tables (libdw's, the profile's)
