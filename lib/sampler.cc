@@ -454,6 +454,13 @@ void Sampler::add_thread(uint64_t tid, uint64_t now) {
       tick_count_ != 0 ? std::optional<uint64_t>(0) : thread_lister_->cpu_time_ns(tid);
   auto given = ThreadNames::instance().get(tid);
   state.name = given ? *given : thread_lister_->name(tid);
+  // One of the profiler's threads, listed between its start and its mark, may have named itself
+  // since (it marks itself first): asked again once its name is read, so that no "inprof-…"
+  // thread is ever announced (seen under TSan, which widens that window).
+  if (is_profiler_thread(tid)) {
+    threads_.erase(it);
+    return;
+  }
   select(tid, state, now);
 }
 
@@ -473,6 +480,8 @@ void Sampler::refresh_names(uint64_t now) {
       name = *given;
     } else if (os_names_due) {
       name = thread_lister_->name(tid);
+      // As in add_thread: a profiler thread may have marked and named itself since the check.
+      if (is_profiler_thread(tid)) continue;
     }
     if (!name.empty() && name != state.name) {
       state.name = name;
