@@ -13,10 +13,13 @@ DWARF call graphs), interleaved repetition by repetition, and prints:
                  perf's kernel frames are left out (inprof sees user code only: a sample in the
                  kernel counts for the user function that entered it)
   largest diff   the largest |inprof - perf| among those functions, in percentage points
-  noise (2σ)     twice the standard error of a difference between two independent sample sets of
-                 these sizes (binomial: each tool's on-CPU samples over all repetitions); a
-                 difference within it is what sampling alone produces, and counts as agreement
-                 only then; "beyond" counts the top-10 functions outside both 1 pp and 2σ
+  noise (2σ)     twice the standard error of the difference between the two tools' shares: per
+                 tool, the larger of the binomial error of its on-CPU samples over all
+                 repetitions and, with 2+ repetitions, the error its shares' spread from one
+                 repetition to the next gives (a program's own run-to-run variation: zstd's
+                 two threads, cache effects); a difference within it is what sampling and the
+                 program alone produce, and counts as agreement only then; "beyond" counts the
+                 top-10 functions outside both 1 pp and 2σ
   root reach     on-CPU samples whose outermost frame is the thread's root (_start, clone3, clone)
   samples/CPU-s  on-CPU samples per second of the program's CPU time (its run without a profiler)
   overhead       wall-time increase over the same repetition's unprofiled run
@@ -137,6 +140,7 @@ def prepare(work):
 
 def run_once(tool, cmd, interval_us, out, build):
     env = dict(os.environ)
+    env["PYTHONHASHSEED"] = "0"  # python3.11 runs the same dict and set orders under each tool
     if tool == "inprof":
         env.update(LD_PRELOAD=os.path.join(build, "libinprof.so"), INPROF_STARTUP="1",
                    INPROF_OUTPUT=out, INPROF_INTERVAL="%dus" % interval_us)
@@ -412,6 +416,8 @@ def tabulate(data, top=10):
         ip = merge([r["inprof_tally"] for r in runs])
         pf = merge([r["perf_tally"] for r in runs])
         ishare, pshare = share(ip), share(pf)
+        ishare_per_run = [share(merge([r["inprof_tally"]])) for r in runs]
+        pshare_per_run = [share(merge([r["perf_tally"]])) for r in runs]
         keys = sorted(set(sorted(ishare, key=lambda k: -ishare[k])[:top]) |
                       set(sorted(pshare, key=lambda k: -pshare[k])[:top]),
                       key=lambda k: -max(ishare.get(k, 0), pshare.get(k, 0)))
@@ -435,7 +441,9 @@ def tabulate(data, top=10):
             name = "%s (%s)" % (name, k[0])
             if abs(a - b) > abs(largest[0]):
                 largest = (a - b, name)
-            sigma2 = 2 * noise_pp(a, ip["samples"], b, pf["samples"])
+            sigma2 = 2 * noise_pp(a, ip["samples"], b, pf["samples"],
+                                  [run_share.get(k, 0.0) for run_share in ishare_per_run],
+                                  [run_share.get(k, 0.0) for run_share in pshare_per_run])
             outside = abs(a - b) > max(1.0, sigma2)
             beyond += outside and k in top_keys
             details.append("| %s | %.2f | %.2f | %+.2f%s | %.2f |" % (
@@ -469,14 +477,20 @@ def tabulate(data, top=10):
     return "\n".join(out) + "\n"
 
 
-def noise_pp(a, n_a, b, n_b):
-    """Standard error (pp) of the difference of two shares a and b (in %) from n_a and n_b samples."""
+def noise_pp(a, n_a, b, n_b, a_per_run=(), b_per_run=()):
+    """Standard error (pp) of the difference of two shares a and b (in %) from n_a and n_b samples;
+    with the shares of each repetition, a tool's error is at least their spread's (the standard
+    error of their mean), which also holds what the program varies from run to run."""
     var = 0.0
-    for share_pct, n in ((a, n_a), (b, n_b)):
+    for share_pct, n, per_run in ((a, n_a, a_per_run), (b, n_b, b_per_run)):
+        tool_var = 0.0
         if n:
             p = share_pct / 100.0
-            var += p * (1 - p) / n
-    return 100.0 * var ** 0.5
+            tool_var = 1e4 * p * (1 - p) / n
+        if len(per_run) >= 2:
+            tool_var = max(tool_var, statistics.variance(per_run) / len(per_run))
+        var += tool_var
+    return var ** 0.5
 
 
 def pct(a, b):
