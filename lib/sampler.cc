@@ -420,6 +420,10 @@ bool Sampler::in_code(uint64_t address) const {
 
 void Sampler::refresh_threads(uint64_t now) {
   if (!thread_lister_->list(tids_)) return;
+  // A thread missing from the listing has exited, and so has published every allocation it
+  // sampled: written now, before its end, they are never drained after it (which would announce
+  // the thread again).
+  drain_allocations();
   for (uint64_t tid : tids_) {
     if (excluded_.count(tid) || is_profiler_thread(tid)) continue;
     add_thread(tid, now);

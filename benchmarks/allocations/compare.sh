@@ -2,7 +2,10 @@
 # Wall time of allocation-heavy programs nobody here wrote, interleaved (issue 24): run as is
 # ("bare"), under inprof (CPU samples only), under inprof with sampled allocations at the default
 # rate (--allocations, 512 KiB), the same without CPU samples (alloc-only: --allocations --no-cpu,
-# a memory-only profile like heaptrack's), under heaptrack (every allocation), under gperftools' heap
+# a memory-only profile like heaptrack's), with a session that samples nothing (session: --no-cpu
+# without --allocations; what the profiler's mere threads cost: once a process has a second thread
+# glibc's malloc takes its arena locks, which costs an allocation-heavy program a few percent
+# whatever the thread does), under heaptrack (every allocation), under gperftools' heap
 # profiler (libtcmalloc preloaded with HEAPPROFILE: every allocation) and with libtcmalloc
 # preloaded alone (its allocator differs from glibc's: the heap profiler's own cost is its time
 # minus this one). Each workload runs every configuration once per round, RUNS rounds; prints,
@@ -58,6 +61,8 @@ run_config() {
     inprof) time_of env "${env_vars[@]}" "$inprof" record "${follow[@]}" -o "$work/o" -- "$@" ;;
     inprof+alloc) time_of env "${env_vars[@]}" "$inprof" record --allocations "${follow[@]}" \
       -o "$work/a" -- "$@" ;;
+    session) time_of env "${env_vars[@]}" "$inprof" record --no-cpu "${follow[@]}" -o "$work/o" \
+      -- "$@" ;;
     alloc-only) time_of env "${env_vars[@]}" "$inprof" record --allocations --no-cpu "${follow[@]}" \
       -o "$work/a" -- "$@" ;;
     heaptrack) time_of env "${env_vars[@]}" heaptrack -o "$work/ht" "$@" ;;
@@ -67,7 +72,7 @@ run_config() {
   rm -rf "$work"/o "$work"/o.* "$work"/a "$work"/a.* "$work"/ht* "$work"/hp* 2>/dev/null || true
 }
 
-configs=(bare inprof inprof+alloc alloc-only)
+configs=(bare session inprof inprof+alloc alloc-only)
 ((have_heaptrack)) && configs+=(heaptrack)
 [[ -n $tcmalloc ]] && configs+=(tcmalloc gperftools)
 # SKIP="gperftools ...": leave configurations out (gperftools' heap profiler took 112 s of CPU on
