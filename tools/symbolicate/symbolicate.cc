@@ -17,6 +17,7 @@
 #include "diagnostics.h"
 #include "dump/dump_reader.h"
 #include "read/dump_file_check.h"
+#include "read/dump_file_read.h"
 #include "read/dump_set.h"
 #include "read/profile_model.h"
 #include "write/folded_writer.h"
@@ -220,10 +221,16 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   size_t damaged = 0, without_process = 0, stack_count = 0;
   for (const std::string& dump_path : *dumps) {
     const std::string who = many ? dump_path + ": " : "";
-    if (auto why = why_not_a_dump(dump_path)) return fail(err, *why);
+    // A small dump is read whole (dump_file_read.h), a large one a chunk at a time.
+    const std::optional<WholeDumpFile> whole = read_small_dump_file(dump_path);
+    if (auto why = whole ? why_not_a_dump(dump_path, whole->bytes()) : why_not_a_dump(dump_path)) {
+      return fail(err, *why);
+    }
     models.push_back(std::make_unique<ProfileModel>());
     ProfileModel& model = *models.back();
-    internal::DumpReadResult read = internal::read_dump_file_incrementally(dump_path, model);
+    internal::DumpReadResult read = whole
+                                        ? internal::read_dump(whole->bytes(), model)
+                                        : internal::read_dump_file_incrementally(dump_path, model);
     if (!read.ok) return fail(err, who + read.error);
     damaged += read.damaged;
     without_process += !model.process();
