@@ -78,9 +78,18 @@ std::optional<AddressSymbol> ModuleIndex::symbolize(uint64_t vaddr) {
   std::vector<uint32_t> chain;
   // A whole tree has nothing left to expand; a node that is not would be damage.
   bool whole = true;
-  u->tree.chain(pc, chain, [&](uint32_t) { return whole = false; });
+  auto not_whole = [&](uint32_t) { return whole = false; };
+  if (u->stored) {
+    chain_of(*u->stored, pc, chain, not_whole);
+  } else {
+    u->tree.chain(pc, chain, not_whole);
+  }
   if (!whole) return std::nullopt;
-  frames_from_chain(u->tree, chain, leaf_file, leaf_line, pc, m.bias, out);
+  if (u->stored) {
+    frames_from_chain(*u->stored, chain, leaf_file, leaf_line, pc, m.bias, out);
+  } else {
+    frames_from_chain(u->tree, chain, leaf_file, leaf_line, pc, m.bias, out);
+  }
   return out;
 }
 

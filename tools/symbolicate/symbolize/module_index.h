@@ -43,8 +43,10 @@ class ModuleIndex {
   // elsewhere). No unit's DIE is at offset 0.
   static constexpr uint64_t kAskTheReader = 0;
   struct Unit {
-    UnitTree tree;  // whole: every node expanded and described
+    UnitTree tree;  // whole: every node expanded and described (a unit added by a reader)
     PackedLineTable lines;
+    // A unit decoded from its file: its tree where the file holds it (then `tree` is unused).
+    std::optional<StoredUnitTree> stored;
   };
 
   // The module-wide part, set by the reader that first exports (ModuleSymbolizer::export_index).

@@ -761,8 +761,8 @@ void DwarfModuleSymbolizer::export_index(ModuleIndex& index) {
     whole.build(&cudie, /*whole=*/true);
     for (uint32_t n = 1; n < whole.nodes.size(); ++n) describe(whole, n, dwarf_bias_);
     whole.forget_string_ids();
-    index.add_unit(
-        offset, ModuleIndex::Unit{static_cast<UnitTree&&>(whole), PackedLineTable::pack(*lines)});
+    index.add_unit(offset, ModuleIndex::Unit{static_cast<UnitTree&&>(whole),
+                                             PackedLineTable::pack(*lines), std::nullopt});
   }
 }
 
