@@ -266,12 +266,10 @@ std::optional<ModuleIndex> ModuleIndex::decode_module(std::string_view key, std:
   m.symbols.resize(count);
   for (size_t i = 0; i < m.symbols.size(); ++i) {
     Symbol& s = m.symbols[i];
-    std::string_view name;
-    if (!in.u64(&s.start) || !in.u64(&s.size) || !in.bytes(&name) ||
+    if (!in.u64(&s.start) || !in.u64(&s.size) || !in.bytes(&s.name) ||
         (i > 0 && m.symbols[i - 1].start >= s.start)) {
       return std::nullopt;
     }
-    s.name.assign(name);
   }
   if (!in.u64(&count) || count > in.left() / 24) return std::nullopt;
   m.aranges.resize(count);
@@ -284,6 +282,7 @@ std::optional<ModuleIndex> ModuleIndex::decode_module(std::string_view key, std:
     }
   }
   if (in.left() != 0) return std::nullopt;
+  keep_symbol_names(m);  // out of the file's bytes
   ModuleIndex index;
   index.module_ = std::make_shared<const Module>(std::move(m));
   return index;

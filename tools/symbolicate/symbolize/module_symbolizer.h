@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -64,8 +65,10 @@ struct KnownUnits {
 // 2 ms of a warm run that opens them for a few new units).
 struct KnownSymbol {
   uint64_t start;
-  uint64_t size;     // 0: unknown, runs to the next symbol
-  std::string name;  // as in the symbol table (demangled when used)
+  uint64_t size;  // 0: unknown, runs to the next symbol
+  // As in the symbol table (demangled when used); NUL-terminated, in storage that whoever holds
+  // the symbols keeps (ModuleIndex::Module::names).
+  std::string_view name;
 };
 using KnownSymbols = std::vector<KnownSymbol>;
 
