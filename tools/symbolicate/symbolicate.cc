@@ -20,6 +20,7 @@
 #include "read/dump_file_read.h"
 #include "read/dump_set.h"
 #include "read/profile_model.h"
+#include "symbolize/module_symbolizer.h"
 #include "write/folded_writer.h"
 #include "write/gzip_stream.h"
 #include "write/pprof_writer.h"
@@ -195,6 +196,11 @@ constexpr bool kHaveGzip = true;
 }  // namespace
 
 int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo* symbol_info) {
+  // Debug images kept for the next run are written meanwhile (prepare_for_handles), and in the
+  // cache when this returns, whichever way it does.
+  struct WaitForImageSaves {
+    ~WaitForImageSaves() { wait_for_debug_image_saves(); }
+  } wait_for_image_saves;
   auto start = std::chrono::steady_clock::now();
   const double cpu_start = cpu_seconds();
   Diagnostics diag(err);
