@@ -1,14 +1,22 @@
 #include "read/dump_file_read.h"
 
+#if !defined(_WIN32)
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#endif
 
 #include <cerrno>
 #include <cstring>
 
 namespace inprof::symbolicate {
 
+#if defined(_WIN32)
+// The incremental reader's std::ifstream reads Windows files in binary mode: left to it.
+std::optional<WholeDumpFile> read_small_dump_file(const std::string&, size_t) {
+  return std::nullopt;
+}
+#else
 std::optional<WholeDumpFile> read_small_dump_file(const std::string& path, size_t limit) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;
@@ -46,5 +54,6 @@ std::optional<WholeDumpFile> read_small_dump_file(const std::string& path, size_
   ::close(fd);
   return file;
 }
+#endif
 
 }  // namespace inprof::symbolicate
