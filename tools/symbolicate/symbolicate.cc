@@ -17,8 +17,10 @@
 #include "diagnostics.h"
 #include "dump/dump_reader.h"
 #include "read/dump_file_check.h"
+#include "read/dump_file_read.h"
 #include "read/dump_set.h"
 #include "read/profile_model.h"
+#include "symbolize/module_symbolizer.h"
 #include "write/folded_writer.h"
 #include "write/gzip_stream.h"
 #include "write/pprof_writer.h"
@@ -194,6 +196,11 @@ constexpr bool kHaveGzip = true;
 }  // namespace
 
 int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo* symbol_info) {
+  // Debug images kept for the next run are written meanwhile (prepare_for_handles), and in the
+  // cache when this returns, whichever way it does.
+  struct WaitForImageSaves {
+    ~WaitForImageSaves() { wait_for_debug_image_saves(); }
+  } wait_for_image_saves;
   auto start = std::chrono::steady_clock::now();
   const double cpu_start = cpu_seconds();
   Diagnostics diag(err);
@@ -220,10 +227,16 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   size_t damaged = 0, without_process = 0, stack_count = 0;
   for (const std::string& dump_path : *dumps) {
     const std::string who = many ? dump_path + ": " : "";
-    if (auto why = why_not_a_dump(dump_path)) return fail(err, *why);
+    // A small dump is read whole (dump_file_read.h), a large one a chunk at a time.
+    const std::optional<WholeDumpFile> whole = read_small_dump_file(dump_path);
+    if (auto why = whole ? why_not_a_dump(dump_path, whole->bytes()) : why_not_a_dump(dump_path)) {
+      return fail(err, *why);
+    }
     models.push_back(std::make_unique<ProfileModel>());
     ProfileModel& model = *models.back();
-    internal::DumpReadResult read = internal::read_dump_file_incrementally(dump_path, model);
+    internal::DumpReadResult read = whole
+                                        ? internal::read_dump(whole->bytes(), model)
+                                        : internal::read_dump_file_incrementally(dump_path, model);
     if (!read.ok) return fail(err, who + read.error);
     damaged += read.damaged;
     without_process += !model.process();

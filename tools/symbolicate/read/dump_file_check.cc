@@ -1,5 +1,6 @@
 #include "read/dump_file_check.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -13,7 +14,13 @@ std::optional<std::string> why_not_a_dump(const std::string& path) {
   if (!in) return std::nullopt;
   uint8_t head[internal::kDumpHeaderSize] = {};
   in.read(reinterpret_cast<char*>(head), sizeof head);
-  const auto size = static_cast<size_t>(in.gcount());
+  return why_not_a_dump(path, std::span<const uint8_t>(head, static_cast<size_t>(in.gcount())));
+}
+
+std::optional<std::string> why_not_a_dump(const std::string& path, std::span<const uint8_t> start) {
+  uint8_t head[internal::kDumpHeaderSize] = {};
+  const size_t size = std::min(start.size(), sizeof head);
+  std::memcpy(head, start.data(), size);
   const std::string name = "'" + path + "'";
   if (size == 0) {
     return name +

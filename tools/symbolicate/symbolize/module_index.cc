@@ -7,6 +7,24 @@
 
 namespace inprof::symbolicate {
 
+void keep_symbol_names(ModuleIndex::Module& m) {
+  size_t total = 0;
+  for (const ModuleIndex::Symbol& s : m.symbols) total += s.name.size() + 1;
+  auto names = std::make_shared<std::string>();
+  names->reserve(total);
+  for (const ModuleIndex::Symbol& s : m.symbols) {
+    names->append(s.name);
+    names->push_back('\0');
+  }
+  size_t at = 0;  // the block is complete: views into it stay valid
+  for (ModuleIndex::Symbol& s : m.symbols) {
+    const size_t n = s.name.size();
+    s.name = std::string_view(names->data() + at, n);
+    at += n + 1;
+  }
+  m.names = std::move(names);
+}
+
 void ModuleIndex::set_module(Module module) {
   module_ = std::make_shared<const Module>(std::move(module));
   demangled_.clear();
@@ -48,7 +66,7 @@ std::optional<AddressSymbol> ModuleIndex::symbolize(uint64_t vaddr) {
   if (const Symbol* s = symbol_containing(m.symbols, vaddr)) {
     const size_t i = static_cast<size_t>(s - m.symbols.data());
     auto [it, inserted] = demangled_.try_emplace(i);
-    if (inserted) it->second = demangle(s->name.c_str());
+    if (inserted) it->second = demangle(s->name.data());  // NUL-terminated (Module::names)
     out.symbol = NativeSymbolInfo{it->second, s->start,
                                   s->size ? std::optional<uint64_t>(s->size) : std::nullopt};
   }
@@ -78,9 +96,18 @@ std::optional<AddressSymbol> ModuleIndex::symbolize(uint64_t vaddr) {
   std::vector<uint32_t> chain;
   // A whole tree has nothing left to expand; a node that is not would be damage.
   bool whole = true;
-  u->tree.chain(pc, chain, [&](uint32_t) { return whole = false; });
+  auto not_whole = [&](uint32_t) { return whole = false; };
+  if (u->stored) {
+    chain_of(*u->stored, pc, chain, not_whole);
+  } else {
+    u->tree.chain(pc, chain, not_whole);
+  }
   if (!whole) return std::nullopt;
-  frames_from_chain(u->tree, chain, leaf_file, leaf_line, pc, m.bias, out);
+  if (u->stored) {
+    frames_from_chain(*u->stored, chain, leaf_file, leaf_line, pc, m.bias, out);
+  } else {
+    frames_from_chain(u->tree, chain, leaf_file, leaf_line, pc, m.bias, out);
+  }
   return out;
 }
 

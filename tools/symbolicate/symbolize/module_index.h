@@ -43,8 +43,10 @@ class ModuleIndex {
   // elsewhere). No unit's DIE is at offset 0.
   static constexpr uint64_t kAskTheReader = 0;
   struct Unit {
-    UnitTree tree;  // whole: every node expanded and described
+    UnitTree tree;  // whole: every node expanded and described (a unit added by a reader)
     PackedLineTable lines;
+    // A unit decoded from its file: its tree where the file holds it (then `tree` is unused).
+    std::optional<StoredUnitTree> stored;
   };
 
   // The module-wide part, set by the reader that first exports (ModuleSymbolizer::export_index).
@@ -55,6 +57,8 @@ class ModuleIndex {
     bool aranges_usable = false;
     uint64_t bias = 0;            // libdwfl's DWARF bias
     std::vector<Symbol> symbols;  // by start, one per address
+    // The symbols' names, each followed by a NUL, in one block (keep_symbol_names).
+    std::shared_ptr<const std::string> names;
     std::vector<Arange> aranges;  // by address, not overlapping, none empty
   };
 
@@ -107,6 +111,11 @@ class ModuleIndex {
   bool module_added_ = false;
   std::vector<uint64_t> added_;
 };
+
+// Copies the names of `m.symbols` (views of storage that may go away: a reader's symbol table, a
+// cache file) into `m.names` and points the symbols there: one block, not a string per symbol
+// (python3.11 has 10,000).
+void keep_symbol_names(ModuleIndex::Module& m);
 
 // The symbol of `symbols` (by start, one per address) containing `vaddr`, or null.
 template <typename Symbols>

@@ -114,6 +114,11 @@ std::optional<ModuleIndex::Unit> ModuleIndex::decode_unit(std::string_view key, 
   std::memcpy(&checksum, blob.data() + blob.size() - 8, 8);
   blob.remove_suffix(8);
   if (fast_checksum(blob.data(), blob.size()) != checksum) return std::nullopt;
+  if (!owner) {  // the tree and the line rows stay in the bytes: a copy of its own, kept
+    auto copy = std::make_shared<std::string>(blob);
+    blob = *copy;
+    owner = std::move(copy);
+  }
   ByteReader in(blob.substr(sizeof kUnitMagic));
   uint32_t version;
   std::string_view stored_key;
@@ -123,57 +128,49 @@ std::optional<ModuleIndex::Unit> ModuleIndex::decode_unit(std::string_view key, 
     return std::nullopt;
   }
   Unit unit;
-  UnitTree& tree = unit.tree;
+  StoredUnitTree& tree = unit.stored.emplace();
   uint32_t count;
   if (!in.u32(&count) || count == 0 || count > in.left() / 4) return std::nullopt;
   tree.strings.resize(count);
-  for (std::string& s : tree.strings) {
-    std::string_view v;
-    if (!in.bytes(&v)) return std::nullopt;
-    s.assign(v);
+  for (std::string_view& s : tree.strings) {
+    if (!in.bytes(&s)) return std::nullopt;
   }
   if (!tree.strings[0].empty()) return std::nullopt;
   uint64_t node_count, range_count;
   std::string_view nodes, ranges;
   if (!get_record_bytes<NodeRecord>(in, &node_count, &nodes) || node_count == 0 ||
-      !get_record_bytes<RangeRecord>(in, &range_count, &ranges)) {
+      !get_record_bytes<RangeRecord>(in, &range_count, &ranges) || node_count > UINT32_MAX ||
+      range_count > UINT32_MAX) {
     return std::nullopt;
   }
+  // Checked whole, as a tree converted from them would be; then read in place (StoredUnitTree).
   const size_t strings = tree.strings.size();
-  tree.nodes.resize(node_count);
   for (size_t i = 0; i < node_count; ++i) {
     const auto r = record_at<NodeRecord>(nodes, i);
     if (r.parent >= node_count || r.first_child > r.end_child || r.end_child > range_count ||
         r.name >= strings || r.file >= strings || r.call_file >= strings) {
       return std::nullopt;
     }
-    UnitTree::Node& n = tree.nodes[i];
-    n.die = r.die;
-    n.parent = r.parent;
-    n.first_child = r.first_child;
-    n.end_child = r.end_child;
-    n.name = r.name;
-    n.file = r.file;
-    n.decl_line = r.decl_line;
-    n.call_line = r.call_line;
-    n.call_file = r.call_file;
-    n.expanded = n.described = true;
   }
-  tree.ranges.resize(range_count);
   for (size_t i = 0; i < range_count; ++i) {
     const auto r = record_at<RangeRecord>(ranges, i);
     if (r.parent >= node_count || r.node == 0 || r.node >= node_count) return std::nullopt;
-    tree.ranges[i] = {r.parent, r.low, r.high, r.node};
   }
-  for (size_t i = 0; i < tree.nodes.size(); ++i) {  // each node's children are its own, in order
-    const UnitTree::Node& n = tree.nodes[i];
+  for (size_t i = 0; i < node_count; ++i) {  // each node's children are its own, in order
+    const auto n = record_at<NodeRecord>(nodes, i);
     for (uint32_t r = n.first_child; r < n.end_child; ++r) {
-      if (tree.ranges[r].parent != i ||
-          (r > n.first_child && tree.ranges[r - 1].low > tree.ranges[r].low)) {
+      const auto range = record_at<RangeRecord>(ranges, r);
+      if (range.parent != i ||
+          (r > n.first_child && record_at<RangeRecord>(ranges, r - 1).low > range.low)) {
         return std::nullopt;
       }
     }
   }
+  tree.node_records = nodes;
+  tree.range_records = ranges;
+  tree.node_count = static_cast<uint32_t>(node_count);
+  tree.range_count = static_cast<uint32_t>(range_count);
+  tree.keeper = owner;
   if (!in.u32(&count) || count > in.left() / 4) return std::nullopt;
   std::vector<std::string> files(count);
   for (std::string& f : files) {
@@ -193,6 +190,27 @@ std::optional<ModuleIndex::Unit> ModuleIndex::decode_unit(std::string_view key, 
   if (!lines) return std::nullopt;
   unit.lines = std::move(*lines);
   return unit;
+}
+
+UnitTree::Node StoredUnitTree::node(uint32_t i) const {
+  const auto r = record_at<NodeRecord>(node_records, i);
+  UnitTree::Node n;
+  n.die = r.die;
+  n.parent = r.parent;
+  n.first_child = r.first_child;
+  n.end_child = r.end_child;
+  n.name = r.name;
+  n.file = r.file;
+  n.decl_line = r.decl_line;
+  n.call_line = r.call_line;
+  n.call_file = r.call_file;
+  n.expanded = n.described = true;
+  return n;
+}
+
+UnitTree::Range StoredUnitTree::range(uint32_t i) const {
+  const auto r = record_at<RangeRecord>(range_records, i);
+  return UnitTree::Range{r.parent, r.low, r.high, r.node};
 }
 
 std::string ModuleIndex::encode_module(std::string_view key) const {
@@ -248,12 +266,10 @@ std::optional<ModuleIndex> ModuleIndex::decode_module(std::string_view key, std:
   m.symbols.resize(count);
   for (size_t i = 0; i < m.symbols.size(); ++i) {
     Symbol& s = m.symbols[i];
-    std::string_view name;
-    if (!in.u64(&s.start) || !in.u64(&s.size) || !in.bytes(&name) ||
+    if (!in.u64(&s.start) || !in.u64(&s.size) || !in.bytes(&s.name) ||
         (i > 0 && m.symbols[i - 1].start >= s.start)) {
       return std::nullopt;
     }
-    s.name.assign(name);
   }
   if (!in.u64(&count) || count > in.left() / 24) return std::nullopt;
   m.aranges.resize(count);
@@ -266,6 +282,7 @@ std::optional<ModuleIndex> ModuleIndex::decode_module(std::string_view key, std:
     }
   }
   if (in.left() != 0) return std::nullopt;
+  keep_symbol_names(m);  // out of the file's bytes
   ModuleIndex index;
   index.module_ = std::make_shared<const Module>(std::move(m));
   return index;

@@ -586,7 +586,7 @@ const std::vector<DwarfModuleSymbolizer::ElfSymbol>& DwarfModuleSymbolizer::symb
   // Already one per address, by start: what load_symbols() left when the index was made.
   symbols_.reserve(known_symbols_->size());
   for (const KnownSymbol& k : *known_symbols_)
-    symbols_.push_back({k.start, k.size, k.name.c_str(), 0});
+    symbols_.push_back({k.start, k.size, k.name.data(), 0});
   return symbols_;
 }
 
@@ -717,6 +717,7 @@ void DwarfModuleSymbolizer::export_index(ModuleIndex& index) {
     m.bias = dwarf_bias_;
     m.symbols.reserve(symbols().size());
     for (const ElfSymbol& s : symbols()) m.symbols.push_back({s.start, s.size, s.name});
+    keep_symbol_names(m);  // the reader's names go with it
     Dwarf_Aranges* aranges = nullptr;
     size_t count = 0;
     m.aranges_usable = dwarf_ && dwarf_getaranges(dwarf_, &aranges, &count) == 0;
@@ -761,8 +762,8 @@ void DwarfModuleSymbolizer::export_index(ModuleIndex& index) {
     whole.build(&cudie, /*whole=*/true);
     for (uint32_t n = 1; n < whole.nodes.size(); ++n) describe(whole, n, dwarf_bias_);
     whole.forget_string_ids();
-    index.add_unit(
-        offset, ModuleIndex::Unit{static_cast<UnitTree&&>(whole), PackedLineTable::pack(*lines)});
+    index.add_unit(offset, ModuleIndex::Unit{static_cast<UnitTree&&>(whole),
+                                             PackedLineTable::pack(*lines), std::nullopt});
   }
 }
 

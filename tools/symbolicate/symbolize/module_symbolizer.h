@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -64,8 +65,10 @@ struct KnownUnits {
 // 2 ms of a warm run that opens them for a few new units).
 struct KnownSymbol {
   uint64_t start;
-  uint64_t size;     // 0: unknown, runs to the next symbol
-  std::string name;  // as in the symbol table (demangled when used)
+  uint64_t size;  // 0: unknown, runs to the next symbol
+  // As in the symbol table (demangled when used); NUL-terminated, in storage that whoever holds
+  // the symbols keeps (ModuleIndex::Module::names).
+  std::string_view name;
 };
 using KnownSymbols = std::vector<KnownSymbol>;
 
@@ -83,7 +86,13 @@ inline constexpr bool kSymbolizersRunInParallel = true;
 // `debug_image` of the files it helps; leaves the others as they are (their handles read the
 // files themselves), and says nothing: any problem with a file is reported when it is opened.
 // Nothing to do on Windows.
+// The inflated images it keeps for the next run (ModuleFiles::image_cache) are written to the
+// cache on threads of their own, which the run need not wait for: the write, its checksum and
+// above all its fsync (2-3 ms on a virtual disk) overlap what the run does next.
 void prepare_for_handles(const std::vector<ModuleFiles*>& files, unsigned threads);
+// Returns once every image prepare_for_handles left to be written is written (or failed to be).
+// run_symbolicate calls it before it returns; the process's exit waits for them too.
+void wait_for_debug_image_saves();
 
 class ModuleSymbolizer {
  public:

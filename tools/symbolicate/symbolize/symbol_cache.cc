@@ -1,8 +1,16 @@
 #include "symbolize/symbol_cache.h"
 
+#if defined(__linux__)
+#include <fcntl.h>  // AT_FDCWD
+
+#include <cstdio>  // renameat2, RENAME_EXCHANGE
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cinttypes>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -29,9 +37,28 @@ std::string unique_suffix() {
   static const uint64_t random = std::random_device()();
   const uint64_t now =
       static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  std::ostringstream s;
-  s << std::hex << random << '.' << now << '.' << counter.fetch_add(1);
-  return s.str();
+  char text[64];  // hexadecimal, as an ostringstream made it (without its locale set-up)
+  std::snprintf(text, sizeof text, "%" PRIx64 ".%" PRIx64 ".%" PRIx64, random, now,
+                static_cast<uint64_t>(counter.fetch_add(1)));
+  return text;
+}
+
+// Puts the file at `temp` in the place of `path`, atomically: a reader opens the old file or the
+// new one. Where the kernel can, the two are exchanged (renameat2 RENAME_EXCHANGE) and the old
+// one, now at `temp`, removed: ext4 (auto_da_alloc) starts writing back at once a file renamed
+// over another, ~0.3 ms of CPU in a warm run that rewrites four .sym files, a flush the cache does
+// not need (a file lost to a crash is a miss: every file is checked when read). With no file at
+// `path` yet, or where there is no exchange (another file system, another OS), a rename.
+void replace_file(const std::string& temp, const std::string& path, std::error_code& ec) {
+#if defined(__linux__)
+  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_EXCHANGE) == 0) {
+    std::error_code removed;
+    fs::remove(temp, removed);  // the old file
+    ec.clear();
+    return;
+  }
+#endif
+  fs::rename(temp, path, ec);
 }
 
 }  // namespace
@@ -173,7 +200,7 @@ std::vector<bool> SymbolCache::write_linked(const std::string& stem, const std::
       const std::string name = paths[i] + kTempMarker + unique_suffix();
       ec.clear();
       fs::create_hard_link(temp, name, ec);
-      if (!ec) fs::rename(name, paths[i], ec);
+      if (!ec) replace_file(name, paths[i], ec);
       std::error_code removed;
       if (ec) fs::remove(name, removed);
     }
@@ -203,7 +230,7 @@ bool SymbolCache::write_atomically(const std::string& path, const std::string& b
       return false;
     }
   }
-  fs::rename(temp, path, ec);  // atomic: readers see the old file or the new one
+  replace_file(temp, path, ec);  // atomic: readers see the old file or the new one
   if (ec) {
     *why = "cannot rename " + temp + ": " + ec.message();
     fs::remove(temp, ec);

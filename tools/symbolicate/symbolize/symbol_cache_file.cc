@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
+#include <utility>
 
 #include "symbolize/byte_io.h"
 
@@ -11,29 +13,35 @@ namespace {
 constexpr char kMagic[8] = {'I', 'N', 'P', 'R', 'S', 'Y', 'M', 'C'};
 
 // Function and file names repeat across addresses: each is stored once, referred to by index.
+// Keyed by views of the strings it is given, which outlive it (the module being encoded).
 class StringTable {
  public:
   uint32_t index(const std::string& s) {
     auto [it, inserted] = index_.try_emplace(s, static_cast<uint32_t>(strings_.size()));
-    if (inserted) strings_.push_back(&it->first);
+    if (inserted) strings_.push_back(it->first);
     return it->second;
   }
-  const std::vector<const std::string*>& strings() const { return strings_; }
+  const std::vector<std::string_view>& strings() const { return strings_; }
 
  private:
-  std::unordered_map<std::string, uint32_t> index_;
-  std::vector<const std::string*> strings_;
+  std::unordered_map<std::string_view, uint32_t> index_;
+  std::vector<std::string_view> strings_;
 };
 
 }  // namespace
 
 // A map's entries in address order, so that the same contents always make the same bytes.
+// Sorted with their addresses beside them (keys are unique): no entry is read while sorting.
 template <typename Map>
 std::vector<const typename Map::value_type*> by_address(const Map& map) {
+  std::vector<std::pair<uint64_t, const typename Map::value_type*>> keyed;
+  keyed.reserve(map.size());
+  for (const auto& entry : map) keyed.emplace_back(entry.first, &entry);
+  std::sort(keyed.begin(), keyed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<const typename Map::value_type*> sorted;
-  sorted.reserve(map.size());
-  for (const auto& entry : map) sorted.push_back(&entry);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  sorted.reserve(keyed.size());
+  for (const auto& k : keyed) sorted.push_back(k.second);
   return sorted;
 }
 
@@ -78,7 +86,7 @@ std::string encode_symbol_cache(std::string_view key, const CachedModule& module
   file.u32(kSymbolCacheVersion);
   file.bytes(key);
   file.u32(static_cast<uint32_t>(table.strings().size()));
-  for (const std::string* s : table.strings()) file.bytes(*s);
+  for (std::string_view s : table.strings()) file.bytes(s);
   file.out().append(body.out());
   file.u64(fast_checksum(file.out().data(), file.out().size()));
   return std::move(file.out());

@@ -9,8 +9,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "symbolize/module_symbolizer.h"
@@ -67,42 +70,87 @@ struct UnitTree {
     }
   }
 
+  const Node& node(uint32_t i) const { return nodes[i]; }
+  const Range& range(uint32_t i) const { return ranges[i]; }
+
   // Node indices from the physical function to the deepest inlinee containing `pc`.
   // `expand(node)` reads the inside of a node not yet expanded (false: it cannot, stop there);
   // it may add to this tree.
   template <typename Expand>
-  void chain(uint64_t pc, std::vector<uint32_t>& out, Expand&& expand) const {
-    uint32_t node = 0;
-    for (int depth = 0; depth < kMaxScopeDepth; ++depth) {
-      const Node& n = nodes[node];
-      if (n.end_child == 0) return;
-      auto first = ranges.begin() + n.first_child, last = ranges.begin() + n.end_child;
-      auto it =
-          std::upper_bound(first, last, pc, [](uint64_t v, const Range& r) { return v < r.low; });
-      // Siblings do not overlap in sane DWARF; look back a little in case they do.
-      uint32_t found = 0;
-      for (int k = 0; it != first && k < 16; ++k) {
-        --it;
-        if (pc < it->high) {
-          found = it->node;
-          break;
-        }
-      }
-      if (!found) return;
-      if (!nodes[found].expanded && !expand(found)) return;
-      out.push_back(found);
-      node = found;
-    }
-  }
+  void chain(uint64_t pc, std::vector<uint32_t>& out, Expand&& expand) const;
 
  private:
   std::unordered_map<std::string, uint32_t> string_ids_;  // while building
 };
 
+// A whole unit's tree as the module index's file holds it (module_index_file.cc), read where it
+// lies: its nodes and ranges are fixed-size records, each read when the chain descends through
+// it, not converted into a UnitTree first (a warm run of the symbol cache decodes some forty
+// units of python3.11, a megabyte of records, for a few hundred addresses). Checked whole when
+// decoded (ModuleIndex::decode_unit); `keeper` holds the bytes.
+struct StoredUnitTree {
+  std::string_view node_records, range_records;
+  uint32_t node_count = 0, range_count = 0;
+  std::vector<std::string_view> strings;  // [0] is ""
+  std::shared_ptr<const void> keeper;
+
+  UnitTree::Node node(uint32_t i) const;  // expanded and described
+  UnitTree::Range range(uint32_t i) const;
+  std::string_view str(uint32_t id) const { return strings[id]; }
+};
+
+// UnitTree::chain, for either form of a tree: `tree.node(i)` and `tree.range(i)`.
+template <typename Tree, typename Expand>
+void chain_of(const Tree& tree, uint64_t pc, std::vector<uint32_t>& out, Expand&& expand) {
+  uint32_t node = 0;
+  for (int depth = 0; depth < kMaxScopeDepth; ++depth) {
+    uint32_t first, last;
+    {
+      const UnitTree::Node& n = tree.node(node);  // a temporary's lifetime for StoredUnitTree
+      if (n.end_child == 0) return;
+      first = n.first_child;
+      last = n.end_child;
+    }
+    // The first child starting above `pc` (std::upper_bound by `low`).
+    uint32_t it = first, count = last - first;
+    while (count > 0) {
+      const uint32_t half = count / 2;
+      if (pc < tree.range(it + half).low) {
+        count = half;
+      } else {
+        it += half + 1;
+        count -= half + 1;
+      }
+    }
+    // Siblings do not overlap in sane DWARF; look back a little in case they do.
+    uint32_t found = 0;
+    for (int k = 0; it != first && k < 16; ++k) {
+      --it;
+      const UnitTree::Range& r = tree.range(it);
+      if (pc < r.high) {
+        found = r.node;
+        break;
+      }
+    }
+    if (!found) return;
+    if (!tree.node(found).expanded && !expand(found)) return;
+    out.push_back(found);
+    node = found;
+  }
+}
+
+template <typename Expand>
+void UnitTree::chain(uint64_t pc, std::vector<uint32_t>& out, Expand&& expand) const {
+  chain_of(*this, pc, out, std::forward<Expand>(expand));
+}
+
 // The frames of `out` for the described `chain` at `pc` (the unit's address: the module's
 // minus `bias`), given the line table's file and line at `pc`; and, without an ELF symbol, the
 // physical function's part holding `pc` as the symbol.
 void frames_from_chain(const UnitTree& unit, const std::vector<uint32_t>& chain,
+                       const std::string& leaf_file, uint32_t leaf_line, uint64_t pc, uint64_t bias,
+                       AddressSymbol& out);
+void frames_from_chain(const StoredUnitTree& unit, const std::vector<uint32_t>& chain,
                        const std::string& leaf_file, uint32_t leaf_line, uint64_t pc, uint64_t bias,
                        AddressSymbol& out);
 

@@ -173,6 +173,7 @@ AddressSymbol DbgHelpSymbolizer::symbolize(uint64_t vaddr) {
 
 // DbgHelp reads the PE and its DWARF as they are.
 void prepare_for_handles(const std::vector<ModuleFiles*>&, unsigned) {}
+void wait_for_debug_image_saves() {}
 
 std::unique_ptr<ModuleSymbolizer> ModuleSymbolizer::open(const ModuleFiles& files,
                                                          std::string* why) {
