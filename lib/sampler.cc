@@ -233,14 +233,22 @@ uint64_t Sampler::next_tick_in_ns() const {
   // tick before kCollectPeriodNs; one that starts to run is copied at the next tick, its sample
   // weighed by the CPU it used (at most 16 intervals at 1 ms, see kCollectPeriodNs), and the ticks
   // return to the interval.
+  bool settled = true;
   for (const auto& [tid, state] : threads_) {
     if (!state.selected) continue;
     if (state.self_handle >= 0 ? !self_sampling_->holds_collect_period(state.self_handle)
                                : state.ran_since_tick) {
       return period;
     }
+    settled = settled &&
+              (state.self_handle < 0 || self_sampling_->holds_settled_period(state.self_handle));
   }
-  return std::max(period, kCollectPeriodNs / period * period);
+  // Every ring has kept its size for long (kSettledCollectPeriodNs): fewer wake-ups still.
+  const uint64_t relaxed =
+      settled ? std::max(kCollectPeriodNs,
+                         std::min(kSettledCollectPeriodNs, kSettledMaxIntervals * period))
+              : kCollectPeriodNs;
+  return std::max(period, relaxed / period * period);
 }
 
 bool Sampler::wait_until(uint64_t deadline) {

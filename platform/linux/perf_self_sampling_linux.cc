@@ -14,9 +14,9 @@ constexpr size_t kMaxBudgetBytes = 1u << 20;
 constexpr uint32_t kMinStackBytes = 2 * 1024;
 constexpr uint32_t kUnknownDepthStackBytes = 4 * 1024;  // grown if a sample comes back cut
 // Room per ring for two of the sampler's collections (it collects at least every
-// kCollectPeriodNs), at least 4 samples: the sampler is woken early only when a ring is three
-// quarters full, so the rings cost it no wake-ups of their own where the memory budget lets them
-// hold that much.
+// kSettledCollectPeriodNs), at least 4 samples: the sampler is woken early only when a ring is
+// three quarters full, so the rings cost it no wake-ups of their own where the memory budget lets
+// them hold that much.
 constexpr uint64_t kMinRecordsPerRing = 4;
 constexpr uint64_t kMaxRecordsPerRing = 32;
 // A ring's stack size follows its thread's deepest stack seen over this many samples: the kernel
@@ -138,7 +138,7 @@ uint32_t PerfSelfSampling::stack_bytes_for(uint64_t depth) const {
 }
 
 uint64_t PerfSelfSampling::records_per_ring() const {
-  return std::clamp<uint64_t>(2 * kCollectPeriodNs / interval_ns_, kMinRecordsPerRing,
+  return std::clamp<uint64_t>(2 * kSettledCollectPeriodNs / interval_ns_, kMinRecordsPerRing,
                               kMaxRecordsPerRing);
 }
 
@@ -242,6 +242,11 @@ const StackSnapshot* PerfSelfSampling::front(int handle) {
 bool PerfSelfSampling::holds_collect_period(int handle) const {
   return valid(handle) && rings_[handle].grow_to == 0 &&
          rings_[handle].since_resize >= kSettledSamples;
+}
+
+bool PerfSelfSampling::holds_settled_period(int handle) const {
+  return holds_collect_period(handle) &&
+         uint64_t(rings_[handle].since_resize) * interval_ns_ >= kSettledForNs;
 }
 
 void PerfSelfSampling::note_walk(int handle, uint64_t bytes_used, bool cut) {

@@ -66,6 +66,7 @@ class PerfSelfSampling final : public SelfSampling {
   // read comes back cut too, so a ring that has not yet gone kSettledSamples without a cut is
   // collected at every tick.
   bool holds_collect_period(int handle) const override;
+  bool holds_settled_period(int handle) const override;
 
   size_t active() const;
 

@@ -78,6 +78,10 @@ bool SelfSamplingRouter::holds_collect_period(int handle) const {
          perf_->holds_collect_period(routes_[handle].inner);
 }
 
+bool SelfSamplingRouter::holds_settled_period(int handle) const {
+  return holds_collect_period(handle) && perf_->holds_settled_period(routes_[handle].inner);
+}
+
 bool SelfSamplingRouter::set_stack(int handle, uint64_t sp) {
   if (!valid(handle)) return false;
   Route& r = routes_[handle];

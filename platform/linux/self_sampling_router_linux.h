@@ -44,6 +44,7 @@ class SelfSamplingRouter final : public SelfSampling {
   }
   bool wakeable() override { return perf_ && perf_->wakeable(); }
   bool holds_collect_period(int handle) const override;
+  bool holds_settled_period(int handle) const override;
 
  private:
   enum class Way : uint8_t { kNone, kTimer, kPerf };
