@@ -231,7 +231,7 @@ uint64_t Sampler::next_tick_in_ns() const {
   // fills, or did not run since its last sample (its next one is a repeat, weighed by the time
   // since its last); sampled allocations wake it when half their pool is taken. Nothing needs a
   // tick before kCollectPeriodNs; one that starts to run is copied at the next tick, its sample
-  // weighed by the CPU it used (at most 16 intervals at 1 ms, see kCollectPeriodNs), and the ticks
+  // weighed by the CPU it used (at most 12 intervals, see kSettledCollectPeriodNs), and the ticks
   // return to the interval.
   bool settled = true;
   for (const auto& [tid, state] : threads_) {

@@ -14,9 +14,9 @@ constexpr size_t kMaxBudgetBytes = 1u << 20;
 constexpr uint32_t kMinStackBytes = 2 * 1024;
 constexpr uint32_t kUnknownDepthStackBytes = 4 * 1024;  // grown if a sample comes back cut
 // Room per ring for two of the sampler's collections (it collects at least every
-// kSettledCollectPeriodNs), at least 4 samples: the sampler is woken early only when a ring is
-// three quarters full, so the rings cost it no wake-ups of their own where the memory budget lets
-// them hold that much.
+// kSettledCollectPeriodNs, or kCollectPeriodNs where the budget is tight), at least 4 samples: the
+// sampler is woken early only when a ring is three quarters full, so the rings cost it no wake-ups
+// of their own where the memory budget lets them hold that much.
 constexpr uint64_t kMinRecordsPerRing = 4;
 constexpr uint64_t kMaxRecordsPerRing = 32;
 // A ring's stack size follows its thread's deepest stack seen over this many samples: the kernel
@@ -137,8 +137,8 @@ uint32_t PerfSelfSampling::stack_bytes_for(uint64_t depth) const {
   return static_cast<uint32_t>(std::clamp<uint64_t>(rounded, kMinStackBytes, max_stack_bytes_));
 }
 
-uint64_t PerfSelfSampling::records_per_ring() const {
-  return std::clamp<uint64_t>(2 * kSettledCollectPeriodNs / interval_ns_, kMinRecordsPerRing,
+uint64_t PerfSelfSampling::records_per_ring(uint64_t collect_period_ns) const {
+  return std::clamp<uint64_t>(2 * collect_period_ns / interval_ns_, kMinRecordsPerRing,
                               kMaxRecordsPerRing);
 }
 
@@ -148,8 +148,12 @@ int PerfSelfSampling::open_ring(Ring& r, uint32_t stack_bytes) {
   // A ring's data area is a power of two pages: where the rounding would overrun the budget, a
   // ring that holds fewer records (down to kMinRecordsPerRing) rather than none (its thread would
   // get a timer); the sampler is woken sooner to read it.
-  uint64_t data = std::max(round_up_pow2(records_per_ring() * record), page);
+  uint64_t data = std::max(round_up_pow2(records_per_ring(kSettledCollectPeriodNs) * record), page);
   const uint64_t least = std::max(round_up_pow2(kMinRecordsPerRing * record), page);
+  // Room for the settled period beyond kCollectPeriodNs's only within a ring's fair share of the
+  // budget: the first rings opened must not leave the later ones less than they had before.
+  const uint64_t base = std::max(round_up_pow2(records_per_ring(kCollectPeriodNs) * record), page);
+  while (data > base && data + page > budget_bytes_ / kMaxPerfThreads) data /= 2;
   const size_t others = used_bytes() - r.ring.mapped_bytes();
   while (data > least && others + data + page > budget_bytes_) data /= 2;
   if (others + data + page > budget_bytes_) return ENOMEM;

@@ -91,7 +91,7 @@ class PerfSelfSampling final : public SelfSampling {
   // Opens `r`'s ring for a stack of `stack_bytes`, within the budget; 0 or an errno.
   int open_ring(Ring& r, uint32_t stack_bytes);
   uint32_t stack_bytes_for(uint64_t depth) const;
-  uint64_t records_per_ring() const;
+  uint64_t records_per_ring(uint64_t collect_period_ns) const;
   size_t used_bytes() const;
   bool valid(int handle) const;
 
