@@ -7,24 +7,27 @@
 // inprof::allocations): libinprof itself never replaces a libc function.
 //
 // Off (no session records): one relaxed load, then glibc's function. On: a thread-local byte
-// countdown and a branch; the rare sampled allocation goes out of line. The recording path
-// never allocates and is never re-entered on a thread (`busy`); the profiler's own threads are
-// excluded; a fork child starts with recording off.
+// countdown and a branch; the rare sampled allocation goes out of line, is made a little larger
+// and carries a tag just before the pointer handed out (lib/allocations/block_tag.h), so that
+// free, realloc and malloc_usable_size know it by the word glibc's free reads first anyway: no
+// table of sampled addresses, no lookup. The recording path never allocates and is never
+// re-entered on a thread (`busy`); the profiler's own threads are excluded; a fork child starts
+// with recording off (its inherited tagged blocks are still freed right).
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 
-#include "allocations/address_set.h"
 #include "allocations/allocation_sink.h"
-#include "allocations/presence_filter.h"
+#include "allocations/block_tag.h"
 #include "allocations/sampling.h"
 
 extern "C" {
@@ -42,17 +45,15 @@ void* __libc_pvalloc(size_t size);
 namespace {
 
 using inprof::internal::AllocationRng;
-using inprof::internal::PresenceFilter;
-using inprof::internal::SampledAddressSet;
+using inprof::internal::BlockTag;
 
 std::atomic<bool> g_enabled{false};
-std::atomic<uint64_t> g_in_flight{0};  // threads between the guard and the end of a recording
-InprofAllocationSink g_sink{};         // written only while disabled with nobody in flight
+std::atomic<bool> g_tags_exist{false};  // once set, stays: a tagged block may be freed any time
+std::atomic<uint64_t> g_in_flight{0};   // threads between the guard and the end of a recording
+// Written only while disabled with nobody in flight.
+InprofAllocationSink g_sink{};
 uint64_t g_rate = 0;
-SampledAddressSet g_set;
-constinit PresenceFilter g_filter;         // asked before the set: most frees end at it
-std::atomic<uint64_t>* g_slots = nullptr;  // mapped once, never unmapped (a free may read it)
-size_t g_slot_count = 0;
+uint16_t g_generation = 0;  // the recording session's, in its blocks' tags (never 0)
 std::atomic<uint64_t> g_sampled{0}, g_untracked{0}, g_frees{0};
 
 // Constant-initialized (constinit: all zero) and trivially destructible: valid from a thread's
@@ -77,7 +78,44 @@ uint64_t thread_id(ThreadState& t) {
   return t.tid;
 }
 
-void record(ThreadState& t, void* block, size_t size, uint8_t kind, void* caller) {
+// The word before a block the program hands back: for glibc's blocks its chunk header (which
+// glibc reads next), for sampled ones their tag. Not instrumented: a sanitizer's allocator puts a
+// redzone there (the interposer is not used under one, but may be loaded).
+__attribute__((no_sanitize("address", "thread"))) inline bool tagged(const void* block,
+                                                                     BlockTag& tag) {
+  return block != nullptr && g_tags_exist.load(std::memory_order_relaxed) &&
+         BlockTag::decode(BlockTag::word_before(block), tag);
+}
+
+// glibc's malloc_usable_size (it has no __libc_ name): looked up once, at load or first use.
+using UsableSize = size_t (*)(void*);
+std::atomic<UsableSize> g_glibc_usable_size{nullptr};
+size_t glibc_usable_size(void* block) {
+  UsableSize usable = g_glibc_usable_size.load(std::memory_order_acquire);
+  if (usable == nullptr) {
+    usable = reinterpret_cast<UsableSize>(dlsym(RTLD_NEXT, "malloc_usable_size"));
+    g_glibc_usable_size.store(usable, std::memory_order_release);
+  }
+  return usable != nullptr ? usable(block) : 0;
+}
+
+// The shapes of allocation a sampled call may need, with glibc's plain way of making each.
+enum class Shape : uint8_t { kMalloc, kCalloc, kAligned, kValloc, kPvalloc };
+
+void* plain(Shape shape, size_t size, size_t alignment) {
+  switch (shape) {
+    case Shape::kMalloc: return __libc_malloc(size);
+    case Shape::kCalloc: return __libc_calloc(1, size);
+    case Shape::kAligned: return __libc_memalign(alignment, size);
+    case Shape::kValloc: return __libc_valloc(size);
+    case Shape::kPvalloc: return __libc_pvalloc(size);
+  }
+  return nullptr;
+}
+
+// Records a sampled allocation; returns the generation its tag carries (0: not recorded).
+uint16_t record(ThreadState& t, void* block, size_t size, uint8_t kind, void* caller) {
+  uint16_t generation = 0;
   g_in_flight.fetch_add(1, std::memory_order_seq_cst);
   if (g_enabled.load(std::memory_order_seq_cst)) {
     const InprofAllocationEvent event{reinterpret_cast<uint64_t>(block),
@@ -88,84 +126,95 @@ void record(ThreadState& t, void* block, size_t size, uint8_t kind, void* caller
                                       kind};
     if (g_sink.record_allocation(g_sink.context, &event)) {
       g_sampled.fetch_add(1, std::memory_order_relaxed);
-      g_filter.add(event.address);
-      if (!g_set.insert(event.address)) {
-        g_filter.remove(event.address);
-        g_untracked.fetch_add(1, std::memory_order_relaxed);
-      }
+      generation = g_generation;
     }
   }
   g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+  return generation;
 }
 
-// The countdown reached zero: draws the next one and records this allocation if it is sampled.
-__attribute__((noinline)) void* sampled_allocation(void* block, size_t size, uint8_t kind,
-                                                   void* caller) {
-  ThreadState& t = t_state;
-  if (t.busy) return block;  // a signal handler's allocation inside the recording path
-  t.busy = true;
-  const int saved_errno = errno;
+// The countdown ran out: whether this allocation is sampled, with the next countdown drawn.
+bool countdown_sampled(ThreadState& t, size_t size) {
   const uint64_t rate = g_rate;
-  bool sampled = true;
   if (rate <= 1) {
     t.countdown = 0;  // every allocation comes here
-  } else {
-    if (!t.seeded) {
-      uint64_t seed = thread_id(t) * 0x9E3779B97F4A7C15ull;
-      seed ^= reinterpret_cast<uint64_t>(&t);
-      timespec now;
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      seed ^= static_cast<uint64_t>(now.tv_nsec) << 20 ^ static_cast<uint64_t>(now.tv_sec);
-      t.rng.seed(seed);
-      t.seeded = true;
-      // This allocation counts against the first countdown like any other.
-      t.countdown = inprof::internal::draw_countdown(t.rng, rate) - static_cast<int64_t>(size);
-      sampled = t.countdown <= 0;
-    }
-    if (sampled) t.countdown = inprof::internal::draw_countdown(t.rng, rate);
+    return true;
   }
-  if (sampled && size > 0 && !t.excluded) record(t, block, size, kind, caller);
-  errno = saved_errno;
-  t.busy = false;
-  return block;
+  bool sampled = true;
+  if (!t.seeded) {
+    uint64_t seed = thread_id(t) * 0x9E3779B97F4A7C15ull;
+    seed ^= reinterpret_cast<uint64_t>(&t);
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    seed ^= static_cast<uint64_t>(now.tv_nsec) << 20 ^ static_cast<uint64_t>(now.tv_sec);
+    t.rng.seed(seed);
+    t.seeded = true;
+    // This allocation counts against the first countdown like any other.
+    t.countdown = inprof::internal::draw_countdown(t.rng, rate) - static_cast<int64_t>(size);
+    sampled = t.countdown <= 0;
+  }
+  if (sampled) t.countdown = inprof::internal::draw_countdown(t.rng, rate);
+  return sampled;
 }
 
-inline void* allocated(void* block, size_t size, uint8_t kind, void* caller) {
+size_t page_size() { return static_cast<size_t>(getpagesize()); }
+
+// The countdown ran out on an allocation of `size` bytes not made yet: makes it, and, if it is
+// sampled, makes it `offset` bytes larger, records it and tags it.
+__attribute__((noinline)) void* sampled_allocation(Shape shape, size_t size, size_t alignment,
+                                                   uint8_t kind, void* caller) {
   ThreadState& t = t_state;
-  if ((t.countdown -= static_cast<int64_t>(size)) > 0 || block == nullptr) return block;
-  return sampled_allocation(block, size, kind, caller);
+  if (t.busy) return plain(shape, size, alignment);  // a signal handler's, inside the recording
+  t.busy = true;
+  const int saved_errno = errno;
+  const bool paged = shape == Shape::kValloc || shape == Shape::kPvalloc;
+  const size_t offset = BlockTag::offset_for(paged ? page_size() : alignment);
+  size_t bytes = size;
+  if (shape == Shape::kPvalloc) bytes = (size + page_size() - 1) & ~(page_size() - 1);
+  void* user;
+  if (!countdown_sampled(t, size) || size == 0 || t.excluded || offset == 0 || bytes < size ||
+      bytes > SIZE_MAX / 2 - offset) {
+    user = plain(shape, size, alignment);
+  } else {
+    void* block = offset > BlockTag::kMinOffset ? __libc_memalign(offset, bytes + offset)
+                  : shape == Shape::kCalloc     ? __libc_calloc(1, bytes + offset)
+                                                : __libc_malloc(bytes + offset);
+    user = block == nullptr ? nullptr : static_cast<char*>(block) + offset;
+    if (user != nullptr) {
+      if (!g_tags_exist.load(std::memory_order_relaxed)) {
+        g_tags_exist.store(true, std::memory_order_relaxed);
+      }
+      const uint16_t generation = record(t, user, size, kind, caller);
+      BlockTag::write_before(user, BlockTag::encode(static_cast<uint32_t>(offset), generation));
+    }
+  }
+  if (user != nullptr) errno = saved_errno;  // else glibc's ENOMEM stays
+  t.busy = false;
+  return user;
 }
 
 // The countdown before the allocation: while it stays positive (nearly always) the caller
-// tail-calls glibc, with no frame of its own (malloc and calloc, the hottest entry points).
+// tail-calls glibc, with no frame of its own.
 inline bool countdown_ends(size_t size) {
   return (t_state.countdown -= static_cast<int64_t>(size)) <= 0;
 }
-inline void* ended_countdown(void* block, size_t size, uint8_t kind, void* caller) {
-  return block == nullptr ? nullptr : sampled_allocation(block, size, kind, caller);
-}
 
-// The lookup first, with no shared write: nearly every free misses. (The set's memory is never
-// unmapped, so a lookup racing with a session's end or start reads valid memory; such a racing
-// free may at worst leave a filter counter one low, as it may the set's count.)
-__attribute__((noinline)) void released(void* block) {
-  if (!g_set.remove(reinterpret_cast<uint64_t>(block))) return;
-  g_filter.remove(reinterpret_cast<uint64_t>(block));
-  g_in_flight.fetch_add(1, std::memory_order_seq_cst);
-  if (g_enabled.load(std::memory_order_seq_cst)) {
-    const int saved_errno = errno;
-    g_frees.fetch_add(1, std::memory_order_relaxed);
-    g_sink.record_free(g_sink.context, reinterpret_cast<uint64_t>(block), thread_id(t_state));
-    errno = saved_errno;
+// A tagged block goes back: its free is recorded if its session is the one recording (before the
+// block returns to glibc: afterwards another thread may be given the same address).
+__attribute__((noinline)) void free_tagged(void* user, BlockTag tag) {
+  if (tag.generation != 0) {
+    g_in_flight.fetch_add(1, std::memory_order_seq_cst);
+    if (g_enabled.load(std::memory_order_seq_cst) && tag.generation == g_generation) {
+      const int saved_errno = errno;
+      g_frees.fetch_add(1, std::memory_order_relaxed);
+      g_sink.record_free(g_sink.context, reinterpret_cast<uint64_t>(user), thread_id(t_state));
+      errno = saved_errno;
+    }
+    g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
   }
-  g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
-}
-
-// Before the block goes back to glibc: afterwards another thread may be given the same address.
-inline void releasing(void* block) {
-  if (enabled() && block != nullptr && g_filter.may_contain(reinterpret_cast<uint64_t>(block))) {
-    released(block);
-  }
+  // Cleared, so that a double free meets glibc's own checks rather than this tag.
+  BlockTag::write_before(user, 0);
+  __libc_free(static_cast<char*>(user) - tag.offset);
 }
 
 bool valid_posix_alignment(size_t alignment) {
@@ -174,18 +223,43 @@ bool valid_posix_alignment(size_t alignment) {
 }
 
 void* aligned(size_t alignment, size_t size, void* caller) {
-  void* block = __libc_memalign(alignment, size);
-  if (!enabled()) return block;
-  return allocated(block, size, kInprofAllocAligned, caller);
+  if (!enabled() || !countdown_ends(size)) return __libc_memalign(alignment, size);
+  return sampled_allocation(Shape::kAligned, size, alignment, kInprofAllocAligned, caller);
+}
+
+// A block moves to a new one (a sampled realloc, or any realloc of a sampled block): a new
+// allocation, the old contents, the old block freed.
+void* moved(void* block, size_t old_size, BlockTag* old_tag, size_t size, void* caller) {
+  void* fresh = enabled() && countdown_ends(size)
+                    ? sampled_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller)
+                    : __libc_malloc(size);
+  if (fresh == nullptr) return nullptr;  // the old block stays, as realloc leaves it
+  std::memcpy(fresh, block, old_size < size ? old_size : size);
+  if (old_tag != nullptr) {
+    free_tagged(block, *old_tag);
+  } else {
+    __libc_free(block);
+  }
+  return fresh;
 }
 
 void* reallocate(void* block, size_t size, void* caller) {
+  BlockTag tag;
+  if (tagged(block, tag)) {
+    if (size == 0) {  // glibc's realloc frees and returns null
+      free_tagged(block, tag);
+      return nullptr;
+    }
+    const size_t old_size = glibc_usable_size(static_cast<char*>(block) - tag.offset) - tag.offset;
+    return moved(block, old_size, &tag, size, caller);
+  }
   if (!enabled()) return __libc_realloc(block, size);
-  if (block == nullptr) return allocated(__libc_malloc(size), size, kInprofAllocRealloc, caller);
-  releasing(block);
-  void* moved = __libc_realloc(block, size);
-  if (size == 0) return moved;  // glibc freed it
-  return allocated(moved, size, kInprofAllocRealloc, caller);
+  if (block == nullptr) {
+    if (!countdown_ends(size)) return __libc_malloc(size);
+    return sampled_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller);
+  }
+  if (size == 0 || !countdown_ends(size)) return __libc_realloc(block, size);
+  return moved(block, glibc_usable_size(block), nullptr, size, caller);
 }
 
 // C++ new: glibc's allocator directly (never our malloc: it would count twice), with the
@@ -193,8 +267,14 @@ void* reallocate(void* block, size_t size, void* caller) {
 template <bool kNothrow>
 inline void* new_block(size_t size, size_t alignment, uint8_t kind, void* caller) {
   for (;;) {
-    void* block = alignment ? __libc_memalign(alignment, size) : __libc_malloc(size);
-    if (block != nullptr) return enabled() ? allocated(block, size, kind, caller) : block;
+    void* block;
+    if (enabled() && countdown_ends(size)) {
+      block = sampled_allocation(alignment ? Shape::kAligned : Shape::kMalloc, size, alignment,
+                                 kind, caller);
+    } else {
+      block = alignment ? __libc_memalign(alignment, size) : __libc_malloc(size);
+    }
+    if (block != nullptr) return block;
     std::new_handler handler = std::get_new_handler();
     if (handler == nullptr) {
       if constexpr (kNothrow) {
@@ -215,22 +295,27 @@ inline void* new_block(size_t size, size_t alignment, uint8_t kind, void* caller
   }
 }
 
-inline void delete_block(void* block) {
-  releasing(block);
-  __libc_free(block);
+inline void release(void* block) {
+  BlockTag tag;
+  if (tagged(block, tag)) {
+    free_tagged(block, tag);
+  } else {
+    __libc_free(block);
+  }
 }
 
 void forget_after_fork() {
   // The child has one thread and no session; the parent's threads that were inside the sink
-  // are gone.
+  // are gone. Its tagged blocks stay tagged (g_tags_exist is kept).
   g_enabled.store(false, std::memory_order_relaxed);
   g_in_flight.store(0, std::memory_order_relaxed);
   t_state.tid = 0;
   t_state.busy = false;
 }
 
-__attribute__((constructor)) void install_fork_handler() {
+__attribute__((constructor)) void at_load() {
   pthread_atfork(nullptr, nullptr, forget_after_fork);
+  glibc_usable_size(nullptr);  // looked up now rather than inside a realloc
 }
 
 }  // namespace
@@ -239,13 +324,10 @@ __attribute__((constructor)) void install_fork_handler() {
 
 INPROF_HOOK void* malloc(size_t size) {
   if (!enabled() || !countdown_ends(size)) return __libc_malloc(size);
-  return ended_countdown(__libc_malloc(size), size, kInprofAllocMalloc, CALLER);
+  return sampled_allocation(Shape::kMalloc, size, 0, kInprofAllocMalloc, CALLER);
 }
 
-INPROF_HOOK void free(void* block) {
-  releasing(block);
-  __libc_free(block);
-}
+INPROF_HOOK void free(void* block) { release(block); }
 
 INPROF_HOOK void* calloc(size_t count, size_t size) {
   if (!enabled()) return __libc_calloc(count, size);
@@ -253,7 +335,7 @@ INPROF_HOOK void* calloc(size_t count, size_t size) {
   if (__builtin_mul_overflow(count, size, &bytes) || !countdown_ends(bytes)) {
     return __libc_calloc(count, size);
   }
-  return ended_countdown(__libc_calloc(count, size), bytes, kInprofAllocCalloc, CALLER);
+  return sampled_allocation(Shape::kCalloc, bytes, 0, kInprofAllocCalloc, CALLER);
 }
 
 INPROF_HOOK void* realloc(void* block, size_t size) { return reallocate(block, size, CALLER); }
@@ -284,13 +366,22 @@ INPROF_HOOK void* memalign(size_t alignment, size_t size) {
 }
 
 INPROF_HOOK void* valloc(size_t size) {
-  if (!enabled()) return __libc_valloc(size);
-  return allocated(__libc_valloc(size), size, kInprofAllocAligned, CALLER);
+  if (!enabled() || !countdown_ends(size)) return __libc_valloc(size);
+  return sampled_allocation(Shape::kValloc, size, 0, kInprofAllocAligned, CALLER);
 }
 
 INPROF_HOOK void* pvalloc(size_t size) {
-  if (!enabled()) return __libc_pvalloc(size);
-  return allocated(__libc_pvalloc(size), size, kInprofAllocAligned, CALLER);
+  if (!enabled() || !countdown_ends(size)) return __libc_pvalloc(size);
+  return sampled_allocation(Shape::kPvalloc, size, 0, kInprofAllocAligned, CALLER);
+}
+
+// A sampled block's usable size is what follows its tag.
+INPROF_HOOK size_t malloc_usable_size(void* block) {
+  BlockTag tag;
+  if (tagged(block, tag)) {
+    return glibc_usable_size(static_cast<char*>(block) - tag.offset) - tag.offset;
+  }
+  return glibc_usable_size(block);
 }
 
 #define INPROF_NEW __attribute__((visibility("default")))
@@ -321,29 +412,29 @@ INPROF_NEW void* operator new[](size_t size, std::align_val_t alignment,
   return new_block<true>(size, static_cast<size_t>(alignment), kInprofAllocNewArray, CALLER);
 }
 
-INPROF_NEW void operator delete(void* block) noexcept { delete_block(block); }
-INPROF_NEW void operator delete[](void* block) noexcept { delete_block(block); }
-INPROF_NEW void operator delete(void* block, size_t) noexcept { delete_block(block); }
-INPROF_NEW void operator delete[](void* block, size_t) noexcept { delete_block(block); }
+INPROF_NEW void operator delete(void* block) noexcept { release(block); }
+INPROF_NEW void operator delete[](void* block) noexcept { release(block); }
+INPROF_NEW void operator delete(void* block, size_t) noexcept { release(block); }
+INPROF_NEW void operator delete[](void* block, size_t) noexcept { release(block); }
 INPROF_NEW void operator delete(void* block, const std::nothrow_t&) noexcept {
-  delete_block(block);
+  release(block);
 }
 INPROF_NEW void operator delete[](void* block, const std::nothrow_t&) noexcept {
-  delete_block(block);
+  release(block);
 }
-INPROF_NEW void operator delete(void* block, std::align_val_t) noexcept { delete_block(block); }
-INPROF_NEW void operator delete[](void* block, std::align_val_t) noexcept { delete_block(block); }
+INPROF_NEW void operator delete(void* block, std::align_val_t) noexcept { release(block); }
+INPROF_NEW void operator delete[](void* block, std::align_val_t) noexcept { release(block); }
 INPROF_NEW void operator delete(void* block, size_t, std::align_val_t) noexcept {
-  delete_block(block);
+  release(block);
 }
 INPROF_NEW void operator delete[](void* block, size_t, std::align_val_t) noexcept {
-  delete_block(block);
+  release(block);
 }
 INPROF_NEW void operator delete(void* block, std::align_val_t, const std::nothrow_t&) noexcept {
-  delete_block(block);
+  release(block);
 }
 INPROF_NEW void operator delete[](void* block, std::align_val_t, const std::nothrow_t&) noexcept {
-  delete_block(block);
+  release(block);
 }
 
 INPROF_HOOK int inprof_allocations_attach_v1(const InprofAllocationSink* sink) {
@@ -351,32 +442,17 @@ INPROF_HOOK int inprof_allocations_attach_v1(const InprofAllocationSink* sink) {
   while (g_in_flight.load(std::memory_order_seq_cst) != 0) sched_yield();
   if (sink == nullptr) return INPROF_ALLOCATIONS_ABI;
   if (sink->abi != INPROF_ALLOCATIONS_ABI || sink->record_allocation == nullptr ||
-      sink->record_free == nullptr || sink->tracked_slots < 2 ||
-      (sink->tracked_slots & (sink->tracked_slots - 1)) != 0) {
+      sink->record_free == nullptr) {
     return 0;
   }
-  if (g_slot_count < sink->tracked_slots) {
-    // The old array stays mapped: a free that read the set's pointer just before may still
-    // probe it.
-    void* memory = mmap(nullptr, sink->tracked_slots * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (memory == MAP_FAILED) return 0;
-    g_slots = static_cast<std::atomic<uint64_t>*>(memory);
-    g_slot_count = sink->tracked_slots;
-  }
-  // Emptied by dropping the pages (they read as zero again, kEmpty): a session recording every
-  // allocation has 32 MiB of slots, which a loop of stores would write at every start.
-  if (madvise(g_slots, g_slot_count * sizeof(uint64_t), MADV_DONTNEED) == 0) {
-    g_set.reset(g_slots, sink->tracked_slots, /*already_zero=*/true);
-  } else {
-    g_set.reset(g_slots, sink->tracked_slots);
-  }
-  g_filter.clear();
   g_sink = *sink;
   g_rate = sink->sample_bytes;
+  // A new generation: blocks of an earlier session, freed in this one, are not recorded.
+  if (++g_generation == 0) g_generation = 1;
   g_sampled.store(0, std::memory_order_relaxed);
   g_untracked.store(0, std::memory_order_relaxed);
   g_frees.store(0, std::memory_order_relaxed);
+  g_tags_exist.store(true, std::memory_order_seq_cst);
   g_enabled.store(true, std::memory_order_seq_cst);
   return INPROF_ALLOCATIONS_ABI;
 }

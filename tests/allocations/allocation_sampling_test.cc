@@ -1,15 +1,11 @@
-// Sampling by bytes (lib/allocations/sampling.h) and the sampled-address set
-// (lib/allocations/address_set.h).
+// Sampling by bytes (lib/allocations/sampling.h) and the tag a sampled block carries
+// (lib/allocations/block_tag.h).
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
-#include <thread>
-#include <vector>
 
-#include "allocations/address_set.h"
-#include "allocations/presence_filter.h"
+#include "allocations/block_tag.h"
 #include "allocations/sampling.h"
 
 namespace inprof::internal {
@@ -94,138 +90,51 @@ TEST(AllocationSamplingTest, RateOneRecordsEveryAllocationExactly) {
   EXPECT_EQ(recorded, total);
 }
 
-TEST(SampledAddressSetTest, InsertRemoveAndTombstoneReuse) {
-  std::vector<std::atomic<uint64_t>> slots(64);
-  SampledAddressSet set(slots.data(), slots.size());
-  EXPECT_FALSE(set.remove(0x1000));
-  EXPECT_TRUE(set.insert(0x1000));
-  EXPECT_TRUE(set.insert(0x2000));
-  EXPECT_EQ(set.live(), 2u);
-  EXPECT_TRUE(set.remove(0x1000));
-  EXPECT_FALSE(set.remove(0x1000));  // once
-  EXPECT_TRUE(set.remove(0x2000));
-  EXPECT_EQ(set.live(), 0u);
-  // Tombstones are reused: far more inserts than slots, as long as few are live at once.
-  for (uint64_t i = 0; i < 10000; ++i) {
-    ASSERT_TRUE(set.insert(0x10000 + i * 16));
-    ASSERT_TRUE(set.remove(0x10000 + i * 16));
+TEST(BlockTagTest, RoundTripsOffsetAndGeneration) {
+  for (uint32_t offset : {16u, 32u, 4096u, 1u << 30}) {
+    for (uint16_t generation : {uint16_t(0), uint16_t(1), uint16_t(0xFFFF)}) {
+      BlockTag tag;
+      ASSERT_TRUE(BlockTag::decode(BlockTag::encode(offset, generation), tag));
+      EXPECT_EQ(tag.offset, offset);
+      EXPECT_EQ(tag.generation, generation);
+    }
   }
-  EXPECT_EQ(set.live(), 0u);
 }
 
-TEST(SampledAddressSetTest, FullSetRefusesAndNeverLosesAnEntry) {
-  std::vector<std::atomic<uint64_t>> slots(16);
-  SampledAddressSet set(slots.data(), slots.size());
-  size_t inserted = 0;
-  for (uint64_t i = 1; i <= 40; ++i) inserted += set.insert(i * 4096);
-  EXPECT_EQ(inserted, 16u);
-  size_t removed = 0;
-  for (uint64_t i = 1; i <= 40; ++i) removed += set.remove(i * 4096);
-  EXPECT_EQ(removed, inserted);
-  EXPECT_EQ(set.live(), 0u);
-}
-
-TEST(SampledAddressSetTest, ResetEmptiesIt) {
-  std::vector<std::atomic<uint64_t>> slots(32);
-  SampledAddressSet set(slots.data(), slots.size());
-  ASSERT_TRUE(set.insert(0x5550));
-  set.reset(slots.data(), slots.size());
-  EXPECT_EQ(set.live(), 0u);
-  EXPECT_FALSE(set.remove(0x5550));
-  SampledAddressSet empty;  // no room: refuses, misses
-  EXPECT_FALSE(empty.insert(0x5550));
-  EXPECT_FALSE(empty.remove(0x5550));
-}
-
-// Four threads allocate (insert) and hand each address to the next thread, which frees
-// (removes) it: every address is removed exactly once, by whoever frees it.
-TEST(SampledAddressSetTest, AllocateHereFreeThereFromManyThreads) {
-  std::vector<std::atomic<uint64_t>> slots(1 << 14);
-  SampledAddressSet set(slots.data(), slots.size());
-  constexpr int kThreads = 4;
-  constexpr uint64_t kPerThread = 20000;
-  std::atomic<uint64_t> removed{0}, refused{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (uint64_t i = 0; i < kPerThread; ++i) {
-        const uint64_t mine = (uint64_t(t + 1) << 40) + i * 16;
-        if (!set.insert(mine)) {
-          refused.fetch_add(1);
-          continue;
-        }
-        // The "other" thread's block: the neighbour's address of the same index, if present.
-        const uint64_t theirs = (uint64_t((t + 1) % kThreads + 1) << 40) + i * 16;
-        if (set.remove(theirs)) removed.fetch_add(1);
-        if (set.remove(mine)) removed.fetch_add(1);
-      }
-    });
+// What glibc keeps before an ordinary block is its chunk's size with three flag bits: never a tag.
+TEST(BlockTagTest, NoChunkSizeIsATag) {
+  BlockTag tag;
+  for (uint64_t size = 0; size < (uint64_t(1) << 20); size += 8) {
+    for (uint64_t flags = 0; flags < 8; ++flags) ASSERT_FALSE(BlockTag::decode(size | flags, tag));
   }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(refused.load(), 0u);
-  EXPECT_EQ(removed.load(), kThreads * kPerThread);
-  EXPECT_EQ(set.live(), 0u);
-}
-
-TEST(PresenceFilterTest, NeverSaysNoToAnAddedAddress) {
-  static PresenceFilter filter;  // 32 KiB: not on the stack
-  filter.clear();
-  std::vector<uint64_t> added;
-  for (uint64_t i = 0; i < 5000; ++i) added.push_back(0x7f0000000000ull + i * 48);
-  for (uint64_t a : added) filter.add(a);
-  for (uint64_t a : added) EXPECT_TRUE(filter.may_contain(a));
-  // Removing half keeps every other one "maybe" (counters, not bits).
-  for (size_t i = 0; i < added.size(); i += 2) filter.remove(added[i]);
-  for (size_t i = 1; i < added.size(); i += 2) EXPECT_TRUE(filter.may_contain(added[i]));
-  for (size_t i = 1; i < added.size(); i += 2) filter.remove(added[i]);
-  // All removed: every counter is back at zero, so nothing is "maybe".
-  size_t maybe = 0;
-  for (uint64_t i = 0; i < 100000; ++i) maybe += filter.may_contain(0x5500000000ull + i * 16);
-  EXPECT_EQ(maybe, 0u);
-}
-
-TEST(PresenceFilterTest, FewLiveAddressesLetNearlyEveryOtherThrough) {
-  static PresenceFilter filter;
-  filter.clear();
-  for (uint64_t i = 0; i < 300; ++i) filter.add(0x600000000000ull + i * 4096 * 7);
-  size_t maybe = 0;
-  constexpr size_t kProbes = 200000;
-  for (uint64_t i = 0; i < kProbes; ++i) maybe += filter.may_contain(0x5500000000ull + i * 32);
-  EXPECT_LT(maybe, kProbes / 50);  // 300 of 32 Ki counters: ~1 % say "maybe"
-}
-
-TEST(PresenceFilterTest, SaturatedCounterStaysMaybe) {
-  static PresenceFilter filter;
-  filter.clear();
-  const uint64_t a = 0x1230;
-  for (int i = 0; i < 300; ++i) filter.add(a);  // past 255
-  for (int i = 0; i < 300; ++i) filter.remove(a);
-  EXPECT_TRUE(filter.may_contain(a));  // a false "maybe", never a false "no"
-  filter.clear();
-  EXPECT_FALSE(filter.may_contain(a));
-}
-
-// Threads add and remove their own addresses while others are live: no live address is ever
-// reported absent.
-TEST(PresenceFilterTest, ConcurrentAddRemoveNeverLosesALiveAddress) {
-  static PresenceFilter filter;
-  filter.clear();
-  constexpr int kThreads = 4;
-  std::atomic<uint64_t> misses{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      const uint64_t base = (uint64_t(t + 1) << 40);
-      for (uint64_t i = 0; i < 50000; ++i) {
-        const uint64_t a = base + (i % 512) * 16;
-        filter.add(a);
-        if (!filter.may_contain(a)) misses.fetch_add(1);
-        filter.remove(a);
-      }
-    });
+  for (unsigned bit = 20; bit < 63; ++bit) {
+    ASSERT_FALSE(BlockTag::decode((uint64_t(1) << bit) | 7, tag));
+    ASSERT_FALSE(BlockTag::decode(((uint64_t(1) << bit) - 1) & ~uint64_t(7), tag));
   }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(misses.load(), 0u);
+  // A word with the tag bit but another magic, or an offset a tag never has, is refused too.
+  EXPECT_FALSE(BlockTag::decode(BlockTag::encode(16, 1) ^ (uint64_t(1) << 50), tag));
+  EXPECT_FALSE(BlockTag::decode(BlockTag::encode(8, 1), tag));
+  EXPECT_FALSE(BlockTag::decode(BlockTag::encode(24, 1), tag));
+}
+
+TEST(BlockTagTest, OffsetKeepsTheAlignmentAskedFor) {
+  EXPECT_EQ(BlockTag::offset_for(0), 16u);
+  EXPECT_EQ(BlockTag::offset_for(8), 16u);
+  EXPECT_EQ(BlockTag::offset_for(16), 16u);
+  EXPECT_EQ(BlockTag::offset_for(24), 32u);  // glibc's memalign rounds up to a power of two
+  EXPECT_EQ(BlockTag::offset_for(64), 64u);
+  EXPECT_EQ(BlockTag::offset_for(4096), 4096u);
+  EXPECT_EQ(BlockTag::offset_for(size_t(1) << 30), size_t(1) << 30);
+  EXPECT_EQ(BlockTag::offset_for((size_t(1) << 30) + 1), 0u);  // not sampled
+}
+
+TEST(BlockTagTest, WordBeforeTheBlock) {
+  alignas(16) unsigned char memory[32] = {};
+  BlockTag::write_before(memory + 16, BlockTag::encode(16, 7));
+  BlockTag tag;
+  ASSERT_TRUE(BlockTag::decode(BlockTag::word_before(memory + 16), tag));
+  EXPECT_EQ(tag.generation, 7);
+  for (int i = 16; i < 32; ++i) EXPECT_EQ(memory[i], 0) << "the tag stays before the block";
 }
 
 }  // namespace

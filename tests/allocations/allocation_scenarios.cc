@@ -1,11 +1,14 @@
 // Allocations where an interposer is easy to get wrong (issue 24): in a thread's TLS
 // destructors as it exits, in a dlopen'ed library's constructor (under the loader's lock), in a
-// fork child, and in a signal handler that interrupts the allocator. Run under
+// fork child, and in a signal handler that interrupts the allocator; and, first, the allocator's
+// contract for blocks the profiler samples (at rate 1, every block: each carries a tag before
+// it), through every entry point and through the C library's own reallocs. Run under
 // `inprof record --allocations=...`: it must finish as it does unprofiled, and each site must
 // show up in the profile's allocation sites (run_allocations_test.sh checks).
 //
 // Usage: allocation_scenarios PATH_TO_DLOPEN_LIBRARY
 #include <dlfcn.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -16,10 +19,112 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <thread>
 #include <vector>
 
 namespace {
+
+bool g_semantics_ok = true;
+void expect(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "block semantics: %s\n", what);
+    g_semantics_ok = false;
+  }
+}
+
+bool aligned_to(const void* p, size_t alignment) {
+  return reinterpret_cast<uintptr_t>(p) % alignment == 0;
+}
+
+// Fills all of a block's usable size: a wrong usable size overwrites glibc's next chunk header,
+// which glibc's own checks then report (or which the next allocations trip over).
+void fill_usable(void* p, size_t at_least) {
+  const size_t usable = malloc_usable_size(p);
+  expect(usable >= at_least, "malloc_usable_size below the size asked for");
+  std::memset(p, 0xA5, usable);
+}
+
+// The allocator's contract for sampled blocks (at rate 1, every block is sampled).
+__attribute__((noinline)) bool block_semantics() {
+  for (size_t size : {1, 15, 16, 24, 100, 4000, 200000}) {
+    char* p = static_cast<char*>(std::malloc(size));
+    expect(p != nullptr && aligned_to(p, 16), "malloc: null or not 16-aligned");
+    fill_usable(p, size);
+    // Grow and shrink: the contents stay.
+    p = static_cast<char*>(std::realloc(p, size * 3));
+    expect(p != nullptr && static_cast<unsigned char>(p[size - 1]) == 0xA5, "realloc grow lost data");
+    fill_usable(p, size * 3);
+    p = static_cast<char*>(std::realloc(p, size / 2 + 1));
+    expect(p != nullptr && static_cast<unsigned char>(p[size / 2]) == 0xA5, "realloc shrink lost data");
+    fill_usable(p, size / 2 + 1);
+    std::free(p);
+  }
+  expect(std::realloc(std::malloc(40), 0) == nullptr, "realloc(p, 0) did not free");
+  void* grown = reallocarray(nullptr, 10, 10);
+  grown = reallocarray(grown, 100, 10);
+  expect(grown != nullptr, "reallocarray failed");
+  fill_usable(grown, 1000);
+  std::free(grown);
+  char* zeroed = static_cast<char*>(std::calloc(1000, 3));
+  bool all_zero = zeroed != nullptr;
+  for (int i = 0; all_zero && i < 3000; ++i) all_zero = zeroed[i] == 0;
+  expect(all_zero, "calloc: not zeroed");
+  std::free(zeroed);
+  for (size_t alignment : {8, 16, 32, 64, 256, 4096, 65536}) {
+    void* p = nullptr;
+    expect(posix_memalign(&p, alignment, 100) == 0 && aligned_to(p, alignment),
+           "posix_memalign: not aligned");
+    fill_usable(p, 100);
+    p = std::realloc(p, 5000);  // a realloc of an aligned sampled block
+    fill_usable(p, 5000);
+    std::free(p);
+    p = aligned_alloc(alignment, alignment * 2);
+    expect(p != nullptr && aligned_to(p, alignment), "aligned_alloc: not aligned");
+    fill_usable(p, alignment * 2);
+    std::free(p);
+    p = memalign(alignment, 33);
+    expect(p != nullptr && aligned_to(p, alignment), "memalign: not aligned");
+    std::free(p);
+  }
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* v = valloc(100);
+  expect(v != nullptr && aligned_to(v, page), "valloc: not page-aligned");
+  fill_usable(v, 100);
+  std::free(v);
+  v = pvalloc(100);
+  expect(v != nullptr && aligned_to(v, page), "pvalloc: not page-aligned");
+  fill_usable(v, page);
+  std::free(v);
+  auto* over = new (std::align_val_t(128)) char[300];
+  expect(aligned_to(over, 128), "aligned new: not aligned");
+  ::operator delete[](over, std::align_val_t(128));
+  auto* plain = new int[50]();
+  expect(plain[49] == 0, "new int[](): not zeroed");
+  delete[] plain;
+  // The C library allocates and reallocates through the interposer too: strdup, getline's
+  // buffer grown by its own realloc, open_memstream's buffer freed by the program.
+  char* copy = strdup("a string the C library copies");
+  expect(copy != nullptr && std::strcmp(copy, "a string the C library copies") == 0, "strdup");
+  std::free(copy);
+  char text[] = "first line\na much longer second line that makes getline grow its buffer\n";
+  FILE* in = fmemopen(text, sizeof text - 1, "r");
+  char* line = static_cast<char*>(std::malloc(4));
+  size_t capacity = 4;
+  int lines = 0;
+  while (in && getline(&line, &capacity, in) > 0) ++lines;
+  expect(lines == 2, "getline over a sampled buffer");
+  std::free(line);
+  if (in) std::fclose(in);
+  char* stream_buffer = nullptr;
+  size_t stream_size = 0;
+  FILE* out = open_memstream(&stream_buffer, &stream_size);
+  for (int i = 0; out && i < 1000; ++i) std::fprintf(out, "%d,", i);
+  if (out) std::fclose(out);
+  expect(stream_buffer != nullptr && stream_size > 3000, "open_memstream");
+  std::free(stream_buffer);
+  return g_semantics_ok;
+}
 
 std::atomic<void*> g_sink{nullptr};
 
@@ -81,6 +186,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: allocation_scenarios DLOPEN_LIBRARY\n");
     return 2;
   }
+  if (!block_semantics()) return 1;
+  // Blocks the parent allocated (and sampled) are freed and reallocated by a fork child.
+  std::vector<char*> inherited;
+  for (int i = 0; i < 64; ++i) inherited.push_back(static_cast<char*>(std::malloc(64 + i)));
   // Thread exit: TLS destructors allocate after the thread's function returned.
   for (int round = 0; round < 4; ++round) {
     std::vector<std::thread> threads;
@@ -99,8 +208,13 @@ int main(int argc, char** argv) {
   const pid_t child = fork();
   if (child == 0) {
     fork_child_site();
+    for (size_t i = 0; i < inherited.size(); ++i) {
+      inherited[i] = static_cast<char*>(std::realloc(inherited[i], 1000));
+      std::free(inherited[i]);
+    }
     std::exit(0);
   }
+  for (char* block : inherited) std::free(block);
   int status = 0;
   if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
       WEXITSTATUS(status) != 0) {
