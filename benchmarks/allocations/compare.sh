@@ -16,7 +16,8 @@
 #
 # Usage: compare.sh BUILD_DIR [RUNS] [WORKLOADS]   WORKLOADS: any of python,pymalloc,sort,gxx,
 #                                                   pairs (default all), comma-separated
-#        BASELINE_LIBRARY=OTHER/libinprof.so compare.sh ...: adds that build's pair cost
+#        BASELINE_LIBRARY=OTHER/libinprof.so compare.sh ...: adds that build's pair cost, and its
+#          --allocations and alloc-only runs to every workload (two builds in the same rounds)
 # Tools (benchmark only, not needed by the tests):
 #   apt-get install -y heaptrack libgoogle-perftools4 google-perftools
 # A tool that is not installed is left out (and said so).
@@ -65,6 +66,11 @@ run_config() {
       -- "$@" ;;
     alloc-only) time_of env "${env_vars[@]}" "$inprof" record --allocations --no-cpu "${follow[@]}" \
       -o "$work/a" -- "$@" ;;
+    # The same two with another build's libinprof.so and interposer (BASELINE_LIBRARY).
+    inprof+alloc-base) time_of env "${env_vars[@]}" INPROF_LIBRARY="$BASELINE_LIBRARY" "$inprof" \
+      record --allocations "${follow[@]}" -o "$work/a" -- "$@" ;;
+    alloc-only-base) time_of env "${env_vars[@]}" INPROF_LIBRARY="$BASELINE_LIBRARY" "$inprof" \
+      record --allocations --no-cpu "${follow[@]}" -o "$work/a" -- "$@" ;;
     heaptrack) time_of env "${env_vars[@]}" heaptrack -o "$work/ht" "$@" ;;
     tcmalloc) time_of env "${env_vars[@]}" LD_PRELOAD="$tcmalloc" "$@" ;;
     gperftools) time_of env "${env_vars[@]}" LD_PRELOAD="$tcmalloc" HEAPPROFILE="$work/hp" "$@" ;;
@@ -73,6 +79,7 @@ run_config() {
 }
 
 configs=(bare session inprof inprof+alloc alloc-only)
+[[ -n ${BASELINE_LIBRARY:-} ]] && configs+=(inprof+alloc-base alloc-only-base)
 ((have_heaptrack)) && configs+=(heaptrack)
 [[ -n $tcmalloc ]] && configs+=(tcmalloc gperftools)
 # SKIP="gperftools ...": leave configurations out (gperftools' heap profiler took 112 s of CPU on

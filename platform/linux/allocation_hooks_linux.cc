@@ -199,19 +199,23 @@ inline bool countdown_ends(size_t size) {
   return (t_state.countdown -= static_cast<int64_t>(size)) <= 0;
 }
 
-// A tagged block goes back: its free is recorded if its session is the one recording (before the
-// block returns to glibc: afterwards another thread may be given the same address).
-__attribute__((noinline)) void free_tagged(void* user, BlockTag tag) {
-  if (tag.generation != 0) {
-    g_in_flight.fetch_add(1, std::memory_order_seq_cst);
-    if (g_enabled.load(std::memory_order_seq_cst) && tag.generation == g_generation) {
-      const int saved_errno = errno;
-      g_frees.fetch_add(1, std::memory_order_relaxed);
-      g_sink.record_free(g_sink.context, reinterpret_cast<uint64_t>(user), thread_id(t_state));
-      errno = saved_errno;
-    }
-    g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+// A tagged block is going back (freed, or moved by realloc): its free is recorded if its
+// session is the one recording. Before the block returns to glibc: afterwards another thread may
+// be given the same address.
+void record_free(void* user, uint16_t generation) {
+  if (generation == 0) return;
+  g_in_flight.fetch_add(1, std::memory_order_seq_cst);
+  if (g_enabled.load(std::memory_order_seq_cst) && generation == g_generation) {
+    const int saved_errno = errno;
+    g_frees.fetch_add(1, std::memory_order_relaxed);
+    g_sink.record_free(g_sink.context, reinterpret_cast<uint64_t>(user), thread_id(t_state));
+    errno = saved_errno;
   }
+  g_in_flight.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+__attribute__((noinline)) void free_tagged(void* user, BlockTag tag) {
+  record_free(user, tag.generation);
   // Cleared, so that a double free meets glibc's own checks rather than this tag.
   BlockTag::write_before(user, 0);
   __libc_free(static_cast<char*>(user) - tag.offset);
@@ -227,20 +231,51 @@ void* aligned(size_t alignment, size_t size, void* caller) {
   return sampled_allocation(Shape::kAligned, size, alignment, kInprofAllocAligned, caller);
 }
 
-// A block moves to a new one (a sampled realloc, or any realloc of a sampled block): a new
-// allocation, the old contents, the old block freed.
-void* moved(void* block, size_t old_size, BlockTag* old_tag, size_t size, void* caller) {
-  void* fresh = enabled() && countdown_ends(size)
-                    ? sampled_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller)
-                    : __libc_malloc(size);
-  if (fresh == nullptr) return nullptr;  // the old block stays, as realloc leaves it
-  std::memcpy(fresh, block, old_size < size ? old_size : size);
-  if (old_tag != nullptr) {
-    free_tagged(block, *old_tag);
+// A realloc that involves a tag: of a tagged block (glibc's realloc of the whole block, which
+// keeps the tag and the offset, and mremaps a large block rather than copying it), or a sampled
+// one of an ordinary block (which becomes tagged: its contents move up by the offset, once in
+// the block's life). The old block's free and the new block's allocation are recorded as for a
+// free and a malloc.
+__attribute__((noinline)) void* reallocate_tagged(void* user, const BlockTag* old, size_t size,
+                                                  bool countdown_ended, void* caller) {
+  ThreadState& t = t_state;
+  const bool nested = t.busy;  // a signal handler's realloc, inside the recording path
+  t.busy = true;
+  const int saved_errno = errno;
+  // countdown_sampled() draws the next countdown, so it runs for an excluded thread too.
+  const bool sampled = countdown_ended && !nested && countdown_sampled(t, size) && !t.excluded;
+  void* result;
+  if (old == nullptr && !sampled) {
+    result = __libc_realloc(user, size);
   } else {
-    __libc_free(block);
+    const size_t offset = old != nullptr ? old->offset : BlockTag::kMinOffset;
+    char* base = static_cast<char*>(user) - (old != nullptr ? offset : 0);
+    const size_t old_size = old != nullptr ? 0 : glibc_usable_size(user);
+    if (old != nullptr) record_free(user, old->generation);
+    char* fresh = size <= SIZE_MAX / 2 - offset
+                      ? static_cast<char*>(__libc_realloc(base, size + offset))
+                      : nullptr;
+    if (fresh == nullptr) {
+      // The old block stays, as realloc leaves it; its free was recorded, so no longer its tag.
+      if (old != nullptr) BlockTag::write_before(user, BlockTag::encode(offset, 0));
+      errno = ENOMEM;
+      t.busy = nested;
+      return nullptr;
+    }
+    result = fresh + offset;
+    if (old == nullptr) std::memmove(result, fresh, old_size < size ? old_size : size);
+    uint16_t generation = 0;
+    if (sampled) {
+      if (!g_tags_exist.load(std::memory_order_relaxed)) {
+        g_tags_exist.store(true, std::memory_order_relaxed);
+      }
+      generation = record(t, result, size, kInprofAllocRealloc, caller);
+    }
+    BlockTag::write_before(result, BlockTag::encode(static_cast<uint32_t>(offset), generation));
   }
-  return fresh;
+  if (result != nullptr) errno = saved_errno;
+  t.busy = nested;
+  return result;
 }
 
 void* reallocate(void* block, size_t size, void* caller) {
@@ -250,8 +285,7 @@ void* reallocate(void* block, size_t size, void* caller) {
       free_tagged(block, tag);
       return nullptr;
     }
-    const size_t old_size = glibc_usable_size(static_cast<char*>(block) - tag.offset) - tag.offset;
-    return moved(block, old_size, &tag, size, caller);
+    return reallocate_tagged(block, &tag, size, enabled() && countdown_ends(size), caller);
   }
   if (!enabled()) return __libc_realloc(block, size);
   if (block == nullptr) {
@@ -259,7 +293,7 @@ void* reallocate(void* block, size_t size, void* caller) {
     return sampled_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller);
   }
   if (size == 0 || !countdown_ends(size)) return __libc_realloc(block, size);
-  return moved(block, glibc_usable_size(block), nullptr, size, caller);
+  return reallocate_tagged(block, nullptr, size, true, caller);
 }
 
 // C++ new: glibc's allocator directly (never our malloc: it would count twice), with the

@@ -61,6 +61,22 @@ __attribute__((noinline)) bool block_semantics() {
     std::free(p);
   }
   expect(std::realloc(std::malloc(40), 0) == nullptr, "realloc(p, 0) did not free");
+  // A buffer grown by realloc to 48 MiB (glibc moves the large one by mremap): its first and
+  // last bytes of each step survive every move.
+  unsigned char* buffer = nullptr;
+  size_t filled = 0;
+  for (size_t size = 1000; size <= (size_t(48) << 20); size = size * 3 / 2) {
+    buffer = static_cast<unsigned char*>(std::realloc(buffer, size));
+    expect(buffer != nullptr, "realloc of a growing buffer failed");
+    if (buffer == nullptr) return false;
+    expect(filled == 0 || (buffer[0] == 1 && buffer[filled - 1] == static_cast<unsigned char>(filled)),
+           "a growing buffer lost its contents");
+    buffer[0] = 1;
+    buffer[size - 1] = static_cast<unsigned char>(size);
+    filled = size;
+  }
+  fill_usable(buffer, filled);
+  std::free(buffer);
   void* grown = reallocarray(nullptr, 10, 10);
   grown = reallocarray(grown, 100, 10);
   expect(grown != nullptr, "reallocarray failed");

@@ -8,7 +8,8 @@
 #     max(3 percentage points, 4 sigma) of the truth (sigma as known_sites computes it);
 #  3. allocation_scenarios at rate 1: allocations at thread exit, in a dlopen constructor, in a
 #     fork child and in a signal handler; the program ends as it does unprofiled and each site
-#     is named in the profile;
+#     is named in the profile; and its checks of the allocator's contract for sampled (tagged)
+#     blocks pass at rate 1 and at 4K (most blocks ordinary);
 #  4. a real program preloaded: python3.11 with PYTHONMALLOC=malloc yields allocation sites in
 #     python3.11's own code.
 # 1 and 2 are also checked with the Firefox Profiler's own code (check_allocations.mjs: the
@@ -203,6 +204,13 @@ for cpu in with-cpu no-cpu; do
     if grep -q fork_child_site child.summary; then echo "  fork_child_site: named (child dump)"; fi
   done
 done
+
+# At a sampling rate where some blocks are sampled and most are not: sampled reallocs of
+# ordinary blocks, unsampled reallocs of sampled ones, frees of both (the block semantics).
+"$launcher" record --allocations=4K -o sc4k.inprof -- "$scenarios" "$dlopen_library" >sc4k.out ||
+  fail "allocation_scenarios at 4K failed under the profiler: $(cat sc4k.out)"
+grep -q '^ok' sc4k.out || fail "allocation_scenarios at 4K: $(cat sc4k.out)"
+echo "  at 4K: the program's own checks passed"
 
 echo "== 4. python3.11 preloaded, PYTHONMALLOC=malloc"
 if [[ -x /usr/bin/python3.11 ]]; then
