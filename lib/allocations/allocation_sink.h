@@ -34,7 +34,7 @@ struct InprofAllocationEvent {
 struct InprofAllocationSink {
   uint32_t abi;            // INPROF_ALLOCATIONS_ABI
   uint64_t sample_bytes;   // mean bytes between samples; 1: every allocation
-  uint64_t tracked_slots;  // unused since sampled blocks carry a tag (kept for the layout)
+  uint64_t tracked_slots;  // capacity of the set of large sampled blocks (a power of two)
   void* context;
   // Called on the allocating thread, inside the allocator, never re-entered on that thread: it
   // must neither allocate nor call back into the allocator. Returns nonzero when the allocation
@@ -47,7 +47,7 @@ struct InprofAllocationSink {
 // Counts the interposer keeps (cumulative since attach).
 struct InprofAllocationCounts {
   uint64_t sampled;    // allocations passed to record_allocation and recorded
-  uint64_t untracked;  // recorded, but their frees cannot be seen (none since blocks are tagged)
+  uint64_t untracked;  // recorded, but the set of large blocks had no room: frees not seen
   uint64_t frees;      // frees of recorded blocks
 };
 

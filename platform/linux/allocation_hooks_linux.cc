@@ -7,16 +7,22 @@
 // inprof::allocations): libinprof itself never replaces a libc function.
 //
 // Off (no session records): one relaxed load, then glibc's function. On: a thread-local byte
-// countdown and a branch; the rare sampled allocation goes out of line, is made a little larger
-// and carries a tag just before the pointer handed out (lib/allocations/block_tag.h), so that
-// free, realloc and malloc_usable_size know it by the word glibc's free reads first anyway: no
-// table of sampled addresses, no lookup. The recording path never allocates and is never
-// re-entered on a thread (`busy`); the profiler's own threads are excluded; a fork child starts
-// with recording off (its inherited tagged blocks are still freed right).
+// countdown and a branch; the rare sampled allocation goes out of line. A free must know whether
+// its block was sampled without a lookup that misses the cache on every free, so:
+//  - a small sampled block (under 4 KiB) is made 16 bytes larger and carries a tag just before
+//    the pointer handed out (lib/allocations/block_tag.h), where any other block has glibc's
+//    chunk size, which free reads first anyway;
+//  - a large one keeps its size (16 more bytes could take it across malloc's mmap threshold, and
+//    change the program's memory behaviour) and goes in the sampled-address set, which a free
+//    asks only when that chunk size says the block is large.
+// The recording path never allocates and is never re-entered on a thread (`busy`); the
+// profiler's own threads are excluded; a fork child starts with recording off (its inherited
+// sampled blocks are still freed right).
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -26,6 +32,7 @@
 #include <cstring>
 #include <new>
 
+#include "allocations/address_set.h"
 #include "allocations/allocation_sink.h"
 #include "allocations/block_tag.h"
 #include "allocations/sampling.h"
@@ -46,14 +53,25 @@ namespace {
 
 using inprof::internal::AllocationRng;
 using inprof::internal::BlockTag;
+using inprof::internal::SampledAddressSet;
+
+// Sampled blocks of at least this many bytes less the tag's 16 are not tagged but kept in the set;
+// a free asks the set only for a chunk of at least this size (which such a block always has:
+// glibc's chunk is the size asked plus 8, rounded up to 16).
+constexpr size_t kLargeBytes = 4096;
+constexpr size_t kLargestTagged = kLargeBytes - BlockTag::kMinOffset - 1;
 
 std::atomic<bool> g_enabled{false};
-std::atomic<bool> g_tags_exist{false};  // once set, stays: a tagged block may be freed any time
+// Once set, stays: a sampled block (tagged, or in the set) may be freed at any time later.
+std::atomic<bool> g_sampled_blocks{false};
 std::atomic<uint64_t> g_in_flight{0};   // threads between the guard and the end of a recording
 // Written only while disabled with nobody in flight.
 InprofAllocationSink g_sink{};
 uint64_t g_rate = 0;
 uint16_t g_generation = 0;  // the recording session's, in its blocks' tags (never 0)
+SampledAddressSet g_set;    // the session's large sampled blocks
+std::atomic<uint64_t>* g_slots = nullptr;  // mapped once, never unmapped (a free may read it)
+size_t g_slot_count = 0;
 std::atomic<uint64_t> g_sampled{0}, g_untracked{0}, g_frees{0};
 
 // Constant-initialized (constinit: all zero) and trivially destructible: valid from a thread's
@@ -79,12 +97,15 @@ uint64_t thread_id(ThreadState& t) {
 }
 
 // The word before a block the program hands back: for glibc's blocks its chunk header (which
-// glibc reads next), for sampled ones their tag. Not instrumented: a sanitizer's allocator puts a
+// glibc reads next), for tagged ones their tag. Not instrumented: a sanitizer's allocator puts a
 // redzone there (the interposer is not used under one, but may be loaded).
-__attribute__((no_sanitize("address", "thread"))) inline bool tagged(const void* block,
-                                                                     BlockTag& tag) {
-  return block != nullptr && g_tags_exist.load(std::memory_order_relaxed) &&
-         BlockTag::decode(BlockTag::word_before(block), tag);
+__attribute__((no_sanitize("address", "thread"))) inline uint64_t word_before(const void* block) {
+  return BlockTag::word_before(block);
+}
+inline bool tagged(uint64_t word, BlockTag& tag) { return BlockTag::decode(word, tag); }
+// A chunk header's size (less its three flag bits) says whether the block may be in the set.
+inline bool maybe_in_set(uint64_t word) {
+  return (word & ~uint64_t(7)) >= kLargeBytes && g_set.live() != 0;
 }
 
 // glibc's malloc_usable_size (it has no __libc_ name): looked up once, at load or first use.
@@ -159,8 +180,34 @@ bool countdown_sampled(ThreadState& t, size_t size) {
 
 size_t page_size() { return static_cast<size_t>(getpagesize()); }
 
+void mark_sampled_blocks() {
+  if (!g_sampled_blocks.load(std::memory_order_relaxed)) {
+    g_sampled_blocks.store(true, std::memory_order_relaxed);
+  }
+}
+
+// A large sampled block, at its own size: recorded, then put in the set.
+void record_large(ThreadState& t, void* block, size_t size, uint8_t kind, void* caller) {
+  mark_sampled_blocks();
+  if (record(t, block, size, kind, caller) != 0 && !g_set.insert(reinterpret_cast<uint64_t>(block))) {
+    g_untracked.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+// A small sampled block: `offset` bytes into glibc's `block`, tagged (generation 0 if the record
+// failed: its free is then not recorded, but the block is still freed right).
+void* tag_small(ThreadState& t, void* block, size_t offset, size_t size, uint8_t kind,
+                void* caller) {
+  mark_sampled_blocks();
+  void* user = static_cast<char*>(block) + offset;
+  const uint16_t generation = record(t, user, size, kind, caller);
+  BlockTag::write_before(user, BlockTag::encode(static_cast<uint32_t>(offset), generation));
+  return user;
+}
+
 // The countdown ran out on an allocation of `size` bytes not made yet: makes it, and, if it is
-// sampled, makes it `offset` bytes larger, records it and tags it.
+// sampled, records it (a small block made `offset` bytes larger and tagged, a large one at its
+// own size and put in the set).
 __attribute__((noinline)) void* sampled_allocation(Shape shape, size_t size, size_t alignment,
                                                    uint8_t kind, void* caller) {
   ThreadState& t = t_state;
@@ -172,21 +219,16 @@ __attribute__((noinline)) void* sampled_allocation(Shape shape, size_t size, siz
   size_t bytes = size;
   if (shape == Shape::kPvalloc) bytes = (size + page_size() - 1) & ~(page_size() - 1);
   void* user;
-  if (!countdown_sampled(t, size) || size == 0 || t.excluded || offset == 0 || bytes < size ||
-      bytes > SIZE_MAX / 2 - offset) {
+  if (!countdown_sampled(t, size) || size == 0 || t.excluded) {
     user = plain(shape, size, alignment);
+  } else if (bytes > kLargestTagged || offset == 0 || bytes < size) {
+    user = plain(shape, size, alignment);
+    if (user != nullptr) record_large(t, user, size, kind, caller);
   } else {
     void* block = offset > BlockTag::kMinOffset ? __libc_memalign(offset, bytes + offset)
                   : shape == Shape::kCalloc     ? __libc_calloc(1, bytes + offset)
                                                 : __libc_malloc(bytes + offset);
-    user = block == nullptr ? nullptr : static_cast<char*>(block) + offset;
-    if (user != nullptr) {
-      if (!g_tags_exist.load(std::memory_order_relaxed)) {
-        g_tags_exist.store(true, std::memory_order_relaxed);
-      }
-      const uint16_t generation = record(t, user, size, kind, caller);
-      BlockTag::write_before(user, BlockTag::encode(static_cast<uint32_t>(offset), generation));
-    }
+    user = block == nullptr ? nullptr : tag_small(t, block, offset, size, kind, caller);
   }
   if (user != nullptr) errno = saved_errno;  // else glibc's ENOMEM stays
   t.busy = false;
@@ -199,13 +241,16 @@ inline bool countdown_ends(size_t size) {
   return (t_state.countdown -= static_cast<int64_t>(size)) <= 0;
 }
 
-// A tagged block is going back (freed, or moved by realloc): its free is recorded if its
-// session is the one recording. Before the block returns to glibc: afterwards another thread may
-// be given the same address.
-void record_free(void* user, uint16_t generation) {
+// A sampled block is going back (freed, or moved by realloc): its free is recorded if its session
+// is the one recording. Before the block returns to glibc: afterwards another thread may be given
+// the same address. `generation`: a tag's (0: never recorded), or kSetMember for a block just
+// taken out of the set (which holds the recording session's blocks only).
+constexpr uint32_t kSetMember = 0x10000;
+void record_free(void* user, uint32_t generation) {
   if (generation == 0) return;
   g_in_flight.fetch_add(1, std::memory_order_seq_cst);
-  if (g_enabled.load(std::memory_order_seq_cst) && generation == g_generation) {
+  if (g_enabled.load(std::memory_order_seq_cst) &&
+      (generation == kSetMember || generation == g_generation)) {
     const int saved_errno = errno;
     g_frees.fetch_add(1, std::memory_order_relaxed);
     g_sink.record_free(g_sink.context, reinterpret_cast<uint64_t>(user), thread_id(t_state));
@@ -231,61 +276,65 @@ void* aligned(size_t alignment, size_t size, void* caller) {
   return sampled_allocation(Shape::kAligned, size, alignment, kInprofAllocAligned, caller);
 }
 
-// A realloc that involves a tag: of a tagged block (glibc's realloc of the whole block, which
-// keeps the tag and the offset, and mremaps a large block rather than copying it), or a sampled
-// one of an ordinary block (which becomes tagged: its contents move up by the offset, once in
-// the block's life). The old block's free and the new block's allocation are recorded as for a
-// free and a malloc.
-__attribute__((noinline)) void* reallocate_tagged(void* user, const BlockTag* old, size_t size,
-                                                  bool countdown_ended, void* caller) {
+// A realloc of a small tagged block moves it (at most 4 KiB to copy): a new block, sampled or not
+// by the countdown, the old contents, the old block freed.
+__attribute__((noinline)) void* reallocate_tagged(void* user, BlockTag tag, size_t size,
+                                                  void* caller) {
+  if (size == 0) {  // glibc's realloc frees and returns null
+    free_tagged(user, tag);
+    return nullptr;
+  }
+  const size_t old_size = glibc_usable_size(static_cast<char*>(user) - tag.offset) - tag.offset;
+  void* fresh = enabled() && countdown_ends(size)
+                    ? sampled_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller)
+                    : __libc_malloc(size);
+  if (fresh == nullptr) return nullptr;  // the old block stays, as realloc leaves it
+  std::memcpy(fresh, user, old_size < size ? old_size : size);
+  free_tagged(user, tag);
+  return fresh;
+}
+
+// A sampled realloc of an ordinary block: in place by glibc when the new size is large (then put
+// in the set), else moved into a small tagged block (at most 4 KiB to copy).
+__attribute__((noinline)) void* sampled_reallocation(void* block, size_t size, void* caller) {
   ThreadState& t = t_state;
-  const bool nested = t.busy;  // a signal handler's realloc, inside the recording path
+  if (t.busy) return __libc_realloc(block, size);
   t.busy = true;
   const int saved_errno = errno;
-  // countdown_sampled() draws the next countdown, so it runs for an excluded thread too.
-  const bool sampled = countdown_ended && !nested && countdown_sampled(t, size) && !t.excluded;
   void* result;
-  if (old == nullptr && !sampled) {
-    result = __libc_realloc(user, size);
+  if (!countdown_sampled(t, size) || t.excluded) {
+    result = __libc_realloc(block, size);
+  } else if (size > kLargestTagged) {
+    result = __libc_realloc(block, size);
+    if (result != nullptr) record_large(t, result, size, kInprofAllocRealloc, caller);
   } else {
-    const size_t offset = old != nullptr ? old->offset : BlockTag::kMinOffset;
-    char* base = static_cast<char*>(user) - (old != nullptr ? offset : 0);
-    const size_t old_size = old != nullptr ? 0 : glibc_usable_size(user);
-    if (old != nullptr) record_free(user, old->generation);
-    char* fresh = size <= SIZE_MAX / 2 - offset
-                      ? static_cast<char*>(__libc_realloc(base, size + offset))
-                      : nullptr;
-    if (fresh == nullptr) {
-      // The old block stays, as realloc leaves it; its free was recorded, so no longer its tag.
-      if (old != nullptr) BlockTag::write_before(user, BlockTag::encode(offset, 0));
-      errno = ENOMEM;
-      t.busy = nested;
-      return nullptr;
+    void* fresh = __libc_malloc(size + BlockTag::kMinOffset);
+    result = nullptr;
+    if (fresh != nullptr) {
+      const size_t old_size = glibc_usable_size(block);
+      std::memcpy(static_cast<char*>(fresh) + BlockTag::kMinOffset, block,
+                  old_size < size ? old_size : size);
+      result = tag_small(t, fresh, BlockTag::kMinOffset, size, kInprofAllocRealloc, caller);
+      __libc_free(block);
     }
-    result = fresh + offset;
-    if (old == nullptr) std::memmove(result, fresh, old_size < size ? old_size : size);
-    uint16_t generation = 0;
-    if (sampled) {
-      if (!g_tags_exist.load(std::memory_order_relaxed)) {
-        g_tags_exist.store(true, std::memory_order_relaxed);
-      }
-      generation = record(t, result, size, kInprofAllocRealloc, caller);
-    }
-    BlockTag::write_before(result, BlockTag::encode(static_cast<uint32_t>(offset), generation));
   }
   if (result != nullptr) errno = saved_errno;
-  t.busy = nested;
+  t.busy = false;
   return result;
 }
 
+// A block in the set goes back (freed, or moved by realloc): recorded, before glibc may give
+// its address to another thread.
+__attribute__((noinline)) void release_large(void* block) {
+  if (g_set.remove(reinterpret_cast<uint64_t>(block))) record_free(block, kSetMember);
+}
+
 void* reallocate(void* block, size_t size, void* caller) {
-  BlockTag tag;
-  if (tagged(block, tag)) {
-    if (size == 0) {  // glibc's realloc frees and returns null
-      free_tagged(block, tag);
-      return nullptr;
-    }
-    return reallocate_tagged(block, &tag, size, enabled() && countdown_ends(size), caller);
+  if (block != nullptr && g_sampled_blocks.load(std::memory_order_relaxed)) {
+    const uint64_t word = word_before(block);
+    BlockTag tag;
+    if (tagged(word, tag)) return reallocate_tagged(block, tag, size, caller);
+    if (maybe_in_set(word)) release_large(block);  // its new block is sampled anew, or not
   }
   if (!enabled()) return __libc_realloc(block, size);
   if (block == nullptr) {
@@ -293,7 +342,7 @@ void* reallocate(void* block, size_t size, void* caller) {
     return sampled_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller);
   }
   if (size == 0 || !countdown_ends(size)) return __libc_realloc(block, size);
-  return reallocate_tagged(block, nullptr, size, true, caller);
+  return sampled_reallocation(block, size, caller);
 }
 
 // C++ new: glibc's allocator directly (never our malloc: it would count twice), with the
@@ -330,17 +379,18 @@ inline void* new_block(size_t size, size_t alignment, uint8_t kind, void* caller
 }
 
 inline void release(void* block) {
-  BlockTag tag;
-  if (tagged(block, tag)) {
-    free_tagged(block, tag);
-  } else {
-    __libc_free(block);
+  if (block != nullptr && g_sampled_blocks.load(std::memory_order_relaxed)) {
+    const uint64_t word = word_before(block);
+    BlockTag tag;
+    if (tagged(word, tag)) return free_tagged(block, tag);
+    if (maybe_in_set(word)) release_large(block);
   }
+  __libc_free(block);
 }
 
 void forget_after_fork() {
   // The child has one thread and no session; the parent's threads that were inside the sink
-  // are gone. Its tagged blocks stay tagged (g_tags_exist is kept).
+  // are gone. Its sampled blocks stay tagged or in the set (g_sampled_blocks is kept).
   g_enabled.store(false, std::memory_order_relaxed);
   g_in_flight.store(0, std::memory_order_relaxed);
   t_state.tid = 0;
@@ -409,10 +459,11 @@ INPROF_HOOK void* pvalloc(size_t size) {
   return sampled_allocation(Shape::kPvalloc, size, 0, kInprofAllocAligned, CALLER);
 }
 
-// A sampled block's usable size is what follows its tag.
+// A tagged block's usable size is what follows its tag.
 INPROF_HOOK size_t malloc_usable_size(void* block) {
   BlockTag tag;
-  if (tagged(block, tag)) {
+  if (block != nullptr && g_sampled_blocks.load(std::memory_order_relaxed) &&
+      tagged(word_before(block), tag)) {
     return glibc_usable_size(static_cast<char*>(block) - tag.offset) - tag.offset;
   }
   return glibc_usable_size(block);
@@ -476,17 +527,34 @@ INPROF_HOOK int inprof_allocations_attach_v1(const InprofAllocationSink* sink) {
   while (g_in_flight.load(std::memory_order_seq_cst) != 0) sched_yield();
   if (sink == nullptr) return INPROF_ALLOCATIONS_ABI;
   if (sink->abi != INPROF_ALLOCATIONS_ABI || sink->record_allocation == nullptr ||
-      sink->record_free == nullptr) {
+      sink->record_free == nullptr || sink->tracked_slots < 2 ||
+      (sink->tracked_slots & (sink->tracked_slots - 1)) != 0) {
     return 0;
+  }
+  if (g_slot_count < sink->tracked_slots) {
+    // The old array stays mapped: a free that read the set's pointer just before may still
+    // probe it.
+    void* memory = mmap(nullptr, sink->tracked_slots * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) return 0;
+    g_slots = static_cast<std::atomic<uint64_t>*>(memory);
+    g_slot_count = sink->tracked_slots;
+  }
+  // Emptied by dropping the pages (they read as zero again, kEmpty): a session recording every
+  // allocation has 32 MiB of slots, which a loop of stores would write at every start. Blocks of
+  // an earlier session are forgotten, as their tags are by the new generation.
+  if (madvise(g_slots, g_slot_count * sizeof(uint64_t), MADV_DONTNEED) == 0) {
+    g_set.reset(g_slots, sink->tracked_slots, /*already_zero=*/true);
+  } else {
+    g_set.reset(g_slots, sink->tracked_slots);
   }
   g_sink = *sink;
   g_rate = sink->sample_bytes;
-  // A new generation: blocks of an earlier session, freed in this one, are not recorded.
   if (++g_generation == 0) g_generation = 1;
   g_sampled.store(0, std::memory_order_relaxed);
   g_untracked.store(0, std::memory_order_relaxed);
   g_frees.store(0, std::memory_order_relaxed);
-  g_tags_exist.store(true, std::memory_order_seq_cst);
+  g_sampled_blocks.store(true, std::memory_order_seq_cst);
   g_enabled.store(true, std::memory_order_seq_cst);
   return INPROF_ALLOCATIONS_ABI;
 }

@@ -1,10 +1,14 @@
-// Sampling by bytes (lib/allocations/sampling.h) and the tag a sampled block carries
-// (lib/allocations/block_tag.h).
+// Sampling by bytes (lib/allocations/sampling.h), the tag a small sampled block carries
+// (lib/allocations/block_tag.h) and the set that holds the large ones (address_set.h).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
+#include "allocations/address_set.h"
 #include "allocations/block_tag.h"
 #include "allocations/sampling.h"
 
@@ -88,6 +92,79 @@ TEST(AllocationSamplingTest, RateOneRecordsEveryAllocationExactly) {
     recorded += sample_weight(size, 1);
   }
   EXPECT_EQ(recorded, total);
+}
+
+TEST(SampledAddressSetTest, InsertRemoveAndTombstoneReuse) {
+  std::vector<std::atomic<uint64_t>> slots(64);
+  SampledAddressSet set(slots.data(), slots.size());
+  EXPECT_FALSE(set.remove(0x1000));
+  EXPECT_TRUE(set.insert(0x1000));
+  EXPECT_TRUE(set.insert(0x2000));
+  EXPECT_EQ(set.live(), 2u);
+  EXPECT_TRUE(set.remove(0x1000));
+  EXPECT_FALSE(set.remove(0x1000));  // once
+  EXPECT_TRUE(set.remove(0x2000));
+  EXPECT_EQ(set.live(), 0u);
+  // Tombstones are reused: far more inserts than slots, as long as few are live at once.
+  for (uint64_t i = 0; i < 10000; ++i) {
+    ASSERT_TRUE(set.insert(0x10000 + i * 16));
+    ASSERT_TRUE(set.remove(0x10000 + i * 16));
+  }
+  EXPECT_EQ(set.live(), 0u);
+}
+
+TEST(SampledAddressSetTest, FullSetRefusesAndNeverLosesAnEntry) {
+  std::vector<std::atomic<uint64_t>> slots(16);
+  SampledAddressSet set(slots.data(), slots.size());
+  size_t inserted = 0;
+  for (uint64_t i = 1; i <= 40; ++i) inserted += set.insert(i * 4096);
+  EXPECT_EQ(inserted, 16u);
+  size_t removed = 0;
+  for (uint64_t i = 1; i <= 40; ++i) removed += set.remove(i * 4096);
+  EXPECT_EQ(removed, inserted);
+  EXPECT_EQ(set.live(), 0u);
+}
+
+TEST(SampledAddressSetTest, ResetEmptiesIt) {
+  std::vector<std::atomic<uint64_t>> slots(32);
+  SampledAddressSet set(slots.data(), slots.size());
+  ASSERT_TRUE(set.insert(0x5550));
+  set.reset(slots.data(), slots.size());
+  EXPECT_EQ(set.live(), 0u);
+  EXPECT_FALSE(set.remove(0x5550));
+  SampledAddressSet empty;  // no room: refuses, misses
+  EXPECT_FALSE(empty.insert(0x5550));
+  EXPECT_FALSE(empty.remove(0x5550));
+}
+
+// Four threads allocate (insert) and hand each address to the next thread, which frees
+// (removes) it: every address is removed exactly once, by whoever frees it.
+TEST(SampledAddressSetTest, AllocateHereFreeThereFromManyThreads) {
+  std::vector<std::atomic<uint64_t>> slots(1 << 14);
+  SampledAddressSet set(slots.data(), slots.size());
+  constexpr int kThreads = 4;
+  constexpr uint64_t kPerThread = 20000;
+  std::atomic<uint64_t> removed{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (uint64_t i = 0; i < kPerThread; ++i) {
+        const uint64_t mine = (uint64_t(t + 1) << 40) + i * 16;
+        if (!set.insert(mine)) {
+          refused.fetch_add(1);
+          continue;
+        }
+        // The "other" thread's block: the neighbour's address of the same index, if present.
+        const uint64_t theirs = (uint64_t((t + 1) % kThreads + 1) << 40) + i * 16;
+        if (set.remove(theirs)) removed.fetch_add(1);
+        if (set.remove(mine)) removed.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(refused.load(), 0u);
+  EXPECT_EQ(removed.load(), kThreads * kPerThread);
+  EXPECT_EQ(set.live(), 0u);
 }
 
 TEST(BlockTagTest, RoundTripsOffsetAndGeneration) {
