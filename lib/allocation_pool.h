@@ -27,9 +27,11 @@ struct AllocationSlot {
 class AllocationPool {
  public:
   AllocationPool(size_t slot_count, size_t stack_bytes)
-      : slots_(new AllocationSlot[slot_count]),
+      // Mapped, not from malloc: the pool lives as long as the session, and must not grow the
+      // heap the program allocates from (tests/transparency/malloc_threshold).
+      : slots_(make_mapped_array<AllocationSlot>(slot_count)),
         slot_count_(slot_count),
-        stacks_(make_large_array<uint8_t>(slot_count * stack_bytes)) {
+        stacks_(make_mapped_array<uint8_t>(slot_count * stack_bytes)) {
     for (size_t i = 0; i < slot_count; ++i) {
       slots_[i].snapshot.buffer = stacks_.get() + i * stack_bytes;
       slots_[i].snapshot.capacity = stack_bytes;
@@ -93,7 +95,7 @@ class AllocationPool {
   std::atomic<uint64_t>& dropped() { return dropped_; }
 
  private:
-  std::unique_ptr<AllocationSlot[]> slots_;
+  LargeArray<AllocationSlot> slots_;
   const size_t slot_count_;
   LargeArray<uint8_t> stacks_;
   std::atomic<size_t> ready_{0};

@@ -51,6 +51,19 @@ LargeArray<T> make_large_array(size_t count) {
   return LargeArray<T>(first);
 }
 
+// The same, always mapped (mapped_alloc): for arrays a session keeps for its whole life, which must
+// not grow the heap the program allocates from (see MappedVector below).
+template <class T>
+LargeArray<T> make_mapped_array(size_t count) {
+  static_assert(std::is_trivially_destructible_v<T>, "large_free runs no destructor");
+  if (count > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
+  void* block = mapped_alloc(count * sizeof(T));
+  if (block == nullptr) throw std::bad_alloc();
+  T* first = static_cast<T*>(block);
+  for (size_t i = 0; i < count; ++i) ::new (static_cast<void*>(first + i)) T();
+  return LargeArray<T>(first);
+}
+
 // std::vector allocators. LargeVector, for buffers that may grow past kLargeAllocBytes (the dump
 // writer's chunk, its stack table): small capacities from operator new, large ones from
 // large_alloc (not zero-filled: the vector constructs its elements). MappedVector, for buffers a

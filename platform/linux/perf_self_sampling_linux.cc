@@ -106,7 +106,7 @@ PerfSelfSampling::PerfSelfSampling(LocateStack locate_stack, uint64_t interval_n
           std::clamp<size_t>(stack_copy_size & ~size_t(7), kMinStackBytes, kMaxPerfStackBytes))),
       copy_wanted_deeper_(stack_copy_size > kMaxPerfStackBytes),
       budget_bytes_(budget_bytes),
-      staging_(new uint8_t[kMaxPerfStackBytes + kRecordOverhead]),
+      staging_(make_mapped_array<uint8_t>(kMaxPerfStackBytes + kRecordOverhead)),
       staging_size_(kMaxPerfStackBytes + kRecordOverhead),
       wake_fd_(open_wake_descriptor()) {}
 

@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 
+#include "large_alloc.h"
 #include "perf_event_ring_linux.h"
 #include "self_sampling.h"
 #include "stack_regions_linux.h"
@@ -102,7 +103,9 @@ class PerfSelfSampling final : public SelfSampling {
   const size_t budget_bytes_;
   Ring rings_[kMaxPerfThreads];
   StackSnapshot snapshot_;              // what front() returns
-  std::unique_ptr<uint8_t[]> staging_;  // a record that wraps around its ring's end
+  // A record that wraps around its ring's end. Mapped: kept for the session's life, it must not
+  // grow the heap the program allocates from (tests/transparency/malloc_threshold).
+  LargeArray<uint8_t> staging_;
   size_t staging_size_ = 0;
   int wake_fd_ = -1;  // interrupt_wait() ends a wait() through it (-1: waits are cut at 5 ms)
 };

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs one transparency program unprofiled, then profiled (linked and preloaded, 1 kHz and 10 kHz,
-# busy threads sampled by the kernel where it allows it, and once by timers)
+# busy threads sampled by the kernel where it allows it, and once by timers; and preloaded with the
+# allocation interposer recording allocations, where it is built)
 # and fails unless every profiled run prints the same and exits the same as the unprofiled one.
 # A profiled run must also leave a dump that symbolicate reads (when --symbolicate is given).
 # Extra variables for every profiled run: TRANSPARENCY_ENV="NAME=VALUE ...".
@@ -32,7 +33,14 @@ sed 's/^/   /' "$work/plain.out"
 failed=0
 # Busy threads are sampled by the kernel where it allows it, else by timers' signals: the last
 # run forces timers, so that both ways keep the contract.
-for variant in linked-1ms preload-1ms linked-100us preload-100us preload-100us-timer; do
+# With the allocation interposer beside the library, once more recording allocations at one per
+# 4 KiB on average (small sampled blocks tagged, large ones in the set, most blocks not sampled:
+# every path of the interposer; rate 1 is the torture suite's). The interposer replaces malloc,
+# the contract's one exception, which must change nothing the program can see either.
+variants=(linked-1ms preload-1ms linked-100us preload-100us preload-100us-timer)
+interposer=$(dirname "$preload")/libinprof_allocations.so
+[[ -f $interposer ]] && variants+=(allocations-1ms)
+for variant in "${variants[@]}"; do
     IFS=- read -r how interval way <<<"$variant"
     label=$variant
     dump="$work/$label.inprof"
@@ -40,6 +48,9 @@ for variant in linked-1ms preload-1ms linked-100us preload-100us preload-100us-t
     if [[ $how == linked ]]; then
       run "$label" env INPROF_STARTUP=1 INPROF_INTERVAL=$interval INPROF_OUTPUT="$dump" \
         $way_env ${TRANSPARENCY_ENV:-} "$linked"
+    elif [[ $how == allocations ]]; then
+      run "$label" env LD_PRELOAD="$interposer:$preload" INPROF_STARTUP=1 INPROF_ALLOCATIONS=4K \
+        INPROF_INTERVAL=$interval INPROF_OUTPUT="$dump" ${TRANSPARENCY_ENV:-} "$plain"
     else
       run "$label" env LD_PRELOAD="$preload" INPROF_STARTUP=1 INPROF_INTERVAL=$interval \
         INPROF_OUTPUT="$dump" $way_env ${TRANSPARENCY_ENV:-} "$plain"
