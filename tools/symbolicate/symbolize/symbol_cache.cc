@@ -127,7 +127,9 @@ CachedModule SymbolCache::load(const std::string& key) const {
   module->origin.device = bytes->device();
   module->origin.inode = bytes->inode();
   // Damage after the intact records: appending there would be lost; written whole instead.
-  if (module->origin.intact_bytes != bytes->view().size()) module->origin.records = kMaxSymbolRecords;
+  if (module->origin.intact_bytes != bytes->view().size()) {
+    module->origin.records = kMaxSymbolRecords;
+  }
   refresh_cache_file(path, bytes->time());  // a hit: the last to be evicted
   return std::move(*module);
 }

@@ -211,7 +211,9 @@ void CachedModule::learn_syscall_site(uint64_t vaddr, std::optional<bool> site) 
 CachedModule CachedModule::learnt_part() const {
   CachedModule part;
   for (uint64_t vaddr : learnt_symbols) part.symbols.emplace(vaddr, symbols.at(vaddr));
-  for (uint64_t vaddr : learnt_return_slots) part.return_slots.emplace(vaddr, return_slots.at(vaddr));
+  for (uint64_t vaddr : learnt_return_slots) {
+    part.return_slots.emplace(vaddr, return_slots.at(vaddr));
+  }
   for (uint64_t vaddr : learnt_syscall_sites) {
     part.syscall_sites.emplace(vaddr, syscall_sites.at(vaddr));
   }
