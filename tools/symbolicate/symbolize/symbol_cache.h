@@ -4,9 +4,10 @@
 // (symbol_cache_file.h); a module without a build-id is never cached.
 //
 // Safe for several processes at once: a file is written whole to a temporary name and renamed
-// over the old one, so a reader sees either file; a file that is missing, partial or damaged is
-// a miss. The directory is kept under a size bound: after a write, the least recently used
-// files go first (a hit refreshes a file's time).
+// over the old one, so a reader sees either file, or has a record appended to it with one write
+// (a .sym, symbol_cache_file.h), which a reader that finds it half written leaves out; a file
+// that is missing, partial or damaged is a miss. The directory is kept under a size bound: after
+// a write, the least recently used files go first (a hit refreshes a file's time).
 #ifndef INPROF_TOOLS_SYMBOLICATE_SYMBOL_CACHE_H_
 #define INPROF_TOOLS_SYMBOLICATE_SYMBOL_CACHE_H_
 
