@@ -4,7 +4,10 @@
 #   benchmarks/symbolicate/cache_bench.sh [BUILD_DIR [DUMP_A DUMP_B [DUMP_C]]]   (default: build)
 #
 # Dumps of the same release: by default three recordings of one /usr/bin/python3.11 workload (its
-# DWARF from python3.11-dbg), made here with `inprof record` at 200 us. For each of RUNS
+# DWARF from python3.11-dbg), made here with `inprof record` at 200 us. With WINDOWS=1 instead
+# the fleet's case (issue 25): ONE recording of that workload run for WINDOW_SECONDS (default 7)
+# with `inprof record --rotate 2s`, whose first three windows, consecutive, are A, B and C (the
+# windows of one long-running service, symbolicated in batch). For each of RUNS
 # (default 5) rounds, interleaved so that a change in the machine's load hits all alike:
 #   cold   DUMP_B with --no-cache (the baseline: what every run cost before the cache)
 #   fill   DUMP_A into an empty cache (a cold run that also writes the cache)
@@ -14,7 +17,7 @@
 # and checks that every cached output is byte-identical to the cold one. Prints the best and median
 # wall time of each, the symbolization phase's own time (symbolicate's "time:" line), the cache's
 # hits and misses and its size on disk. Environment: RUNS, FORMAT (default json), KEEP=1 keeps
-# the work directory.
+# the work directory, WINDOWS=1 (above), BUILD_JOBS (default 2) for the build of the tools.
 set -euo pipefail
 
 build=${1:-build}
@@ -31,7 +34,7 @@ if [ $# -ge 3 ]; then
   dump_b=$3
   dump_c=${4:-}
 else
-  cmake --build "$build" -j2 --target symbolicate inprof_launcher inprof_shared >/dev/null
+  cmake --build "$build" -j"${BUILD_JOBS:-2}" --target symbolicate inprof_launcher inprof_shared >/dev/null
   launcher=$(find "$build/tools/inprof" -maxdepth 1 -type f -name inprof -perm -u+x | head -1)
   cat >"$work/workload.py" <<'PY'
 import json, re
@@ -42,17 +45,36 @@ def text(n):
     for w in words: counts[w] = counts.get(w, 0) + 1
     s = json.dumps(sorted(counts.items()))
     return len(re.findall(r"w\d+", s)) + len(json.loads(s))
+def step(): return fib(24) + text(100000) + sum(sorted(range(100000), key=lambda x: -x)[:10])
 total = 0
-for _ in range(12):
-    total += fib(24) + text(100000) + sum(sorted(range(100000), key=lambda x: -x)[:10])
+import os, time
+seconds = float(os.environ.get("WORKLOAD_SECONDS", "0"))
+if seconds:  # a service: the same work over and over until the time is up
+    end = time.monotonic() + seconds
+    while time.monotonic() < end: total += step()
+else:
+    for _ in range(12): total += step()
 print(total)
 PY
-  for d in a b c; do
-    "$launcher" record --no-children -i 200us -o "$work/$d.inprof" -- /usr/bin/python3.11 "$work/workload.py" >/dev/null
-  done
-  dump_a=$work/a.inprof
-  dump_b=$work/b.inprof
-  dump_c=$work/c.inprof
+  if [ "${WINDOWS:-0}" = 1 ]; then
+    # One process, a dump per 2-second window (docs/fleet.md): win-1, win-2, ... The last one,
+    # cut short by the exit, is not used.
+    WORKLOAD_SECONDS=${WINDOW_SECONDS:-7} "$launcher" record --no-children -i 200us --rotate 2s \
+      -o "$work/win-%n.inprof" -- /usr/bin/python3.11 "$work/workload.py" >/dev/null
+    dump_a=$work/win-1.inprof
+    dump_b=$work/win-2.inprof
+    dump_c=$work/win-3.inprof
+    for d in "$dump_a" "$dump_b" "$dump_c"; do
+      [ -s "$d" ] || { echo "cache-bench: no window $d (a longer WINDOW_SECONDS?)" >&2; exit 1; }
+    done
+  else
+    for d in a b c; do
+      "$launcher" record --no-children -i 200us -o "$work/$d.inprof" -- /usr/bin/python3.11 "$work/workload.py" >/dev/null
+    done
+    dump_a=$work/a.inprof
+    dump_b=$work/b.inprof
+    dump_c=$work/c.inprof
+  fi
 fi
 
 ext=$format; [ "$format" = pprof ] && ext=pb.gz

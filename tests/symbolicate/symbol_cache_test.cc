@@ -126,7 +126,46 @@ TEST(SymbolCacheFile, TruncatedOrDamagedBytesDecodeToNothing) {
     damaged[i] = static_cast<char>(damaged[i] ^ 0x40);
     EXPECT_FALSE(decode_symbol_cache("k", damaged)) << "byte " << i << " flipped";
   }
-  EXPECT_FALSE(decode_symbol_cache("k", bytes + "x"));
+  // What follows an intact record and is not one is left out (an append cut short).
+  const auto tail = decode_symbol_cache("k", bytes + "x");
+  ASSERT_TRUE(tail);
+  EXPECT_EQ(tail->origin.intact_bytes, bytes.size());
+  EXPECT_EQ(tail->origin.records, 1u);
+}
+
+// A record appended adds its entries; an address in both keeps the first's; a damaged or
+// truncated record, and any after it, add nothing.
+TEST(SymbolCacheFile, AppendedRecordsAddTheirEntries) {
+  const CachedModule base = sample_symbols("f()");
+  CachedModule more;
+  AddressSymbol d;
+  d.frames.push_back(SourceFrame{"g()", "/src/g.cc", 1, 2, 0x300});
+  more.symbols[0x4000] = d;
+  more.symbols[0x1010] = d;  // also in base
+  more.return_slots[0x4000] = 1;
+  more.syscall_sites[0x4000] = false;
+  const std::string first = encode_symbol_cache("k", base), second = encode_symbol_cache("k", more);
+  auto both = decode_symbol_cache("k", first + second);
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->origin.records, 2u);
+  EXPECT_EQ(both->origin.intact_bytes, first.size() + second.size());
+  CachedModule expected = base;
+  expected.symbols[0x4000] = d;
+  expected.return_slots[0x4000] = 1;
+  expected.syscall_sites[0x4000] = false;
+  EXPECT_TRUE(same(*both, expected));
+  for (size_t n = 1; n < second.size(); ++n) {  // an intact record after it is lost too
+    auto cut = decode_symbol_cache("k", first + second.substr(0, n) + first);
+    ASSERT_TRUE(cut);
+    EXPECT_TRUE(same(*cut, base)) << "cut to " << n;
+    EXPECT_EQ(cut->origin.intact_bytes, first.size());
+  }
+  std::string flipped = second;
+  flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 4);
+  auto damaged = decode_symbol_cache("k", first + flipped);
+  ASSERT_TRUE(damaged);
+  EXPECT_TRUE(same(*damaged, base));
+  EXPECT_FALSE(decode_symbol_cache("k", second.substr(1) + first));
 }
 
 TEST(SymbolCacheFile, AnotherKeyDecodesToNothing) {
@@ -164,6 +203,46 @@ TEST(SymbolCache, ABuildIdThatDiffersMisses) {
   const std::string a_file = cache_files(dir.path("c"))[0];
   fs::copy_file(a_file, fs::path(a_file).parent_path() / (b + ".sym"));
   EXPECT_TRUE(cache.load(b).empty());
+}
+
+// What a run learnt is appended to the file it read (the bytes before stay as they are), until
+// the file holds kMaxSymbolRecords records: then it is written whole, one record again. A file
+// replaced since it was read is not appended to.
+TEST(SymbolCache, StoreAppendsWhatWasLearnt) {
+  symtest::TempDir dir;
+  SymbolCache cache(dir.path("c"), 1 << 20);
+  const std::string key = "00ff-dwarf-0000000000000000";
+  std::string why;
+  ASSERT_TRUE(cache.store(key, sample_symbols("f()"), &why)) << why;
+  const std::string path = cache_files(dir.path("c")).at(0);
+  for (uint64_t run = 1;; ++run) {
+    CachedModule module = cache.load(key);
+    ASSERT_EQ(module.symbols.size(), 2 + run);
+    const uint32_t records = module.origin.records;
+    AddressSymbol learnt;
+    learnt.frames.push_back(SourceFrame{"run" + std::to_string(run), "/src/r.cc", 1, 2, run});
+    module.learn_symbol(0x10000 + run, learnt);
+    module.learn_return_slot(0x10000 + run, 3);
+    const std::string before = read_file(path);
+    ASSERT_TRUE(cache.store(key, module, &why)) << why;
+    const std::string after = read_file(path);
+    const CachedModule reread = cache.load(key);
+    EXPECT_TRUE(same(reread, module)) << "run " << run;
+    if (records == 8) {  // folded: one record, as a module stored whole
+      EXPECT_EQ(reread.origin.records, 1u);
+      EXPECT_EQ(after, inprof::symbolicate::encode_symbol_cache(key, module));
+      break;
+    }
+    EXPECT_EQ(reread.origin.records, records + 1);
+    EXPECT_EQ(after.substr(0, before.size()), before) << "run " << run;
+    ASSERT_LT(run, 20u);
+  }
+  // Read, then replaced by another process's file: written whole, not appended to the other.
+  CachedModule module = cache.load(key);
+  module.learn_symbol(0x20000, AddressSymbol{});
+  ASSERT_TRUE(cache.store(key, sample_symbols("other()"), &why)) << why;
+  ASSERT_TRUE(cache.store(key, module, &why)) << why;
+  EXPECT_EQ(read_file(path), inprof::symbolicate::encode_symbol_cache(key, module));
 }
 
 TEST(SymbolCache, SizeBoundEvictsTheLeastRecentlyUsed) {
@@ -499,6 +578,54 @@ TEST_F(SymbolCacheRun, TwoConcurrentProcessesSharingACacheAgree) {
     ASSERT_EQ(run(dir_.path("c.json")), 0) << err_;
     EXPECT_NE(err_.find(" 0 symbolized"), std::string::npos) << err_;
     EXPECT_EQ(read_file(dir_.path("c.json")), read_file(cold()));
+  }
+}
+
+// Two warm runs of another dump at once: each appends what it learnt to the same .sym
+// (symbol_cache_file.h). The file they leave is intact and answers every address.
+TEST_F(SymbolCacheRun, TwoConcurrentAppendsLeaveAnIntactFile) {
+  const std::string other = dir_.path("other.inprof");
+  {
+    symtest::DumpFile d(other);
+    d.process(symtest::test_process());
+    d.module(symtest::self_module());
+    d.thread_start(1, 0, "main", kThreadMain);
+    const uint64_t leaf = reinterpret_cast<uintptr_t>(&symtest::leaf_function);
+    const uint64_t caller = symtest::caller_function();
+    d.sample(1, 1'000'000, {leaf + 2, caller - 1});
+    d.sample(1, 2'000'000, {leaf + 1, caller});
+    d.end(3'000'000);
+    d.close();
+  }
+  const std::string other_cold = dir_.path("other_cold.json");
+  ASSERT_EQ(symtest::run_symbolicate_binary({other, "--no-cache", "-o", other_cold}, &err_), 0)
+      << err_;
+  auto warm = [&](const std::string& out, std::string* err) {
+    return symtest::run_symbolicate_binary({other, "--cache-dir", cache(), "-o", out}, err);
+  };
+  for (int round = 0; round < 5; ++round) {
+    fs::remove_all(cache());
+    ASSERT_EQ(run(dir_.path("first.json")), 0) << err_;
+    std::string err_a, err_b;
+    int status_a = -1, status_b = -1;
+    const std::string a = dir_.path("a.json"), b = dir_.path("b.json");
+    std::thread second([&] { status_b = warm(b, &err_b); });
+    status_a = warm(a, &err_a);
+    second.join();
+    ASSERT_EQ(status_a, 0) << err_a;
+    ASSERT_EQ(status_b, 0) << err_b;
+    EXPECT_EQ(read_file(a), read_file(other_cold));
+    EXPECT_EQ(read_file(b), read_file(other_cold));
+    ASSERT_EQ(cache_files(cache()).size(), 1u);
+    const std::string file = cache_files(cache())[0];
+    const std::string bytes = read_file(file);
+    const auto decoded = decode_symbol_cache(fs::path(file).stem().string(), bytes);
+    ASSERT_TRUE(decoded);
+    EXPECT_EQ(decoded->origin.intact_bytes, bytes.size());
+    EXPECT_GE(decoded->origin.records, 2u);  // the first run's, then at least one appended
+    ASSERT_EQ(warm(dir_.path("c.json"), &err_), 0) << err_;
+    EXPECT_NE(err_.find(" 0 symbolized (0 found by the module index)"), std::string::npos) << err_;
+    EXPECT_EQ(read_file(dir_.path("c.json")), read_file(other_cold));
   }
 }
 

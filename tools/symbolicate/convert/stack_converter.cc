@@ -121,7 +121,7 @@ std::optional<bool> StackConverter::in_syscall(uint64_t address, uint64_t time_n
     } else if (auto answer = files(m) ? syscall_site(m, vaddr) : std::nullopt) {
       it->second = *answer;
       if (!state.cache_key.empty()) {
-        state.cached.syscall_sites.emplace(vaddr, it->second);
+        state.cached.learn_syscall_site(vaddr, it->second);
         state.cache_learnt = true;
       }
     }
@@ -196,7 +196,7 @@ std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint6
         } else if (auto answer = files(m) ? return_address_slot(m, vaddr) : std::nullopt) {
           slot = *answer;
           if (!state.cache_key.empty()) {
-            state.cached.return_slots.emplace(vaddr, slot);
+            state.cached.learn_return_slot(vaddr, slot);
             state.cache_learnt = true;
           }
         }
@@ -426,14 +426,14 @@ const AddressSymbol* StackConverter::symbol_for(size_t m, uint64_t vaddr) {
     }
     if (std::optional<AddressSymbol> answer = state.index.symbolize(vaddr)) {
       state.cache_learnt = true;
-      return &state.cached.symbols.emplace(vaddr, std::move(*answer)).first->second;
+      return &state.cached.learn_symbol(vaddr, std::move(*answer));
     }
   }
   ModuleSymbolizer* sym = symbolizer(m);
   if (!sym) return &kNothing;
   if (state.cache_key.empty()) return &sym->lookup(vaddr);
   state.cache_learnt = true;
-  return &state.cached.symbols.emplace(vaddr, sym->symbolize(vaddr)).first->second;
+  return &state.cached.learn_symbol(vaddr, sym->symbolize(vaddr));
 }
 
 void StackConverter::symbolize_ahead() {

@@ -30,7 +30,7 @@ std::optional<CacheFileBytes> read_cache_file(const std::string& path, CacheFile
       if (map != MAP_FAILED) {
         std::shared_ptr<const char> data(static_cast<const char*>(map),
                                          [n](const char* p) { ::munmap(const_cast<char*>(p), n); });
-        out.emplace(std::move(data), n, file_time_of(st));
+        out.emplace(std::move(data), n, file_time_of(st), st.st_dev, st.st_ino);
       }
     } else {
       std::shared_ptr<char[]> data(new char[n ? n : 1]);  // uninitialised: read over at once
@@ -41,7 +41,8 @@ std::optional<CacheFileBytes> read_cache_file(const std::string& path, CacheFile
         done += static_cast<size_t>(got);
       }
       if (done == n) {
-        out.emplace(std::shared_ptr<const char>(data, data.get()), n, file_time_of(st));
+        out.emplace(std::shared_ptr<const char>(data, data.get()), n, file_time_of(st), st.st_dev,
+                    st.st_ino);
       }
     }
   }

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -31,21 +32,24 @@ inline constexpr std::chrono::minutes kRefreshAfter{10};
 // Files from this size on are mapped rather than read.
 inline constexpr size_t kMapCacheFilesFrom = 64 << 10;
 
-// A whole cache file, and its time when it was opened.
+// A whole cache file, its time when it was opened and its identity (0, 0 where unknown).
 class CacheFileBytes {
  public:
   CacheFileBytes(std::shared_ptr<const char> data, size_t size,
-                 std::filesystem::file_time_type time)
-      : data_(std::move(data)), size_(size), time_(time) {}
+                 std::filesystem::file_time_type time, uint64_t device = 0, uint64_t inode = 0)
+      : data_(std::move(data)), size_(size), time_(time), device_(device), inode_(inode) {}
   std::string_view view() const { return {data_.get(), size_}; }
   // Keeps the bytes: parts of them may be used past the file's decoding without a copy.
   const std::shared_ptr<const char>& owner() const { return data_; }
   std::filesystem::file_time_type time() const { return time_; }
+  uint64_t device() const { return device_; }
+  uint64_t inode() const { return inode_; }
 
  private:
   std::shared_ptr<const char> data_;
   size_t size_;
   std::filesystem::file_time_type time_;
+  uint64_t device_, inode_;
 };
 
 // The files already read, by identity (device, inode): a unit pack (unit_pack.h) has a name per

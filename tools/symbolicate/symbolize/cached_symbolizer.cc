@@ -36,7 +36,7 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
         index_read = 1;
       }
       if (std::optional<AddressSymbol> answer = use.indexes[m].symbolize(vaddr)) {
-        known.emplace(vaddr, std::move(*answer));
+        use.known[m].learn_symbol(vaddr, std::move(*answer));
         use.learnt[m] = 1;
         ++use.indexed;
         continue;
@@ -78,7 +78,7 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
           module.results[i] = computed->results[k];
           module.done[i] = 1;
           if (!keys[m].empty()) {
-            known.emplace(vaddr, std::move(computed->results[k]));
+            use.known[m].learn_symbol(vaddr, std::move(computed->results[k]));
             use.learnt[m] = 1;
           }
         }

@@ -5,6 +5,11 @@
 
 #include <cstdio>  // renameat2, RENAME_EXCHANGE
 #endif
+#if !defined(_WIN32)
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -29,6 +34,9 @@ namespace {
 
 constexpr const char* kSuffix = ".sym";
 constexpr const char* kTempMarker = ".tmp.";
+// A .sym with this many records (symbol_cache_file.h) is written whole at the next store: each
+// record repeats its names, so a file never folded would decode slower and slower.
+constexpr uint32_t kMaxSymbolRecords = 8;
 
 // A name no other process or thread picks at the same time. The random part is drawn once per
 // process (a random_device per file cost a system call or more for each of a run's files).
@@ -116,6 +124,12 @@ CachedModule SymbolCache::load(const std::string& key) const {
   if (!bytes) return {};
   std::optional<CachedModule> module = decode_symbol_cache(key, bytes->view());
   if (!module) return {};
+  module->origin.device = bytes->device();
+  module->origin.inode = bytes->inode();
+  // Damage after the intact records: appending there would be lost; written whole instead.
+  if (module->origin.intact_bytes != bytes->view().size()) {
+    module->origin.records = kMaxSymbolRecords;
+  }
   refresh_cache_file(path, bytes->time());  // a hit: the last to be evicted
   return std::move(*module);
 }
@@ -123,7 +137,35 @@ CachedModule SymbolCache::load(const std::string& key) const {
 bool SymbolCache::store(const std::string& key, const CachedModule& module,
                         std::string* why) const {
   if (key.empty()) return false;
+  if (append(key, module)) return true;
   return write_atomically(path_of(key), encode_symbol_cache(key, module), why);
+}
+
+bool SymbolCache::append(const std::string& key, const CachedModule& module) const {
+#if !defined(_WIN32)
+  const SymbolFileOrigin& origin = module.origin;
+  if (origin.intact_bytes == 0 || origin.inode == 0 || origin.records >= kMaxSymbolRecords) {
+    return false;
+  }
+  if (!module.learnt_any()) return true;  // the file holds it all already
+  const std::string record = encode_symbol_cache(key, module.learnt_part());
+  const int fd = ::open(path_of(key).c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return false;
+  // The file read, not one renamed over it since (which this record would not belong after).
+  // Another process may have appended meanwhile: O_APPEND puts each record whole after the
+  // other (one write each; a reader finding one half written stops before it).
+  struct stat st;
+  bool ok = ::fstat(fd, &st) == 0 && uint64_t(st.st_dev) == origin.device &&
+            uint64_t(st.st_ino) == origin.inode && uint64_t(st.st_size) >= origin.intact_bytes;
+  if (ok) ok = ::write(fd, record.data(), record.size()) == ssize_t(record.size());
+  // A write cut short (a full disk) leaves a damaged tail, which the whole rewrite replaces.
+  ::close(fd);
+  return ok;
+#else
+  (void)key;
+  (void)module;
+  return false;
+#endif
 }
 
 std::string SymbolCache::unit_path(const std::string& key, uint64_t unit) const {

@@ -4,9 +4,10 @@
 // (symbol_cache_file.h); a module without a build-id is never cached.
 //
 // Safe for several processes at once: a file is written whole to a temporary name and renamed
-// over the old one, so a reader sees either file; a file that is missing, partial or damaged is
-// a miss. The directory is kept under a size bound: after a write, the least recently used
-// files go first (a hit refreshes a file's time).
+// over the old one, so a reader sees either file, or has a record appended to it with one write
+// (a .sym, symbol_cache_file.h), which a reader that finds it half written leaves out; a file
+// that is missing, partial or damaged is a miss. The directory is kept under a size bound: after
+// a write, the least recently used files go first (a hit refreshes a file's time).
 #ifndef INPROF_TOOLS_SYMBOLICATE_SYMBOL_CACHE_H_
 #define INPROF_TOOLS_SYMBOLICATE_SYMBOL_CACHE_H_
 
@@ -37,9 +38,11 @@ class SymbolCache {
 
   // What is cached for `key`; empty on a miss of any kind.
   CachedModule load(const std::string& key) const;
-  // Replaces `key`'s file with `module`. Failures (a read-only directory, a full disk) only leave
-  // the cache as it was: false, with the reason in `why`. The caller evicts (evict()) once it
-  // has written what it had: one pass over the directory, not one per file written.
+  // Writes `module` as `key`'s file: what it learnt since load() appended to the file read, if
+  // that file is still there (symbol_cache_file.h), else the whole module, replacing any file.
+  // Failures (a read-only directory, a full disk) only leave the cache as it was: false, with
+  // the reason in `why`. The caller evicts (evict()) once it has written what it had: one pass
+  // over the directory, not one per file written.
   bool store(const std::string& key, const CachedModule& module, std::string* why) const;
   // `key`'s module index (module_index.h): its module part from DIR/v<version>/<key>.idx
   // (none on a miss of any kind), its units read from <key>.<unit>.unit when first needed.
@@ -57,6 +60,10 @@ class SymbolCache {
 
  private:
   std::string path_of(const std::string& key) const;
+  // Appends what `module` learnt to the file it was read from. False (nothing written) where
+  // that file is gone or replaced, holds kMaxSymbolRecords already, or cannot be appended to:
+  // the module is then written whole, which also folds the records into one.
+  bool append(const std::string& key, const CachedModule& module) const;
   std::string index_path(const std::string& key) const { return dir_ + "/" + key + ".idx"; }
   std::string unit_path(const std::string& key, uint64_t unit) const;
   // Writes `bytes` to a temporary file and renames it to `path`.

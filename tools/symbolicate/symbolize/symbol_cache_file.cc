@@ -92,24 +92,25 @@ std::string encode_symbol_cache(std::string_view key, const CachedModule& module
   return std::move(file.out());
 }
 
-std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::string_view bytes) {
+namespace {
+
+// Decodes the record at the start of `bytes` into `module`: its length, or 0 if it is not a
+// complete, intact record of this version for `key` (`module` is then to be dropped).
+size_t decode_record(std::string_view key, std::string_view bytes, CachedModule& module) {
   if (bytes.size() < sizeof kMagic + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
-    return std::nullopt;
+    return 0;
   }
-  uint64_t checksum;
-  std::memcpy(&checksum, bytes.data() + bytes.size() - 8, 8);
-  bytes.remove_suffix(8);
-  if (fast_checksum(bytes.data(), bytes.size()) != checksum) return std::nullopt;
+  // Parsed first (every read is bounded), then checked: the record's end is where parsing ends.
   ByteReader in(bytes.substr(sizeof kMagic));
   uint32_t version, string_count;
   std::string_view stored_key;
   if (!in.u32(&version) || version != kSymbolCacheVersion || !in.bytes(&stored_key) ||
       stored_key != key || !in.u32(&string_count) || string_count > in.left() / 4) {
-    return std::nullopt;
+    return 0;
   }
   std::vector<std::string_view> strings(string_count);
   for (std::string_view& s : strings) {
-    if (!in.bytes(&s)) return std::nullopt;
+    if (!in.bytes(&s)) return 0;
   }
   auto string_at = [&](std::string* out) {
     uint32_t i;
@@ -118,57 +119,105 @@ std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::strin
     return true;
   };
   uint64_t count;
-  if (!in.u64(&count) || count > in.left() / 13) return std::nullopt;
-  CachedModule module;
+  if (!in.u64(&count) || count > in.left() / 13) return 0;
   auto& symbols = module.symbols;
-  symbols.reserve(count);
+  symbols.reserve(symbols.size() + count);
   for (uint64_t k = 0; k < count; ++k) {
     uint64_t vaddr;
     uint8_t has_symbol;
     AddressSymbol s;
-    if (!in.u64(&vaddr) || !in.u8(&has_symbol) || has_symbol > 1) return std::nullopt;
+    if (!in.u64(&vaddr) || !in.u8(&has_symbol) || has_symbol > 1) return 0;
     if (has_symbol) {
       NativeSymbolInfo info;
       uint8_t has_size;
       uint64_t size;
       if (!string_at(&info.name) || !in.u64(&info.vaddr) || !in.u8(&has_size) || has_size > 1 ||
           !in.u64(&size)) {
-        return std::nullopt;
+        return 0;
       }
       if (has_size) info.size = size;
       s.symbol = std::move(info);
     }
     uint32_t frames;
-    if (!in.u32(&frames) || frames > in.left() / 24) return std::nullopt;
+    if (!in.u32(&frames) || frames > in.left() / 24) return 0;
     s.frames.resize(frames);
     for (SourceFrame& f : s.frames) {
       if (!string_at(&f.function) || !string_at(&f.file) || !in.u32(&f.decl_line) ||
           !in.u32(&f.line) || !in.u64(&f.function_key)) {
-        return std::nullopt;
+        return 0;
       }
     }
-    if (!symbols.emplace(vaddr, std::move(s)).second) return std::nullopt;
+    if (!symbols.emplace(vaddr, std::move(s)).second) return 0;
   }
-  if (!in.u64(&count) || count > in.left() / 12) return std::nullopt;
+  if (!in.u64(&count) || count > in.left() / 12) return 0;
   for (uint64_t k = 0; k < count; ++k) {
     uint64_t vaddr;
     uint32_t slot;
-    if (!in.u64(&vaddr) || !in.u32(&slot)) return std::nullopt;
+    if (!in.u64(&vaddr) || !in.u32(&slot)) return 0;
     std::optional<unsigned> value;
     if (slot != UINT32_MAX) value = slot;
-    if (!module.return_slots.emplace(vaddr, value).second) return std::nullopt;
+    if (!module.return_slots.emplace(vaddr, value).second) return 0;
   }
-  if (!in.u64(&count) || count > in.left() / 9) return std::nullopt;
+  if (!in.u64(&count) || count > in.left() / 9) return 0;
   for (uint64_t k = 0; k < count; ++k) {
     uint64_t vaddr;
     uint8_t site;
-    if (!in.u64(&vaddr) || !in.u8(&site) || site > 2) return std::nullopt;
+    if (!in.u64(&vaddr) || !in.u8(&site) || site > 2) return 0;
     std::optional<bool> value;
     if (site < 2) value = site == 1;
-    if (!module.syscall_sites.emplace(vaddr, value).second) return std::nullopt;
+    if (!module.syscall_sites.emplace(vaddr, value).second) return 0;
   }
-  if (in.left() != 0) return std::nullopt;
+  const size_t checked = sizeof kMagic + in.position();
+  uint64_t checksum;
+  if (!in.u64(&checksum) || fast_checksum(bytes.data(), checked) != checksum) return 0;
+  return checked + 8;
+}
+
+}  // namespace
+
+std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::string_view bytes) {
+  CachedModule module;
+  size_t at = decode_record(key, bytes, module);
+  if (at == 0) return std::nullopt;
+  module.origin.records = 1;
+  while (at < bytes.size()) {
+    CachedModule added;  // an address in two records (two runs learnt it) keeps the first's
+    const size_t n = decode_record(key, bytes.substr(at), added);
+    if (n == 0) break;
+    at += n;
+    ++module.origin.records;
+    module.symbols.merge(added.symbols);
+    module.return_slots.merge(added.return_slots);
+    module.syscall_sites.merge(added.syscall_sites);
+  }
+  module.origin.intact_bytes = at;
   return module;
+}
+
+const AddressSymbol& CachedModule::learn_symbol(uint64_t vaddr, AddressSymbol symbol) {
+  auto [it, inserted] = symbols.emplace(vaddr, std::move(symbol));
+  if (inserted) learnt_symbols.push_back(vaddr);
+  return it->second;
+}
+
+void CachedModule::learn_return_slot(uint64_t vaddr, std::optional<unsigned> slot) {
+  if (return_slots.emplace(vaddr, slot).second) learnt_return_slots.push_back(vaddr);
+}
+
+void CachedModule::learn_syscall_site(uint64_t vaddr, std::optional<bool> site) {
+  if (syscall_sites.emplace(vaddr, site).second) learnt_syscall_sites.push_back(vaddr);
+}
+
+CachedModule CachedModule::learnt_part() const {
+  CachedModule part;
+  for (uint64_t vaddr : learnt_symbols) part.symbols.emplace(vaddr, symbols.at(vaddr));
+  for (uint64_t vaddr : learnt_return_slots) {
+    part.return_slots.emplace(vaddr, return_slots.at(vaddr));
+  }
+  for (uint64_t vaddr : learnt_syscall_sites) {
+    part.syscall_sites.emplace(vaddr, syscall_sites.at(vaddr));
+  }
+  return part;
 }
 
 }  // namespace inprof::symbolicate

@@ -2,6 +2,11 @@
 // symbolized to, keyed by the module's build-id. Decoding checks everything (magic, format
 // version, key, lengths, a checksum of the whole): a damaged or foreign file decodes to nothing,
 // never to wrong names.
+//
+// A file is one record, or one followed by records appended since, each holding only what a
+// later run learnt (so that a warm run does not re-encode and rewrite the whole module). Every
+// record is checked alike; decoding stops at the first that is not intact (a write cut short, or
+// still under way in another process): what it and any after it hold is a miss.
 #ifndef INPROF_TOOLS_SYMBOLICATE_SYMBOL_CACHE_FILE_H_
 #define INPROF_TOOLS_SYMBOLICATE_SYMBOL_CACHE_FILE_H_
 
@@ -22,6 +27,13 @@ namespace inprof::symbolicate {
 // 2: the .sym's checksum is byte_io.h's fast_checksum (FNV-1a went a byte at a time).
 inline constexpr uint32_t kSymbolCacheVersion = 2;
 
+// The file a module was read from, as it was: what appending to it needs (SymbolCache::store).
+struct SymbolFileOrigin {
+  uint64_t device = 0, inode = 0;
+  uint64_t intact_bytes = 0;  // 0: not read from a file
+  uint32_t records = 0;       // the first and those appended
+};
+
 // What is known of one module, by the module's own virtual address.
 struct CachedModule {
   std::unordered_map<uint64_t, AddressSymbol> symbols;  // ModuleSymbolizer::symbolize
@@ -31,11 +43,28 @@ struct CachedModule {
   // when the code could not be read.
   std::unordered_map<uint64_t, std::optional<bool>> syscall_sites;
   bool empty() const { return symbols.empty() && return_slots.empty() && syscall_sites.empty(); }
+
+  // Adds what a run learnt, remembered apart too: what was read is not written again.
+  const AddressSymbol& learn_symbol(uint64_t vaddr, AddressSymbol symbol);
+  void learn_return_slot(uint64_t vaddr, std::optional<unsigned> slot);
+  void learn_syscall_site(uint64_t vaddr, std::optional<bool> site);
+  // Only what was learnt: the record to append.
+  CachedModule learnt_part() const;
+  bool learnt_any() const {
+    return !learnt_symbols.empty() || !learnt_return_slots.empty() || !learnt_syscall_sites.empty();
+  }
+
+  std::vector<uint64_t> learnt_symbols, learnt_return_slots, learnt_syscall_sites;  // by address
+  SymbolFileOrigin origin;  // set by SymbolCache::load
 };
 
-// `key` names the module (build-id and the files read); it is stored and checked.
+// One record of `module` (all of it; `key` names the module, build-id and the files read: it is
+// stored and checked). A file written whole is one record; a record appended to a file adds its
+// entries to those before.
 std::string encode_symbol_cache(std::string_view key, const CachedModule& module);
-// nullopt when `bytes` is not a complete, intact file of this version for `key`.
+// nullopt when `bytes` does not start with a complete, intact record of this version for `key`;
+// else its entries and those of the intact records after it (origin.intact_bytes says how far
+// they go, origin.records how many).
 std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::string_view bytes);
 
 }  // namespace inprof::symbolicate
