@@ -1,7 +1,8 @@
 // The addresses of large sampled blocks still alive (small ones carry a tag instead: block_tag.h),
-// so that a free of a large block can tell, in one lookup, whether it was sampled. Open addressing with linear probing over atomic
-// words (0 empty, 1 a tombstone); bounded probes; no lock, no allocation after construction,
-// safe from any thread and from a signal handler. The memory is given by the owner.
+// so that a free of a large block can tell, in one lookup, whether it was sampled. Open addressing
+// with linear probing over atomic words (0 empty, 1 a tombstone); bounded probes; no lock, no
+// allocation after construction, safe from any thread and from a signal handler. The memory is
+// given by the owner.
 #ifndef INPROF_LIB_ALLOCATIONS_ADDRESS_SET_H_
 #define INPROF_LIB_ALLOCATIONS_ADDRESS_SET_H_
 

@@ -1,6 +1,7 @@
 // How a free recognizes a small sampled block without a lookup (docs/design/allocations.md,
 // section 2). A small sampled allocation is made `offset` bytes larger than asked and handed out
-// `offset` bytes into the allocator's block (large ones keep their size: see the interposer); the 8 bytes just before the pointer handed out hold a tag:
+// `offset` bytes into the allocator's block (large ones keep their size: see the interposer); the 8
+// bytes just before the pointer handed out hold a tag:
 //
 //   bit 63        always 1
 //   bits 48..62   kMagic

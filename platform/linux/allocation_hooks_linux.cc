@@ -64,12 +64,12 @@ constexpr size_t kLargestTagged = kLargeBytes - BlockTag::kMinOffset - 1;
 std::atomic<bool> g_enabled{false};
 // Once set, stays: a sampled block (tagged, or in the set) may be freed at any time later.
 std::atomic<bool> g_sampled_blocks{false};
-std::atomic<uint64_t> g_in_flight{0};   // threads between the guard and the end of a recording
+std::atomic<uint64_t> g_in_flight{0};  // threads between the guard and the end of a recording
 // Written only while disabled with nobody in flight.
 InprofAllocationSink g_sink{};
 uint64_t g_rate = 0;
-uint16_t g_generation = 0;  // the recording session's, in its blocks' tags (never 0)
-SampledAddressSet g_set;    // the session's large sampled blocks
+uint16_t g_generation = 0;                 // the recording session's, in its blocks' tags (never 0)
+SampledAddressSet g_set;                   // the session's large sampled blocks
 std::atomic<uint64_t>* g_slots = nullptr;  // mapped once, never unmapped (a free may read it)
 size_t g_slot_count = 0;
 std::atomic<uint64_t> g_sampled{0}, g_untracked{0}, g_frees{0};
@@ -125,11 +125,16 @@ enum class Shape : uint8_t { kMalloc, kCalloc, kAligned, kValloc, kPvalloc };
 
 void* plain(Shape shape, size_t size, size_t alignment) {
   switch (shape) {
-    case Shape::kMalloc: return __libc_malloc(size);
-    case Shape::kCalloc: return __libc_calloc(1, size);
-    case Shape::kAligned: return __libc_memalign(alignment, size);
-    case Shape::kValloc: return __libc_valloc(size);
-    case Shape::kPvalloc: return __libc_pvalloc(size);
+    case Shape::kMalloc:
+      return __libc_malloc(size);
+    case Shape::kCalloc:
+      return __libc_calloc(1, size);
+    case Shape::kAligned:
+      return __libc_memalign(alignment, size);
+    case Shape::kValloc:
+      return __libc_valloc(size);
+    case Shape::kPvalloc:
+      return __libc_pvalloc(size);
   }
   return nullptr;
 }
@@ -189,7 +194,8 @@ void mark_sampled_blocks() {
 // A large sampled block, at its own size: recorded, then put in the set.
 void record_large(ThreadState& t, void* block, size_t size, uint8_t kind, void* caller) {
   mark_sampled_blocks();
-  if (record(t, block, size, kind, caller) != 0 && !g_set.insert(reinterpret_cast<uint64_t>(block))) {
+  if (record(t, block, size, kind, caller) != 0 &&
+      !g_set.insert(reinterpret_cast<uint64_t>(block))) {
     g_untracked.fetch_add(1, std::memory_order_relaxed);
   }
 }
@@ -501,17 +507,11 @@ INPROF_NEW void operator delete(void* block) noexcept { release(block); }
 INPROF_NEW void operator delete[](void* block) noexcept { release(block); }
 INPROF_NEW void operator delete(void* block, size_t) noexcept { release(block); }
 INPROF_NEW void operator delete[](void* block, size_t) noexcept { release(block); }
-INPROF_NEW void operator delete(void* block, const std::nothrow_t&) noexcept {
-  release(block);
-}
-INPROF_NEW void operator delete[](void* block, const std::nothrow_t&) noexcept {
-  release(block);
-}
+INPROF_NEW void operator delete(void* block, const std::nothrow_t&) noexcept { release(block); }
+INPROF_NEW void operator delete[](void* block, const std::nothrow_t&) noexcept { release(block); }
 INPROF_NEW void operator delete(void* block, std::align_val_t) noexcept { release(block); }
 INPROF_NEW void operator delete[](void* block, std::align_val_t) noexcept { release(block); }
-INPROF_NEW void operator delete(void* block, size_t, std::align_val_t) noexcept {
-  release(block);
-}
+INPROF_NEW void operator delete(void* block, size_t, std::align_val_t) noexcept { release(block); }
 INPROF_NEW void operator delete[](void* block, size_t, std::align_val_t) noexcept {
   release(block);
 }

@@ -102,7 +102,7 @@ class PerfSelfSampling final : public SelfSampling {
   const bool copy_wanted_deeper_;  // stack_copy_size asks for more than the kernel copies
   const size_t budget_bytes_;
   Ring rings_[kMaxPerfThreads];
-  StackSnapshot snapshot_;              // what front() returns
+  StackSnapshot snapshot_;  // what front() returns
   // A record that wraps around its ring's end. Mapped: kept for the session's life, it must not
   // grow the heap the program allocates from (tests/transparency/malloc_threshold).
   LargeArray<uint8_t> staging_;

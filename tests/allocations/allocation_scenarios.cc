@@ -53,10 +53,12 @@ __attribute__((noinline)) bool block_semantics() {
     fill_usable(p, size);
     // Grow and shrink: the contents stay.
     p = static_cast<char*>(std::realloc(p, size * 3));
-    expect(p != nullptr && static_cast<unsigned char>(p[size - 1]) == 0xA5, "realloc grow lost data");
+    expect(p != nullptr && static_cast<unsigned char>(p[size - 1]) == 0xA5,
+           "realloc grow lost data");
     fill_usable(p, size * 3);
     p = static_cast<char*>(std::realloc(p, size / 2 + 1));
-    expect(p != nullptr && static_cast<unsigned char>(p[size / 2]) == 0xA5, "realloc shrink lost data");
+    expect(p != nullptr && static_cast<unsigned char>(p[size / 2]) == 0xA5,
+           "realloc shrink lost data");
     fill_usable(p, size / 2 + 1);
     std::free(p);
   }
@@ -69,8 +71,9 @@ __attribute__((noinline)) bool block_semantics() {
     buffer = static_cast<unsigned char*>(std::realloc(buffer, size));
     expect(buffer != nullptr, "realloc of a growing buffer failed");
     if (buffer == nullptr) return false;
-    expect(filled == 0 || (buffer[0] == 1 && buffer[filled - 1] == static_cast<unsigned char>(filled)),
-           "a growing buffer lost its contents");
+    expect(
+        filled == 0 || (buffer[0] == 1 && buffer[filled - 1] == static_cast<unsigned char>(filled)),
+        "a growing buffer lost its contents");
     buffer[0] = 1;
     buffer[size - 1] = static_cast<unsigned char>(size);
     filled = size;
