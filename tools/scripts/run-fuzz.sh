@@ -62,38 +62,61 @@ export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:suppressions=$root/tests/sanitizers/ubsan.supp"
 # -timeout: one input may take at most this long; -rss_limit_mb: and this much memory.
 limits=(-timeout=10 -rss_limit_mb=2048 -max_len=65536)
-failed=()
-summary=()
-for target in "${targets[@]}"; do
-  bin="$build/tests/fuzz/$target"
-  corpus="$root/tests/fuzz/corpus/$target"
-  dir="$work/$target"
+# One target: replay its corpus, then fuzz it. Its verdict goes to $work/<target>/verdict (a
+# summary line, or FAIL), so that targets can run side by side, one per core.
+fuzz_one() {
+  local target=$1
+  local bin="$build/tests/fuzz/$target"
+  local corpus="$root/tests/fuzz/corpus/$target"
+  local dir="$work/$target"
   rm -rf "$dir"
   mkdir -p "$dir/new" "$dir/artifacts"
   # Replay: every committed input once, as a regression test.
   if ! "$bin" "${limits[@]}" -runs=0 "$corpus" >"$dir/replay.log" 2>&1; then
-    tail -40 "$dir/replay.log"
-    echo "== $target: FAIL: an input of the committed corpus fails"
-    failed+=("$target")
-    continue
+    { tail -40 "$dir/replay.log"
+      echo "== $target: FAIL: an input of the committed corpus fails"; } >"$dir/report"
+    echo FAIL >"$dir/verdict"
+    return
   fi
-  runs=0
+  local runs=0
   if ((seconds > 0)); then
     # New inputs go to $dir/new; the committed corpus is read only.
     if ! "$bin" "${limits[@]}" -max_total_time="$seconds" -print_final_stats=1 \
         -artifact_prefix="$dir/artifacts/" "$dir/new" "$corpus" >"$dir/fuzz.log" 2>&1; then
-      tail -60 "$dir/fuzz.log"
-      echo "== $target: FAIL: finding kept in $dir/artifacts/"
-      failed+=("$target")
-      continue
+      { tail -60 "$dir/fuzz.log"
+        echo "== $target: FAIL: finding kept in $dir/artifacts/"; } >"$dir/report"
+      echo FAIL >"$dir/verdict"
+      return
     fi
     runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$dir/fuzz.log" | tail -1)
     if ((merge)); then
       "$bin" "${limits[@]}" -merge=1 "$corpus" "$dir/new" >"$dir/merge.log" 2>&1
     fi
   fi
-  summary+=("$target: corpus $(ls "$corpus" | wc -l) inputs replayed, ${runs} runs in ${seconds} s")
-  echo "== ${summary[-1]}"
+  echo "$target: corpus $(ls "$corpus" | wc -l) inputs replayed, ${runs} runs in ${seconds} s" \
+    >"$dir/verdict"
+}
+
+running=0
+for target in "${targets[@]}"; do
+  if ((running >= jobs)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$target" &
+  running=$((running + 1))
+done
+wait || true
+failed=()
+summary=()
+for target in "${targets[@]}"; do
+  verdict=$(cat "$work/$target/verdict" 2>/dev/null || echo FAIL)
+  if [[ $verdict == FAIL ]]; then
+    cat "$work/$target/report" 2>/dev/null || echo "== $target: FAIL: no verdict"
+    failed+=("$target")
+  else
+    summary+=("$verdict")
+  fi
 done
 printf '== %s\n' "${summary[@]}"
 echo "== fuzz: total $((SECONDS - start)) s"
