@@ -1,6 +1,8 @@
 // libinprof_allocations: the allocation interposer (docs/design/allocations.md, section 2). It
-// replaces the malloc family and C++ new/delete, forwards every call to glibc's own allocator
-// (the __libc_* functions, bound at load time: no dlsym bootstrap), and, while a session records
+// replaces the malloc family and C++ new/delete, forwards every call to the allocator the program
+// would have without it: glibc's own (the __libc_* functions, bound at load time), or one the
+// program brings in a library of its own (jemalloc, tcmalloc: next_allocator_linux.h, every call
+// through it and no tags, below), and, while a session records
 // allocations, samples them by bytes (lib/allocations/sampling.h) and hands the sampled ones to
 // the core's sink (lib/allocations/allocation_sink.h). Loaded only when the user asks for
 // allocation profiling (LD_PRELOAD by `inprof record --allocations`, or linked through
@@ -36,6 +38,7 @@
 #include "allocations/allocation_sink.h"
 #include "allocations/block_tag.h"
 #include "allocations/sampling.h"
+#include "next_allocator_linux.h"
 
 extern "C" {
 void* __libc_malloc(size_t size);
@@ -52,6 +55,8 @@ void* __libc_pvalloc(size_t size);
 namespace {
 
 using inprof::internal::AllocationRng;
+using inprof::internal::AllocatorRoute;
+using inprof::internal::next_allocator;
 using inprof::internal::BlockTag;
 using inprof::internal::SampledAddressSet;
 
@@ -91,6 +96,35 @@ __attribute__((tls_model("initial-exec"))) constinit thread_local ThreadState t_
 
 inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 
+// The shapes of allocation a sampled call may need, with each allocator's plain way of making each.
+enum class Shape : uint8_t { kMalloc, kCalloc, kAligned, kValloc, kPvalloc };
+
+// Whose allocator every call goes to, known from the first call on (next_allocator_linux.h).
+// Every hook asks first: anything but glibc's goes out of line.
+std::atomic<AllocatorRoute> g_route{AllocatorRoute::kUnresolved};
+inline bool glibc_route() {
+  return g_route.load(std::memory_order_relaxed) == AllocatorRoute::kGlibc;
+}
+inline bool foreign_route() {
+  return g_route.load(std::memory_order_relaxed) == AllocatorRoute::kForeign;
+}
+// The route, looked up if nobody has yet. kUnresolved: this thread is looking it up (inside
+// dlsym), and gets glibc's blocks, remembered as such.
+AllocatorRoute settle_route() {
+  AllocatorRoute route = g_route.load(std::memory_order_relaxed);
+  if (route == AllocatorRoute::kUnresolved) {
+    route = inprof::internal::resolve_next_allocator();
+    if (route != AllocatorRoute::kUnresolved) g_route.store(route, std::memory_order_relaxed);
+  }
+  return route;
+}
+
+// Every hook's way when the route is not glibc's (defined below, after the glibc paths).
+void* routed_allocation(Shape shape, size_t size, size_t alignment, uint8_t kind, void* caller);
+void* routed_reallocate(void* block, size_t size, void* caller);
+void routed_release(void* block);
+size_t routed_usable_size(void* block);
+
 uint64_t thread_id(ThreadState& t) {
   if (t.tid == 0) t.tid = static_cast<uint64_t>(syscall(SYS_gettid));
   return t.tid;
@@ -120,10 +154,9 @@ size_t glibc_usable_size(void* block) {
   return usable != nullptr ? usable(block) : 0;
 }
 
-// The shapes of allocation a sampled call may need, with glibc's plain way of making each.
-enum class Shape : uint8_t { kMalloc, kCalloc, kAligned, kValloc, kPvalloc };
+size_t page_size() { return static_cast<size_t>(getpagesize()); }
 
-void* plain(Shape shape, size_t size, size_t alignment) {
+void* glibc_plain(Shape shape, size_t size, size_t alignment) {
   switch (shape) {
     case Shape::kMalloc:
       return __libc_malloc(size);
@@ -137,6 +170,62 @@ void* plain(Shape shape, size_t size, size_t alignment) {
       return __libc_pvalloc(size);
   }
   return nullptr;
+}
+
+// An aligned block of the foreign allocator's, by whichever of its functions it has.
+void* foreign_aligned(size_t alignment, size_t size) {
+  const auto& next = next_allocator();
+  if (next.memalign != nullptr) return next.memalign(alignment, size);
+  if (next.posix_memalign != nullptr) {
+    void* block = nullptr;
+    size_t asked = alignment < sizeof(void*) ? sizeof(void*) : alignment;
+    const int error = next.posix_memalign(&block, asked, size);
+    if (error == 0) return block;
+    errno = error;
+    return nullptr;
+  }
+  if (next.aligned_alloc != nullptr) {
+    return next.aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+  }
+  errno = ENOMEM;
+  return nullptr;
+}
+
+// The foreign allocator's plain way of making each shape; what it lacks, made of what it has
+// (never glibc's: the block would go back to the foreign allocator).
+void* foreign_plain(Shape shape, size_t size, size_t alignment) {
+  const auto& next = next_allocator();
+  switch (shape) {
+    case Shape::kMalloc:
+      return next.malloc(size);
+    case Shape::kCalloc:
+      if (next.calloc != nullptr) return next.calloc(1, size);
+      if (void* block = next.malloc(size)) return std::memset(block, 0, size);
+      return nullptr;
+    case Shape::kAligned:
+      return foreign_aligned(alignment, size);
+    case Shape::kValloc:
+      return next.valloc != nullptr ? next.valloc(size) : foreign_aligned(page_size(), size);
+    case Shape::kPvalloc: {
+      if (next.pvalloc != nullptr) return next.pvalloc(size);
+      const size_t rounded = (size + page_size() - 1) & ~(page_size() - 1);
+      if (rounded < size) {
+        errno = ENOMEM;
+        return nullptr;
+      }
+      return foreign_aligned(page_size(), rounded == 0 ? page_size() : rounded);
+    }
+  }
+  return nullptr;
+}
+
+void* plain(Shape shape, size_t size, size_t alignment) {
+  return foreign_route() ? foreign_plain(shape, size, alignment)
+                         : glibc_plain(shape, size, alignment);
+}
+
+void* plain_realloc(void* block, size_t size) {
+  return foreign_route() ? next_allocator().realloc(block, size) : __libc_realloc(block, size);
 }
 
 // Records a sampled allocation; returns the generation its tag carries (0: not recorded).
@@ -183,8 +272,6 @@ bool countdown_sampled(ThreadState& t, size_t size) {
   return sampled;
 }
 
-size_t page_size() { return static_cast<size_t>(getpagesize()); }
-
 void mark_sampled_blocks() {
   if (!g_sampled_blocks.load(std::memory_order_relaxed)) {
     g_sampled_blocks.store(true, std::memory_order_relaxed);
@@ -227,7 +314,7 @@ __attribute__((noinline)) void* sampled_allocation(Shape shape, size_t size, siz
   void* user;
   if (!countdown_sampled(t, size) || size == 0 || t.excluded) {
     user = plain(shape, size, alignment);
-  } else if (bytes > kLargestTagged || offset == 0 || bytes < size) {
+  } else if (foreign_route() || bytes > kLargestTagged || offset == 0 || bytes < size) {
     user = plain(shape, size, alignment);
     if (user != nullptr) record_large(t, user, size, kind, caller);
   } else {
@@ -278,6 +365,9 @@ bool valid_posix_alignment(size_t alignment) {
 }
 
 void* aligned(size_t alignment, size_t size, void* caller) {
+  if (!glibc_route()) [[unlikely]] {
+    return routed_allocation(Shape::kAligned, size, alignment, kInprofAllocAligned, caller);
+  }
   if (!enabled() || !countdown_ends(size)) return __libc_memalign(alignment, size);
   return sampled_allocation(Shape::kAligned, size, alignment, kInprofAllocAligned, caller);
 }
@@ -304,14 +394,14 @@ __attribute__((noinline)) void* reallocate_tagged(void* user, BlockTag tag, size
 // in the set), else moved into a small tagged block (at most 4 KiB to copy).
 __attribute__((noinline)) void* sampled_reallocation(void* block, size_t size, void* caller) {
   ThreadState& t = t_state;
-  if (t.busy) return __libc_realloc(block, size);
+  if (t.busy) return plain_realloc(block, size);
   t.busy = true;
   const int saved_errno = errno;
   void* result;
   if (!countdown_sampled(t, size) || t.excluded) {
-    result = __libc_realloc(block, size);
-  } else if (size > kLargestTagged) {
-    result = __libc_realloc(block, size);
+    result = plain_realloc(block, size);
+  } else if (foreign_route() || size > kLargestTagged) {
+    result = plain_realloc(block, size);
     if (result != nullptr) record_large(t, result, size, kInprofAllocRealloc, caller);
   } else {
     void* fresh = __libc_malloc(size + BlockTag::kMinOffset);
@@ -336,6 +426,7 @@ __attribute__((noinline)) void release_large(void* block) {
 }
 
 void* reallocate(void* block, size_t size, void* caller) {
+  if (!glibc_route()) [[unlikely]] return routed_reallocate(block, size, caller);
   if (block != nullptr && g_sampled_blocks.load(std::memory_order_relaxed)) {
     const uint64_t word = word_before(block);
     BlockTag tag;
@@ -357,7 +448,10 @@ template <bool kNothrow>
 inline void* new_block(size_t size, size_t alignment, uint8_t kind, void* caller) {
   for (;;) {
     void* block;
-    if (enabled() && countdown_ends(size)) {
+    if (!glibc_route()) [[unlikely]] {
+      block = routed_allocation(alignment ? Shape::kAligned : Shape::kMalloc, size, alignment,
+                                kind, caller);
+    } else if (enabled() && countdown_ends(size)) {
       block = sampled_allocation(alignment ? Shape::kAligned : Shape::kMalloc, size, alignment,
                                  kind, caller);
     } else {
@@ -385,6 +479,7 @@ inline void* new_block(size_t size, size_t alignment, uint8_t kind, void* caller
 }
 
 inline void release(void* block) {
+  if (!glibc_route()) [[unlikely]] return routed_release(block);
   if (block != nullptr && g_sampled_blocks.load(std::memory_order_relaxed)) {
     const uint64_t word = word_before(block);
     BlockTag tag;
@@ -392,6 +487,89 @@ inline void release(void* block) {
     if (maybe_in_set(word)) release_large(block);
   }
   __libc_free(block);
+}
+
+// The routes other than glibc's. While this thread looks the allocator up (kUnresolved), glibc's
+// blocks, remembered; with a foreign allocator, every call through it, every sampled block at its
+// own size and in the set (the word before a foreign block is not ours to read: nothing may be
+// there, or nothing mapped), and glibc's bootstrap blocks given back to glibc.
+using inprof::internal::forget_bootstrap_block;
+using inprof::internal::is_bootstrap_block;
+using inprof::internal::remember_bootstrap_block;
+
+__attribute__((noinline)) void* routed_allocation(Shape shape, size_t size, size_t alignment,
+                                                  uint8_t kind, void* caller) {
+  if (settle_route() == AllocatorRoute::kUnresolved) {
+    void* block = glibc_plain(shape, size, alignment);
+    if (block != nullptr) remember_bootstrap_block(block, size);
+    return block;
+  }
+  if (enabled() && countdown_ends(size)) {
+    return sampled_allocation(shape, size, alignment, kind, caller);
+  }
+  return plain(shape, size, alignment);
+}
+
+__attribute__((noinline)) void routed_release(void* block) {
+  if (block == nullptr) return;
+  const AllocatorRoute route = settle_route();
+  if (route == AllocatorRoute::kUnresolved || forget_bootstrap_block(block)) {
+    return __libc_free(block);
+  }
+  if (route == AllocatorRoute::kGlibc) return release(block);
+  if (g_sampled_blocks.load(std::memory_order_relaxed) && g_set.live() != 0) {
+    release_large(block);
+  }
+  next_allocator().free(block);
+}
+
+__attribute__((noinline)) void* routed_reallocate(void* block, size_t size, void* caller) {
+  const AllocatorRoute route = settle_route();
+  size_t old_size = 0;
+  if (route == AllocatorRoute::kUnresolved) {
+    const bool known = block != nullptr && forget_bootstrap_block(block, &old_size);
+    void* fresh = __libc_realloc(block, size);
+    if (fresh != nullptr) {
+      remember_bootstrap_block(fresh, size);
+    } else if (known && size != 0) {
+      remember_bootstrap_block(block, old_size);  // failed: the old block stays
+    }
+    return fresh;
+  }
+  if (route == AllocatorRoute::kGlibc) return reallocate(block, size, caller);
+  if (block != nullptr && forget_bootstrap_block(block, &old_size)) {
+    // glibc's block: moved into the allocator's.
+    if (size == 0) {
+      __libc_free(block);
+      return nullptr;
+    }
+    void* fresh = routed_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller);
+    if (fresh == nullptr) {
+      remember_bootstrap_block(block, old_size);
+      return nullptr;
+    }
+    std::memcpy(fresh, block, old_size < size ? old_size : size);
+    __libc_free(block);
+    return fresh;
+  }
+  if (block == nullptr) return routed_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller);
+  if (g_sampled_blocks.load(std::memory_order_relaxed) && g_set.live() != 0) {
+    release_large(block);  // its new block is sampled anew, or not
+  }
+  if (!enabled() || size == 0 || !countdown_ends(size)) {
+    return next_allocator().realloc(block, size);
+  }
+  return sampled_reallocation(block, size, caller);
+}
+
+__attribute__((noinline)) size_t routed_usable_size(void* block) {
+  const AllocatorRoute route = settle_route();
+  size_t size = 0;
+  if (block == nullptr) return 0;
+  if (is_bootstrap_block(block, &size)) return size;  // what was asked: all that is known
+  if (route != AllocatorRoute::kForeign) return glibc_usable_size(block);
+  const auto usable = next_allocator().usable_size;
+  return usable != nullptr ? usable(block) : 0;
 }
 
 void forget_after_fork() {
@@ -404,6 +582,7 @@ void forget_after_fork() {
 }
 
 __attribute__((constructor)) void at_load() {
+  settle_route();  // at the latest now, before the program's threads
   pthread_atfork(nullptr, nullptr, forget_after_fork);
   glibc_usable_size(nullptr);  // looked up now rather than inside a realloc
 }
@@ -413,6 +592,9 @@ __attribute__((constructor)) void at_load() {
 #define CALLER __builtin_return_address(0)
 
 INPROF_HOOK void* malloc(size_t size) {
+  if (!glibc_route()) [[unlikely]] {
+    return routed_allocation(Shape::kMalloc, size, 0, kInprofAllocMalloc, CALLER);
+  }
   if (!enabled() || !countdown_ends(size)) return __libc_malloc(size);
   return sampled_allocation(Shape::kMalloc, size, 0, kInprofAllocMalloc, CALLER);
 }
@@ -420,8 +602,15 @@ INPROF_HOOK void* malloc(size_t size) {
 INPROF_HOOK void free(void* block) { release(block); }
 
 INPROF_HOOK void* calloc(size_t count, size_t size) {
-  if (!enabled()) return __libc_calloc(count, size);
   size_t bytes;
+  if (!glibc_route()) [[unlikely]] {
+    if (__builtin_mul_overflow(count, size, &bytes)) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+    return routed_allocation(Shape::kCalloc, bytes, 0, kInprofAllocCalloc, CALLER);
+  }
+  if (!enabled()) return __libc_calloc(count, size);
   if (__builtin_mul_overflow(count, size, &bytes) || !countdown_ends(bytes)) {
     return __libc_calloc(count, size);
   }
@@ -456,17 +645,24 @@ INPROF_HOOK void* memalign(size_t alignment, size_t size) {
 }
 
 INPROF_HOOK void* valloc(size_t size) {
+  if (!glibc_route()) [[unlikely]] {
+    return routed_allocation(Shape::kValloc, size, 0, kInprofAllocAligned, CALLER);
+  }
   if (!enabled() || !countdown_ends(size)) return __libc_valloc(size);
   return sampled_allocation(Shape::kValloc, size, 0, kInprofAllocAligned, CALLER);
 }
 
 INPROF_HOOK void* pvalloc(size_t size) {
+  if (!glibc_route()) [[unlikely]] {
+    return routed_allocation(Shape::kPvalloc, size, 0, kInprofAllocAligned, CALLER);
+  }
   if (!enabled() || !countdown_ends(size)) return __libc_pvalloc(size);
   return sampled_allocation(Shape::kPvalloc, size, 0, kInprofAllocAligned, CALLER);
 }
 
 // A tagged block's usable size is what follows its tag.
 INPROF_HOOK size_t malloc_usable_size(void* block) {
+  if (!glibc_route()) [[unlikely]] return routed_usable_size(block);
   BlockTag tag;
   if (block != nullptr && g_sampled_blocks.load(std::memory_order_relaxed) &&
       tagged(word_before(block), tag)) {

@@ -1,5 +1,5 @@
 // Driving @firefox-devtools/profiler-cli from the end-to-end checks: one daemon session per
-// check, started with a retry (the daemon must come up within 500 ms) and always stopped.
+// check, waited for when its daemon is slow to come up, and always stopped.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +19,32 @@ export function run(file, args, env = process.env) {
   return r.stdout;
 }
 
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Waits for a daemon still starting to answer `status`: true once it does, false if it died.
+function awaitDaemon(cli, pid) {
+  const deadline = Date.now() + kCommandTimeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      cli('status');
+      return true;
+    } catch {
+      if (!alive(pid)) return false;
+      sleep(250);
+    }
+  }
+  return false;
+}
+
 // Loads `profile` in a new session and calls body(cli), where cli(...args) runs one command in
 // that session and returns its stdout. The session is stopped and its directory removed whatever
 // happens; a failing stop is reported through onStopError.
@@ -30,8 +56,10 @@ export function withSession(cliPath, profile, prefix, body, onStopError) {
   let session = prefix;
   const cli = (...args) => run(process.execPath, [cliPath, ...args, '--session', session], env);
   try {
-    // `load` gives its daemon only 500 ms to come up, too little on a busy machine; it then says
-    // so, with the daemon's pid. That daemon is ended and the load retried in a new session.
+    // `load` gives its daemon only 500 ms to come up (hard-coded), too little on a busy machine;
+    // it then says so, with the daemon's pid, and leaves that daemon starting. It is waited for
+    // (its `status` answers once the profile is loaded); only if it died is the load retried in
+    // a new session.
     for (let attempt = 1; ; ++attempt) {
       session = `${prefix}-${attempt}`;
       try {
@@ -39,15 +67,13 @@ export function withSession(cliPath, profile, prefix, body, onStopError) {
         break;
       } catch (e) {
         const slow = /did not become ready[^]*?pid (\d+)/.exec(e.message);
-        if (!slow || attempt === 8) throw e;
-        console.log(`note: the profiler-cli daemon was slow to start (attempt ${attempt}); retrying`);
-        try {
-          process.kill(Number(slow[1]));
-        } catch {
-          // It may have exited meanwhile.
+        if (!slow || attempt === 4) throw e;
+        const pid = Number(slow[1]);
+        if (awaitDaemon(cli, pid)) {
+          console.log(`note: the profiler-cli daemon was slow to start (attempt ${attempt}); waited for it`);
+          break;
         }
-        // A machine busy enough to miss 500 ms once often stays busy for a while: back off.
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500 * attempt);
+        console.log(`note: the profiler-cli daemon died while starting (attempt ${attempt}); retrying`);
       }
     }
     return body(cli);

@@ -26,6 +26,8 @@ packages=(
   lld
   # symbolicate --format pprof is checked by the real consumer, `go tool pprof`.
   golang-go
+  # The allocation interposer keeps a program's own allocator: a test program links jemalloc.
+  libjemalloc-dev
 )
 # The Firefox Profiler's own loading code (profiler-cli, from npm) checks generated profiles.
 if ! command -v node >/dev/null 2>&1; then packages+=(nodejs); fi
