@@ -113,7 +113,7 @@ inline bool foreign_route() {
 AllocatorRoute settle_route() {
   AllocatorRoute route = g_route.load(std::memory_order_relaxed);
   if (route == AllocatorRoute::kUnresolved) {
-    route = inprof::internal::resolve_next_allocator();
+    route = inprof::internal::resolve_next_allocator(reinterpret_cast<const void*>(&settle_route));
     if (route != AllocatorRoute::kUnresolved) g_route.store(route, std::memory_order_relaxed);
   }
   return route;
@@ -187,8 +187,7 @@ void* foreign_aligned(size_t alignment, size_t size) {
   if (next.aligned_alloc != nullptr) {
     return next.aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
   }
-  errno = ENOMEM;
-  return nullptr;
+  return __libc_memalign(alignment, size);  // what the program would get without the interposer
 }
 
 // The foreign allocator's plain way of making each shape; what it lacks, made of what it has

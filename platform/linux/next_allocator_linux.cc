@@ -28,20 +28,28 @@ const void* module_of(const void* code) {
   return info.dli_fbase;
 }
 
+// Where definitions are looked up: after the interposer (RTLD_NEXT), or, when the program
+// itself (or a library before the interposer) defines malloc, from the start (RTLD_DEFAULT).
+// Then the hooks see only what that allocator leaves to them (C++ new and delete, say), and
+// those must reach it too.
+void* g_scope = RTLD_NEXT;
+
 template <typename F>
-F next_definition(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+F definition(const char* name) {
+  return reinterpret_cast<F>(dlsym(g_scope, name));
 }
 
 // A definition from the allocator's own library, or none (glibc's would make glibc's blocks).
 template <typename F>
 F own(const void* home, const char* name) {
-  F f = next_definition<F>(name);
+  F f = definition<F>(name);
   return module_of(reinterpret_cast<const void*>(f)) == home ? f : nullptr;
 }
 
-AllocatorRoute look_up(NextAllocator& next) {
-  next.malloc = next_definition<void* (*)(size_t)>("malloc");
+AllocatorRoute look_up(NextAllocator& next, const void* interposer_code) {
+  const auto first = reinterpret_cast<const void*>(dlsym(RTLD_DEFAULT, "malloc"));
+  if (first != nullptr && module_of(first) != module_of(interposer_code)) g_scope = RTLD_DEFAULT;
+  next.malloc = definition<void* (*)(size_t)>("malloc");
   const void* libc = module_of(reinterpret_cast<const void*>(&gnu_get_libc_version));
   const void* home = module_of(reinterpret_cast<const void*>(next.malloc));
   if (next.malloc == nullptr || home == nullptr || home == libc) return AllocatorRoute::kGlibc;
@@ -63,14 +71,14 @@ AllocatorRoute look_up(NextAllocator& next) {
 
 }  // namespace
 
-AllocatorRoute resolve_next_allocator() {
+AllocatorRoute resolve_next_allocator(const void* interposer_code) {
   if (g_stage.load(std::memory_order_acquire) == 2) return g_route.load(std::memory_order_relaxed);
   if (t_resolving) return AllocatorRoute::kUnresolved;
   int expected = 0;
   if (g_stage.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {
     t_resolving = true;
     NextAllocator next;
-    const AllocatorRoute route = look_up(next);
+    const AllocatorRoute route = look_up(next, interposer_code);
     if (route == AllocatorRoute::kForeign) g_next = next;
     g_route.store(route, std::memory_order_relaxed);
     t_resolving = false;

@@ -35,8 +35,9 @@ struct NextAllocator {
 
 // Looks the allocator up (once; other threads wait for the first). While the looking-up thread
 // is inside dlsym, whatever it allocates comes from glibc and is remembered (bootstrap_block):
-// with a foreign allocator such a block must go back to glibc.
-AllocatorRoute resolve_next_allocator();
+// with a foreign allocator such a block must go back to glibc. `interposer_code`: any address in
+// the interposer (a malloc defined anywhere else comes before it in the lookup order).
+AllocatorRoute resolve_next_allocator(const void* interposer_code);
 // Whether this thread is the one looking the allocator up (its allocations: glibc's).
 bool resolving_next_allocator();
 const NextAllocator& next_allocator();
