@@ -78,13 +78,19 @@ PY
 fi
 
 ext=$format; [ "$format" = pprof ] && ext=pb.gz
-# Runs symbolicate; prints "WALL SYMBOLIZE" seconds; stderr kept in $work/last.err.
+# Runs symbolicate; prints "WALL SYMBOLIZE" seconds; stderr kept in $work/last.err. Timed by
+# bash's own clock (EPOCHREALTIME, bash 5), read without starting a process: two `$(date
+# +%s.%N)` around the run timed a start of `date` with it, 5-15 ms on this machine, as much as a
+# warm run's own fixed costs (docs/results.md, "Symbol cache", round 8).
 timed() {
   local t0 t1
-  t0=$(date +%s.%N)
+  t0=${EPOCHREALTIME:-}
+  [ -n "$t0" ] || t0=$(date +%s.%N)  # bash before 5
   "$symbolicate" "$@" --format "$format" --no-progress 2>"$work/last.err" || {
     cat "$work/last.err" >&2; exit 1; }
-  t1=$(date +%s.%N)
+  t1=${EPOCHREALTIME:-}
+  [ -n "$t1" ] || t1=$(date +%s.%N)
+  t0=${t0/,/.} t1=${t1/,/.}  # a locale's decimal comma
   local sym
   sym=$(sed -n 's/.*symbolize \([0-9.]*\) s.*/\1/p' "$work/last.err" | head -1)
   echo "$(echo "$t1 - $t0" | bc) ${sym:-0}"

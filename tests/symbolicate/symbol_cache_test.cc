@@ -168,6 +168,55 @@ TEST(SymbolCacheFile, AppendedRecordsAddTheirEntries) {
   EXPECT_FALSE(decode_symbol_cache("k", second.substr(1) + first));
 }
 
+// Given the addresses a run wants, only their symbols are decoded; the others are checked as
+// strictly (damage anywhere still decodes to nothing) and decoded when asked for, each as the
+// first record that has it says.
+TEST(SymbolCacheFile, OnlyWantedSymbolsAreDecodedTheOthersWhenAsked) {
+  const CachedModule base = sample_symbols("f()");
+  CachedModule more;
+  AddressSymbol d;
+  d.frames.push_back(SourceFrame{"g()", "/src/g.cc", 1, 2, 0x300});
+  more.symbols[0x4000] = d;
+  more.symbols[0x1010] = d;  // also in base: base's is the answer
+  const std::string first = encode_symbol_cache("k", base), second = encode_symbol_cache("k", more);
+  const std::string bytes = first + second;
+  const std::vector<uint64_t> wanted = {0x2000, 0x4000, 0x9999};
+  auto some = decode_symbol_cache("k", bytes, &wanted);
+  ASSERT_TRUE(some);
+  EXPECT_EQ(some->symbols.size(), 2u);
+  EXPECT_EQ(some->origin.records, 2u);
+  EXPECT_EQ(some->return_slots, base.return_slots);  // not filtered
+  const AddressSymbol* f = some->find_symbol(0x1010);
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->frames.size(), 2u);
+  EXPECT_EQ(f->frames[0].function, "f()");
+  ASSERT_NE(some->find_symbol(0x3004), nullptr);
+  EXPECT_EQ(some->find_symbol(0x3004)->symbol->name, "no_size");
+  EXPECT_EQ(some->find_symbol(0x5000), nullptr);
+  CachedModule all = *some;
+  all.decode_all();
+  CachedModule expected = base;
+  expected.symbols[0x4000] = d;
+  EXPECT_TRUE(same(all, expected));
+  const std::vector<uint64_t> none;
+  for (size_t i = 0; i < first.size(); ++i) {
+    std::string damaged = first;
+    damaged[i] = static_cast<char>(damaged[i] ^ 0x40);
+    EXPECT_FALSE(decode_symbol_cache("k", damaged, &none)) << "byte " << i << " flipped";
+  }
+  for (size_t n = 0; n < first.size(); ++n) {
+    EXPECT_FALSE(decode_symbol_cache("k", first.substr(0, n), &none)) << "truncated to " << n;
+  }
+  // A damaged appended record adds nothing to find either.
+  std::string flipped = second;
+  flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 4);
+  auto damaged = decode_symbol_cache("k", first + flipped, &none);
+  ASSERT_TRUE(damaged);
+  EXPECT_EQ(damaged->find_symbol(0x4000), nullptr);
+  ASSERT_NE(damaged->find_symbol(0x1010), nullptr);
+  EXPECT_EQ(damaged->find_symbol(0x1010)->frames[0].function, "f()");
+}
+
 TEST(SymbolCacheFile, AnotherKeyDecodesToNothing) {
   const std::string bytes = encode_symbol_cache("aaaa-dwarf-0", sample_symbols("f()"));
   EXPECT_FALSE(decode_symbol_cache("bbbb-dwarf-0", bytes));
@@ -243,6 +292,35 @@ TEST(SymbolCache, StoreAppendsWhatWasLearnt) {
   ASSERT_TRUE(cache.store(key, sample_symbols("other()"), &why)) << why;
   ASSERT_TRUE(cache.store(key, module, &why)) << why;
   EXPECT_EQ(read_file(path), inprof::symbolicate::encode_symbol_cache(key, module));
+}
+
+// A run that decoded only its own addresses and must write the file whole (folding its
+// records) writes what it did not decode too.
+TEST(SymbolCache, AFileWrittenWholeKeepsWhatTheRunDidNotDecode) {
+  symtest::TempDir dir;
+  SymbolCache cache(dir.path("c"), 1 << 20);
+  const std::string key = "00ff-dwarf-0000000000000000";
+  std::string why;
+  CachedModule expected = sample_symbols("f()");
+  ASSERT_TRUE(cache.store(key, expected, &why)) << why;
+  const std::vector<uint64_t> wanted = {0x2000};
+  for (uint64_t run = 1;; ++run) {
+    CachedModule module = cache.load(key, &wanted);
+    EXPECT_EQ(module.symbols.size(), 1u);
+    const uint32_t records = module.origin.records;
+    AddressSymbol learnt;
+    learnt.frames.push_back(SourceFrame{"run" + std::to_string(run), "/src/r.cc", 1, 2, run});
+    module.learn_symbol(0x10000 + run, learnt);
+    expected.symbols[0x10000 + run] = learnt;
+    ASSERT_TRUE(cache.store(key, module, &why)) << why;
+    const CachedModule reread = cache.load(key);
+    EXPECT_TRUE(same(reread, expected)) << "run " << run;
+    if (records == 8) {
+      EXPECT_EQ(reread.origin.records, 1u);
+      break;
+    }
+    ASSERT_LT(run, 20u);
+  }
 }
 
 TEST(SymbolCache, SizeBoundEvictsTheLeastRecentlyUsed) {

@@ -416,9 +416,7 @@ const AddressSymbol* StackConverter::symbol_for(size_t m, uint64_t vaddr) {
     if (batch.done[i]) return &batch.results[i];
   }
   // Not looked up ahead (a caller the leaf fix-up inserted): do it here.
-  if (auto known = state.cached.symbols.find(vaddr); known != state.cached.symbols.end()) {
-    return &known->second;
-  }
+  if (const AddressSymbol* known = state.cached.find_symbol(vaddr)) return known;
   if (!state.cache_key.empty()) {
     if (!state.index_read) {
       state.index = options_.cache->load_index(state.cache_key);

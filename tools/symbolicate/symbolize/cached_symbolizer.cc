@@ -25,7 +25,8 @@ SymbolCacheUse symbolize_with_cache(std::vector<ModuleAddresses>& modules,
   for (size_t m = 0; m < modules.size(); ++m) {
     ModuleAddresses& module = modules[m];
     auto& known = use.known[m].symbols;
-    if (!keys[m].empty()) use.known[m] = cache->load(keys[m]);
+    // Only the symbols of this dump's addresses decoded (module.vaddrs is sorted).
+    if (!keys[m].empty()) use.known[m] = cache->load(keys[m], &module.vaddrs);
     ModuleAddresses todo;
     todo.files = module.files;
     uint8_t& index_read = use.index_read[m];

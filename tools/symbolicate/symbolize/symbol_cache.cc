@@ -117,12 +117,14 @@ std::string SymbolCache::path_of(const std::string& key) const {
   return dir_ + "/" + key + kSuffix;
 }
 
-CachedModule SymbolCache::load(const std::string& key) const {
+CachedModule SymbolCache::load(const std::string& key,
+                               const std::vector<uint64_t>* wanted) const {
   if (key.empty()) return {};
   const std::string path = path_of(key);
   std::optional<CacheFileBytes> bytes = read_cache_file(path);
   if (!bytes) return {};
-  std::optional<CachedModule> module = decode_symbol_cache(key, bytes->view());
+  std::optional<CachedModule> module =
+      decode_symbol_cache(key, bytes->view(), wanted, bytes->owner());
   if (!module) return {};
   module->origin.device = bytes->device();
   module->origin.inode = bytes->inode();
@@ -138,6 +140,11 @@ bool SymbolCache::store(const std::string& key, const CachedModule& module,
                         std::string* why) const {
   if (key.empty()) return false;
   if (append(key, module)) return true;
+  if (!module.undecoded.empty()) {  // written whole: with what this run did not ask for
+    CachedModule whole = module;
+    whole.decode_all();
+    return write_atomically(path_of(key), encode_symbol_cache(key, whole), why);
+  }
   return write_atomically(path_of(key), encode_symbol_cache(key, module), why);
 }
 

@@ -36,8 +36,9 @@ class SymbolCache {
   // without a build-id.
   static std::string key(const std::vector<uint8_t>& build_id, const ModuleFiles& files);
 
-  // What is cached for `key`; empty on a miss of any kind.
-  CachedModule load(const std::string& key) const;
+  // What is cached for `key`; empty on a miss of any kind. With `wanted` (sorted addresses):
+  // only their symbols decoded, the others when asked for (CachedModule::find_symbol).
+  CachedModule load(const std::string& key, const std::vector<uint64_t>* wanted = nullptr) const;
   // Writes `module` as `key`'s file: what it learnt since load() appended to the file read, if
   // that file is still there (symbol_cache_file.h), else the whole module, replacing any file.
   // Failures (a read-only directory, a full disk) only leave the cache as it was: false, with

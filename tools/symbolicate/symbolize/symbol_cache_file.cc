@@ -94,9 +94,64 @@ std::string encode_symbol_cache(std::string_view key, const CachedModule& module
 
 namespace {
 
+// Reads the symbol of an entry, after its address, into `out`; with `out` null only past it,
+// checked alike (every name within the record's string table).
+bool read_symbol(ByteReader& in, const std::vector<std::string_view>& strings,
+                 AddressSymbol* out) {
+  auto string_at = [&](std::string* s) {
+    uint32_t i;
+    if (!in.u32(&i) || i >= strings.size()) return false;
+    if (s) s->assign(strings[i]);
+    return true;
+  };
+  uint8_t has_symbol;
+  if (!in.u8(&has_symbol) || has_symbol > 1) return false;
+  if (has_symbol) {
+    NativeSymbolInfo info;
+    uint8_t has_size;
+    uint64_t size;
+    if (!string_at(out ? &info.name : nullptr) || !in.u64(&info.vaddr) || !in.u8(&has_size) ||
+        has_size > 1 || !in.u64(&size)) {
+      return false;
+    }
+    if (has_size) info.size = size;
+    if (out) out->symbol = std::move(info);
+  }
+  uint32_t frames;
+  if (!in.u32(&frames) || frames > in.left() / 24) return false;
+  if (!out) {
+    for (uint32_t k = 0; k < frames; ++k) {
+      uint32_t decl_line, line;
+      uint64_t function_key;
+      if (!string_at(nullptr) || !string_at(nullptr) || !in.u32(&decl_line) || !in.u32(&line) ||
+          !in.u64(&function_key)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  out->frames.resize(frames);
+  for (SourceFrame& f : out->frames) {
+    if (!string_at(&f.function) || !string_at(&f.file) || !in.u32(&f.decl_line) ||
+        !in.u32(&f.line) || !in.u64(&f.function_key)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Where a record lies in the file, and which of its symbols to decode.
+struct RecordPlace {
+  size_t start;                         // its offset in the file
+  uint32_t number;                      // 0 for the first
+  const std::vector<uint64_t>* wanted;  // sorted; null: all
+};
+
 // Decodes the record at the start of `bytes` into `module`: its length, or 0 if it is not a
-// complete, intact record of this version for `key` (`module` is then to be dropped).
-size_t decode_record(std::string_view key, std::string_view bytes, CachedModule& module) {
+// complete, intact record of this version for `key` (`module` is then to be dropped). Symbols
+// not wanted go to `undecoded`, their record's strings to `module.record_strings`.
+size_t decode_record(std::string_view key, std::string_view bytes, const RecordPlace& place,
+                     CachedModule& module, std::vector<CachedModule::Undecoded>& undecoded) {
   if (bytes.size() < sizeof kMagic + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
     return 0;
   }
@@ -112,42 +167,28 @@ size_t decode_record(std::string_view key, std::string_view bytes, CachedModule&
   for (std::string_view& s : strings) {
     if (!in.bytes(&s)) return 0;
   }
-  auto string_at = [&](std::string* out) {
-    uint32_t i;
-    if (!in.u32(&i) || i >= strings.size()) return false;
-    out->assign(strings[i]);
-    return true;
-  };
   uint64_t count;
   if (!in.u64(&count) || count > in.left() / 13) return 0;
   auto& symbols = module.symbols;
   symbols.reserve(symbols.size() + count);
-  for (uint64_t k = 0; k < count; ++k) {
+  const size_t undecoded_before = undecoded.size();
+  auto wanted = place.wanted ? place.wanted->begin() : std::vector<uint64_t>::const_iterator();
+  for (uint64_t k = 0, last = 0; k < count; ++k) {
     uint64_t vaddr;
-    uint8_t has_symbol;
+    // Written in address order, each once (encode_symbol_cache): anything else is damage.
+    if (!in.u64(&vaddr) || (k > 0 && vaddr <= last)) return 0;
+    last = vaddr;
+    if (place.wanted) {
+      wanted = std::lower_bound(wanted, place.wanted->end(), vaddr);
+      if (wanted == place.wanted->end() || *wanted != vaddr) {
+        undecoded.push_back({vaddr, place.number, place.start + sizeof kMagic + in.position()});
+        if (!read_symbol(in, strings, nullptr)) return 0;
+        continue;
+      }
+    }
     AddressSymbol s;
-    if (!in.u64(&vaddr) || !in.u8(&has_symbol) || has_symbol > 1) return 0;
-    if (has_symbol) {
-      NativeSymbolInfo info;
-      uint8_t has_size;
-      uint64_t size;
-      if (!string_at(&info.name) || !in.u64(&info.vaddr) || !in.u8(&has_size) || has_size > 1 ||
-          !in.u64(&size)) {
-        return 0;
-      }
-      if (has_size) info.size = size;
-      s.symbol = std::move(info);
-    }
-    uint32_t frames;
-    if (!in.u32(&frames) || frames > in.left() / 24) return 0;
-    s.frames.resize(frames);
-    for (SourceFrame& f : s.frames) {
-      if (!string_at(&f.function) || !string_at(&f.file) || !in.u32(&f.decl_line) ||
-          !in.u32(&f.line) || !in.u64(&f.function_key)) {
-        return 0;
-      }
-    }
-    if (!symbols.emplace(vaddr, std::move(s)).second) return 0;
+    if (!read_symbol(in, strings, &s)) return 0;
+    symbols.emplace(vaddr, std::move(s));
   }
   if (!in.u64(&count) || count > in.left() / 12) return 0;
   for (uint64_t k = 0; k < count; ++k) {
@@ -170,28 +211,80 @@ size_t decode_record(std::string_view key, std::string_view bytes, CachedModule&
   const size_t checked = sizeof kMagic + in.position();
   uint64_t checksum;
   if (!in.u64(&checksum) || fast_checksum(bytes.data(), checked) != checksum) return 0;
+  if (undecoded.size() > undecoded_before) {  // its strings are needed to decode those later
+    module.record_strings.resize(place.number + 1);
+    module.record_strings[place.number] = std::move(strings);
+  }
   return checked + 8;
 }
 
 }  // namespace
 
-std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::string_view bytes) {
+std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::string_view bytes,
+                                                const std::vector<uint64_t>* wanted,
+                                                std::shared_ptr<const char> owner) {
   CachedModule module;
-  size_t at = decode_record(key, bytes, module);
+  std::vector<CachedModule::Undecoded> undecoded;
+  size_t at = decode_record(key, bytes, {0, 0, wanted}, module, undecoded);
   if (at == 0) return std::nullopt;
   module.origin.records = 1;
   while (at < bytes.size()) {
     CachedModule added;  // an address in two records (two runs learnt it) keeps the first's
-    const size_t n = decode_record(key, bytes.substr(at), added);
-    if (n == 0) break;
+    const size_t undecoded_before = undecoded.size();
+    const size_t n =
+        decode_record(key, bytes.substr(at), {at, module.origin.records, wanted}, added, undecoded);
+    if (n == 0) {
+      undecoded.resize(undecoded_before);  // none of a damaged record
+      break;
+    }
     at += n;
     ++module.origin.records;
     module.symbols.merge(added.symbols);
     module.return_slots.merge(added.return_slots);
     module.syscall_sites.merge(added.syscall_sites);
+    if (added.record_strings.size() > module.record_strings.size()) {
+      module.record_strings.resize(added.record_strings.size());
+    }
+    for (size_t r = 0; r < added.record_strings.size(); ++r) {
+      if (!added.record_strings[r].empty()) {
+        module.record_strings[r] = std::move(added.record_strings[r]);
+      }
+    }
   }
   module.origin.intact_bytes = at;
+  if (!undecoded.empty()) {
+    // By address; of one address in several records, the first record's first (stable).
+    std::stable_sort(undecoded.begin(), undecoded.end(),
+                     [](const auto& a, const auto& b) { return a.vaddr < b.vaddr; });
+    module.undecoded = std::move(undecoded);
+    module.file = bytes;
+    module.file_owner = std::move(owner);
+  }
   return module;
+}
+
+const AddressSymbol* CachedModule::find_symbol(uint64_t vaddr) {
+  if (auto it = symbols.find(vaddr); it != symbols.end()) return &it->second;
+  auto u = std::lower_bound(undecoded.begin(), undecoded.end(), vaddr,
+                            [](const Undecoded& e, uint64_t v) { return e.vaddr < v; });
+  if (u == undecoded.end() || u->vaddr != vaddr) return nullptr;
+  ByteReader in(file.substr(u->at));
+  AddressSymbol s;
+  if (!read_symbol(in, record_strings[u->record], &s)) return nullptr;  // read once already
+  return &symbols.emplace(vaddr, std::move(s)).first->second;
+}
+
+void CachedModule::decode_all() {
+  for (const Undecoded& u : undecoded) {
+    if (symbols.count(u.vaddr)) continue;  // decoded already, or an earlier record's
+    ByteReader in(file.substr(u.at));
+    AddressSymbol s;
+    if (read_symbol(in, record_strings[u.record], &s)) symbols.emplace(u.vaddr, std::move(s));
+  }
+  undecoded.clear();
+  record_strings.clear();
+  file = {};
+  file_owner.reset();
 }
 
 const AddressSymbol& CachedModule::learn_symbol(uint64_t vaddr, AddressSymbol symbol) {

@@ -7,10 +7,15 @@
 // later run learnt (so that a warm run does not re-encode and rewrite the whole module). Every
 // record is checked alike; decoding stops at the first that is not intact (a write cut short, or
 // still under way in another process): what it and any after it hold is a miss.
+//
+// A run wants some of a module's addresses; the others are checked with their record but left
+// undecoded (their names made into strings and put in a map was most of reading the file), and
+// decoded only if asked for after all (CachedModule::find_symbol).
 #ifndef INPROF_TOOLS_SYMBOLICATE_SYMBOL_CACHE_FILE_H_
 #define INPROF_TOOLS_SYMBOLICATE_SYMBOL_CACHE_FILE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,13 +41,33 @@ struct SymbolFileOrigin {
 
 // What is known of one module, by the module's own virtual address.
 struct CachedModule {
-  std::unordered_map<uint64_t, AddressSymbol> symbols;  // ModuleSymbolizer::symbolize
+  // Those decoded (ModuleSymbolizer::symbolize); with find_symbol, those left undecoded too.
+  std::unordered_map<uint64_t, AddressSymbol> symbols;
   // ModuleSymbolizer::return_address_slot at a leaf (the leaf fix-up's CFI look-up).
   std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;
   // Whether the instruction that ends at the address is a system call (syscall_site.h); nothing
   // when the code could not be read.
   std::unordered_map<uint64_t, std::optional<bool>> syscall_sites;
-  bool empty() const { return symbols.empty() && return_slots.empty() && syscall_sites.empty(); }
+  bool empty() const {
+    return symbols.empty() && undecoded.empty() && return_slots.empty() && syscall_sites.empty();
+  }
+
+  // The symbol of `vaddr`, decoded now if it was left undecoded; null if the file has none.
+  const AddressSymbol* find_symbol(uint64_t vaddr);
+  // Every entry left undecoded decoded (what writing the module whole needs).
+  void decode_all();
+
+  // An entry of the file not decoded yet: where it starts (just after its address) in the
+  // file's bytes, and the string table of its record.
+  struct Undecoded {
+    uint64_t vaddr;
+    uint32_t record;
+    size_t at;
+  };
+  std::vector<Undecoded> undecoded;  // by address; of one address, the earliest record's first
+  std::vector<std::vector<std::string_view>> record_strings;  // views into `file`
+  std::shared_ptr<const char> file_owner;                      // keeps `file`'s bytes
+  std::string_view file;
 
   // Adds what a run learnt, remembered apart too: what was read is not written again.
   const AddressSymbol& learn_symbol(uint64_t vaddr, AddressSymbol symbol);
@@ -64,8 +89,11 @@ struct CachedModule {
 std::string encode_symbol_cache(std::string_view key, const CachedModule& module);
 // nullopt when `bytes` does not start with a complete, intact record of this version for `key`;
 // else its entries and those of the intact records after it (origin.intact_bytes says how far
-// they go, origin.records how many).
-std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::string_view bytes);
+// they go, origin.records how many). With `wanted` (sorted addresses) only their symbols are
+// decoded, the others checked and left for find_symbol: `owner` then keeps `bytes`.
+std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::string_view bytes,
+                                                const std::vector<uint64_t>* wanted = nullptr,
+                                                std::shared_ptr<const char> owner = nullptr);
 
 }  // namespace inprof::symbolicate
 
