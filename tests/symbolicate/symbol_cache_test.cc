@@ -210,7 +210,8 @@ TEST(SymbolCacheFile, OnlyWantedSymbolsAreDecodedTheOthersWhenAsked) {
   // A damaged appended record adds nothing to find either.
   std::string flipped = second;
   flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 4);
-  auto damaged = decode_symbol_cache("k", first + flipped, &none);
+  const std::string with_damage = first + flipped;  // outlives `damaged`, which points into it
+  auto damaged = decode_symbol_cache("k", with_damage, &none);
   ASSERT_TRUE(damaged);
   EXPECT_EQ(damaged->find_symbol(0x4000), nullptr);
   ASSERT_NE(damaged->find_symbol(0x1010), nullptr);

@@ -90,7 +90,8 @@ std::string encode_symbol_cache(std::string_view key, const CachedModule& module
 // nullopt when `bytes` does not start with a complete, intact record of this version for `key`;
 // else its entries and those of the intact records after it (origin.intact_bytes says how far
 // they go, origin.records how many). With `wanted` (sorted addresses) only their symbols are
-// decoded, the others checked and left for find_symbol: `owner` then keeps `bytes`.
+// decoded, the others checked and left for find_symbol: `owner` then keeps `bytes` (without
+// one, `bytes` must outlive the result, which points into them).
 std::optional<CachedModule> decode_symbol_cache(std::string_view key, std::string_view bytes,
                                                 const std::vector<uint64_t>* wanted = nullptr,
                                                 std::shared_ptr<const char> owner = nullptr);
