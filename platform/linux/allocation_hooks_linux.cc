@@ -56,8 +56,8 @@ namespace {
 
 using inprof::internal::AllocationRng;
 using inprof::internal::AllocatorRoute;
-using inprof::internal::next_allocator;
 using inprof::internal::BlockTag;
+using inprof::internal::next_allocator;
 using inprof::internal::SampledAddressSet;
 
 // Sampled blocks of at least this many bytes less the tag's 16 are not tagged but kept in the set;
@@ -425,7 +425,8 @@ __attribute__((noinline)) void release_large(void* block) {
 }
 
 void* reallocate(void* block, size_t size, void* caller) {
-  if (!glibc_route()) [[unlikely]] return routed_reallocate(block, size, caller);
+  if (!glibc_route()) [[unlikely]]
+    return routed_reallocate(block, size, caller);
   if (block != nullptr && g_sampled_blocks.load(std::memory_order_relaxed)) {
     const uint64_t word = word_before(block);
     BlockTag tag;
@@ -448,8 +449,8 @@ inline void* new_block(size_t size, size_t alignment, uint8_t kind, void* caller
   for (;;) {
     void* block;
     if (!glibc_route()) [[unlikely]] {
-      block = routed_allocation(alignment ? Shape::kAligned : Shape::kMalloc, size, alignment,
-                                kind, caller);
+      block = routed_allocation(alignment ? Shape::kAligned : Shape::kMalloc, size, alignment, kind,
+                                caller);
     } else if (enabled() && countdown_ends(size)) {
       block = sampled_allocation(alignment ? Shape::kAligned : Shape::kMalloc, size, alignment,
                                  kind, caller);
@@ -478,7 +479,8 @@ inline void* new_block(size_t size, size_t alignment, uint8_t kind, void* caller
 }
 
 inline void release(void* block) {
-  if (!glibc_route()) [[unlikely]] return routed_release(block);
+  if (!glibc_route()) [[unlikely]]
+    return routed_release(block);
   if (block != nullptr && g_sampled_blocks.load(std::memory_order_relaxed)) {
     const uint64_t word = word_before(block);
     BlockTag tag;
@@ -551,7 +553,8 @@ __attribute__((noinline)) void* routed_reallocate(void* block, size_t size, void
     __libc_free(block);
     return fresh;
   }
-  if (block == nullptr) return routed_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller);
+  if (block == nullptr)
+    return routed_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller);
   if (g_sampled_blocks.load(std::memory_order_relaxed) && g_set.live() != 0) {
     release_large(block);  // its new block is sampled anew, or not
   }
@@ -661,7 +664,8 @@ INPROF_HOOK void* pvalloc(size_t size) {
 
 // A tagged block's usable size is what follows its tag.
 INPROF_HOOK size_t malloc_usable_size(void* block) {
-  if (!glibc_route()) [[unlikely]] return routed_usable_size(block);
+  if (!glibc_route()) [[unlikely]]
+    return routed_usable_size(block);
   BlockTag tag;
   if (block != nullptr && g_sampled_blocks.load(std::memory_order_relaxed) &&
       tagged(word_before(block), tag)) {

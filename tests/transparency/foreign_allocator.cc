@@ -8,13 +8,13 @@
 //   leak_site      100 x 1,000 bytes, kept      (100,000)
 // Usage: t_foreign_allocator (run by run_transparency.sh, and by
 // tests/allocations/run_foreign_allocator_test.sh for its sites)
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <malloc.h>
 #include <memory>
 #include <string>
 #include <thread>
@@ -26,8 +26,7 @@ extern "C" {
 void* mallocx(size_t size, int flags);
 void sdallocx(void* block, size_t size, int flags);
 void dallocx(void* block, int flags);
-int mallctl(const char* name, void* old_value, size_t* old_size, void* new_value,
-            size_t new_size);
+int mallctl(const char* name, void* old_value, size_t* old_size, void* new_value, size_t new_size);
 }
 
 namespace {

@@ -87,7 +87,8 @@ int main() {
               g_allocated.load() >= before + (1 << 20) ? "yes" : "NO");
   delete[] array;
   std::vector<std::string> words;
-  for (int i = 0; i < 10000; ++i) words.push_back(std::string(100, static_cast<char>('a' + i % 26)));
+  for (int i = 0; i < 10000; ++i)
+    words.push_back(std::string(100, static_cast<char>('a' + i % 26)));
   size_t total = 0;
   for (const auto& w : words) total += w.size();
   words.clear();

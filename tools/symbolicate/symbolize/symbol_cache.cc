@@ -117,8 +117,7 @@ std::string SymbolCache::path_of(const std::string& key) const {
   return dir_ + "/" + key + kSuffix;
 }
 
-CachedModule SymbolCache::load(const std::string& key,
-                               const std::vector<uint64_t>* wanted) const {
+CachedModule SymbolCache::load(const std::string& key, const std::vector<uint64_t>* wanted) const {
   if (key.empty()) return {};
   const std::string path = path_of(key);
   std::optional<CacheFileBytes> bytes = read_cache_file(path);

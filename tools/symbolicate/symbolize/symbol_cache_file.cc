@@ -96,8 +96,7 @@ namespace {
 
 // Reads the symbol of an entry, after its address, into `out`; with `out` null only past it,
 // checked alike (every name within the record's string table).
-bool read_symbol(ByteReader& in, const std::vector<std::string_view>& strings,
-                 AddressSymbol* out) {
+bool read_symbol(ByteReader& in, const std::vector<std::string_view>& strings, AddressSymbol* out) {
   auto string_at = [&](std::string* s) {
     uint32_t i;
     if (!in.u32(&i) || i >= strings.size()) return false;

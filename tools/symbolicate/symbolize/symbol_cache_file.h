@@ -66,7 +66,7 @@ struct CachedModule {
   };
   std::vector<Undecoded> undecoded;  // by address; of one address, the earliest record's first
   std::vector<std::vector<std::string_view>> record_strings;  // views into `file`
-  std::shared_ptr<const char> file_owner;                      // keeps `file`'s bytes
+  std::shared_ptr<const char> file_owner;                     // keeps `file`'s bytes
   std::string_view file;
 
   // Adds what a run learnt, remembered apart too: what was read is not written again.
