@@ -33,6 +33,23 @@ struct LargeFree {
   void operator()(void* block) const { large_free(block); }
 };
 
+// A type whose value-initialised object is all zero bytes, which the zero-filled blocks above
+// already are: nothing to construct. Writing the zeros again would touch every page of a mapped
+// block at once (a 256 KiB stack buffer the sampler fills a few KiB of, a 320 KiB rule cache), a
+// page fault each: most of what starting a session cost (benchmarks/start_stop_benchmark).
+// Trivially default-constructible types qualify; a type with member initialisers that are all
+// zero opts in by specialising this (and tests that T{} is all zero bytes).
+template <class T>
+inline constexpr bool kZeroBytesAreValueInitialized = std::is_trivially_default_constructible_v<T>;
+
+template <class T>
+T* value_initialize(T* first, size_t count) {
+  if constexpr (!kZeroBytesAreValueInitialized<T>) {
+    for (size_t i = 0; i < count; ++i) ::new (static_cast<void*>(first + i)) T();
+  }
+  return first;
+}
+
 // An array of `count` value-initialised T (for a trivially destructible T: no destructor runs).
 template <class T>
 struct LargeArrayDelete {
@@ -46,9 +63,7 @@ LargeArray<T> make_large_array(size_t count) {
   static_assert(std::is_trivially_destructible_v<T>, "large_free runs no destructor");
   void* block = large_alloc(count * sizeof(T));
   if (block == nullptr) throw std::bad_alloc();
-  T* first = static_cast<T*>(block);
-  for (size_t i = 0; i < count; ++i) ::new (static_cast<void*>(first + i)) T();
-  return LargeArray<T>(first);
+  return LargeArray<T>(value_initialize(static_cast<T*>(block), count));
 }
 
 // The same, always mapped (mapped_alloc): for arrays a session keeps for its whole life, which must
@@ -59,9 +74,7 @@ LargeArray<T> make_mapped_array(size_t count) {
   if (count > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
   void* block = mapped_alloc(count * sizeof(T));
   if (block == nullptr) throw std::bad_alloc();
-  T* first = static_cast<T*>(block);
-  for (size_t i = 0; i < count; ++i) ::new (static_cast<void*>(first + i)) T();
-  return LargeArray<T>(first);
+  return LargeArray<T>(value_initialize(static_cast<T*>(block), count));
 }
 
 // std::vector allocators. LargeVector, for buffers that may grow past kLargeAllocBytes (the dump

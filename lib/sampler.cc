@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include "declarations.h"
 #include "label_stack.h"
@@ -94,6 +95,9 @@ uint32_t Sampler::walk_flags(const UnwindOutput& unwound, const StackSnapshot& s
 
 void Sampler::enable_crash_samples() {
   crash_stack_buffer_ = make_large_array<uint8_t>(config_.stack_copy_size);
+  // Touched now, as the crash writer's buffers are: a crash (out of memory, perhaps) should not be
+  // the first to fault these pages in.
+  std::memset(crash_stack_buffer_.get(), 0, config_.stack_copy_size);
   crash_snapshot_.buffer = crash_stack_buffer_.get();
   crash_snapshot_.capacity = config_.stack_copy_size;
 }

@@ -12,6 +12,17 @@
 
 namespace inprof::internal {
 
+// One entry of RuleCache; all zero bytes is an empty slot (valid false), so the cache's block,
+// zero-filled by the kernel, needs no construction (large_alloc.h; tests/unit/rule_cache_test.cc).
+struct RuleCacheSlot {
+  uint64_t pc = 0;
+  uint32_t generation = 0;
+  bool valid = false;
+  UnwindRule rule;
+};
+template <>
+inline constexpr bool kZeroBytesAreValueInitialized<RuleCacheSlot> = true;
+
 class RuleCache {
  public:
   static constexpr size_t kSlots = 1 << 13;
@@ -33,12 +44,7 @@ class RuleCache {
   uint64_t misses = 0;
 
  private:
-  struct Slot {
-    uint64_t pc = 0;
-    uint32_t generation = 0;
-    bool valid = false;
-    UnwindRule rule;
-  };
+  using Slot = RuleCacheSlot;
   static size_t index(uint64_t pc) {
     return static_cast<size_t>((pc * 0x9E3779B97F4A7C15ull) >> (64 - 13));
   }
