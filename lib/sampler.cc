@@ -227,8 +227,10 @@ uint64_t Sampler::next_tick_in_ns() const {
     const bool wakes = self_sampling_ != nullptr && self_sampling_->wakeable();
     return counters_.empty() && wakes ? std::max(period, kNoCpuTickNs / period * period) : period;
   }
-  if (period >= kCollectPeriodNs || self_sampling_ == nullptr || !self_sampling_->waitable() ||
-      !counters_.empty() || crash_state_.load(std::memory_order_relaxed) != kCrashIdle) {
+  // No ring open (every thread asleep, or the kernel refused rings: timers) is no reason to tick
+  // at the interval: the loop below asks for it as soon as one thread runs.
+  if (period >= kCollectPeriodNs || self_sampling_ == nullptr || !counters_.empty() ||
+      crash_state_.load(std::memory_order_relaxed) != kCrashIdle) {
     return period;
   }
   // Every thread is either sampled by the kernel into a ring that wakes the sampler when it
@@ -238,20 +240,30 @@ uint64_t Sampler::next_tick_in_ns() const {
   // weighed by the CPU it used (at most 12 intervals, see kSettledCollectPeriodNs), and the ticks
   // return to the interval.
   bool settled = true;
+  // A ring still finding its size is read at every interval while its thread runs (a walk cut
+  // short grows it at once). While the thread sleeps there is nothing to read: a process that
+  // waits (a compiler driver for its cc1, a shell for its children) never collects the samples
+  // that would settle its ring, and ticked at the full rate for its whole life. Its ticks wait at
+  // most kSettledMaxIntervals intervals, so a thread that wakes deeper loses as few samples to a
+  // ring too small as a settled one does.
+  bool idle_unsettled = false;
   for (const auto& [tid, state] : threads_) {
     if (!state.selected) continue;
-    if (state.self_handle >= 0 ? !self_sampling_->holds_collect_period(state.self_handle)
-                               : state.ran_since_tick) {
+    if (state.self_handle >= 0 && !self_sampling_->holds_collect_period(state.self_handle)) {
+      if (state.ran_since_tick) return period;
+      idle_unsettled = true;
+    } else if (state.self_handle < 0 && state.ran_since_tick) {
       return period;
     }
     settled = settled &&
               (state.self_handle < 0 || self_sampling_->holds_settled_period(state.self_handle));
   }
   // Every ring has kept its size for long (kSettledCollectPeriodNs): fewer wake-ups still.
-  const uint64_t relaxed =
+  uint64_t relaxed =
       settled ? std::max(kCollectPeriodNs,
                          std::min(kSettledCollectPeriodNs, kSettledMaxIntervals * period))
               : kCollectPeriodNs;
+  if (idle_unsettled) relaxed = std::min(relaxed, kSettledMaxIntervals * period);
   return std::max(period, relaxed / period * period);
 }
 
@@ -788,6 +800,9 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
   if (state.self_handle < 0) return;
   const std::optional<uint64_t> cpu = thread_lister_->cpu_time_ns(tid);
   if (!cpu) return;  // gone; the next listing ends it
+  state.ran_since_tick =
+      state.drained != drained_before || !state.cpu_at_tick || *cpu != *state.cpu_at_tick;
+  state.cpu_at_tick = cpu;
   observe_cpu(state, cpu, now);
   if (state.self_counts.answered != answered_before) {
     state.last_answer_ns = now;

@@ -144,7 +144,10 @@ class Sampler {
 
     // Self-sampling (self_sampling.h): the copier's handle, or -1 while copied each tick.
     int self_handle = -1;
-    bool ran_since_tick = true;               // copied per tick: it ran since its previous sample
+    // It ran since its previous sample (copied per tick), or since the previous tick (sampled by
+    // its own timer or the kernel).
+    bool ran_since_tick = true;
+    std::optional<uint64_t> cpu_at_tick;      // its CPU time at the last tick (self-sampled)
     SelfSampling::Counts self_counts;         // as of the last collection
     uint64_t last_answer_ns = 0;              // when its handler was last seen answering
     std::optional<uint64_t> cpu_when_silent;  // CPU time once it had not answered for a while
