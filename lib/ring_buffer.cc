@@ -53,6 +53,8 @@ bool RingBuffer::write(uint8_t type, std::span<const uint8_t> payload) {
 }
 
 bool RingBuffer::evict_oldest(uint64_t tail) {
+  // A capture has yet to read it: the caller drops its own record (read_retained's guard).
+  if (tail >= guarded_from_.load(std::memory_order_seq_cst)) return false;
   const uint64_t header = published_header(tail);
   if (!header) return false;  // its producer has not finished: never take space from under it
   uint64_t expected = tail;

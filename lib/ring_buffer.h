@@ -73,8 +73,14 @@ class RingBuffer {
   // being written, or at `until` (or the head as it was when the read began, if that comes first).
   // Allocation-free and lock-free,
   // so a crash handler may call it. Returns the number of records delivered.
+  // `guard` (one such reader at a time: captures, which are serialised): producers may not evict
+  // a record this reader has not yet passed; they drop their own record instead (counted, as any
+  // drop), so that what the reader delivers is one unbroken range. Unguarded, a reader overtaken
+  // by the evictions resumes at the oldest record left: a hole in the middle of what it delivered,
+  // which no counter stated (a capture read slowly while the sampler kept writing, under qemu).
   template <typename Fn>
-  size_t read_retained(std::span<uint8_t> scratch, Fn&& fn, uint64_t until = UINT64_MAX) const;
+  size_t read_retained(std::span<uint8_t> scratch, Fn&& fn, uint64_t until = UINT64_MAX,
+                       bool guard = false) const;
 
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   // kOverwrite mode: records evicted to make room for newer ones.
@@ -125,6 +131,9 @@ class RingBuffer {
   alignas(64) std::atomic<uint64_t> tail_{0};  // oldest byte still held
   alignas(64) std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> overwritten_{0};
+  // The oldest record a guarded reader still has to read (kNoGuard: none reads).
+  static constexpr uint64_t kNoGuard = UINT64_MAX;
+  mutable std::atomic<uint64_t> guarded_from_{kNoGuard};
   ByteBuffer scratch_;  // consumer only: a payload that wraps around the end (large_alloc.h)
 };
 
@@ -163,11 +172,25 @@ size_t RingBuffer::drain(Fn&& fn, uint64_t until) {
 }
 
 template <typename Fn>
-size_t RingBuffer::read_retained(std::span<uint8_t> scratch, Fn&& fn, uint64_t until) const {
+size_t RingBuffer::read_retained(std::span<uint8_t> scratch, Fn&& fn, uint64_t until,
+                                 bool guard) const {
   if (!words_ || scratch.size() < ((max_payload() + 7) & ~size_t(7))) return 0;
   size_t delivered = 0;
   const uint64_t head = std::min(reserved_end(), until);
   uint64_t pos = tail_.load(std::memory_order_acquire);
+  // Published before the record at `pos` is looked at; a producer that evicted it before seeing
+  // the guard is caught below (the tail passed `pos`) before anything was delivered from it.
+  const auto hold_from = [&](uint64_t from) {
+    if (guard) guarded_from_.store(from, std::memory_order_seq_cst);
+  };
+  struct Release {
+    const RingBuffer* ring;
+    bool guard;
+    ~Release() {
+      if (guard) ring->guarded_from_.store(kNoGuard, std::memory_order_seq_cst);
+    }
+  } release{this, guard};
+  hold_from(pos);
   while (pos < head) {
     const uint64_t header = published_header(pos);
     if (!header) {
@@ -176,6 +199,7 @@ size_t RingBuffer::read_retained(std::span<uint8_t> scratch, Fn&& fn, uint64_t u
       const uint64_t tail = tail_.load(std::memory_order_acquire);
       if (tail <= pos) break;
       pos = tail;
+      hold_from(pos);
       continue;
     }
     const size_t size = size_of(header);
@@ -191,11 +215,13 @@ size_t RingBuffer::read_retained(std::span<uint8_t> scratch, Fn&& fn, uint64_t u
     const uint64_t tail = tail_.load(std::memory_order_relaxed);
     if (tail > pos) {
       pos = tail;  // evicted while we copied: resume at the oldest record still held
+      hold_from(pos);
       continue;
     }
     fn(type_of(header), std::span<const uint8_t>(scratch.data(), size));
     ++delivered;
     pos += record_size(size);
+    hold_from(pos);
   }
   return delivered;
 }

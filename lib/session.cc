@@ -592,7 +592,9 @@ Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason re
     dump->add_payload(type, payload);
   }
   // The ring is read while samples and markers keep arriving; records older than the window are
-  // left out, and so are repeats whose first sample the ring has already overwritten.
+  // left out, and so are repeats whose first sample the ring has already overwritten. Guarded:
+  // a record not yet read is never evicted (its would-be evictor drops its own, counted), so the
+  // capture holds one unbroken range.
   // A quarter of the ring (MiBs): from large_alloc, to leave malloc's thresholds alone.
   ByteBuffer scratch((ring_->max_payload() + 7) & ~size_t(7));
   std::unordered_set<uint64_t> sampled_threads;
@@ -622,7 +624,7 @@ Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason re
         Status flushed = flush_if_full(*dump);
         if (status.ok()) status = flushed;
       },
-      until);
+      until, /*guard=*/true);
   // What arrived while the ring was read: the modules and threads its newest records refer to.
   for (auto& [type, payload] : metadata_.snapshot(next_metadata, &next_metadata)) {
     dump->add_payload(type, payload);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -272,6 +273,44 @@ TEST(RingBufferOverwrite, ReadersNeverSeeTornRecordsWhileWritersOverwrite) {
   EXPECT_GT(delivered, 0u);
   // The writer that finished last has its final record in the ring.
   EXPECT_TRUE(std::count(last_seq.begin(), last_seq.end(), int64_t(kPerWriter - 1)) >= 1);
+}
+
+// A capture reads slowly (it compresses and writes as it goes) while the sampler and marker
+// writers keep writing. A guarded reader is never overtaken: writers that would evict a record it
+// has not reached drop their own (counted), so what it delivers is one unbroken run of records.
+// Unguarded, the evictions overtook it and it resumed further on: a hole no counter stated.
+TEST(RingBufferOverwrite, AGuardedReaderDeliversAnUnbrokenRangeAndTheWritersDropInstead) {
+  RingBuffer ring(4096, RingBuffer::WhenFull::kOverwrite);
+  uint32_t seq = 0;
+  for (; seq < 400; ++seq) ASSERT_TRUE(ring.write(1, payload_of(0, seq, 24)));  // full
+  std::atomic<bool> reading{false}, read_done{false};
+  std::thread writer([&] {
+    while (!reading.load()) std::this_thread::yield();
+    uint32_t next = 1000000;
+    while (!read_done.load()) (void)ring.write(1, payload_of(0, next++, 24));
+  });
+  auto scratch = retained_scratch(ring);
+  std::vector<uint32_t> seen;
+  const uint64_t dropped_before = ring.dropped();
+  ring.read_retained(
+      scratch,
+      [&](uint8_t, std::span<const uint8_t> payload) {
+        uint32_t record_seq;
+        std::memcpy(&record_seq, payload.data() + 4, 4);
+        seen.push_back(record_seq);
+        reading.store(true);
+        // Slow, as a capture is: the writer gets many turns per record.
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      },
+      ring.reserved_end(), /*guard=*/true);
+  read_done.store(true);
+  writer.join();
+  ASSERT_GT(seen.size(), 50u);
+  for (size_t i = 1; i < seen.size(); ++i) ASSERT_EQ(seen[i], seen[i - 1] + 1) << "at " << i;
+  EXPECT_EQ(seen.back(), seq - 1);
+  EXPECT_GT(ring.dropped(), dropped_before);  // the writer was refused, and it was counted
+  // The guard ends with the read: writers evict again.
+  EXPECT_TRUE(ring.write(1, payload_of(0, 7, 24)));
 }
 
 }  // namespace
