@@ -77,12 +77,12 @@ std::string self_path();
 int symbolicate_in_process(const std::string& dump, const std::string& out, std::string* err);
 
 // Runs the built symbolicate binary with `args` (shell-quoted here), under a time limit that only
-// catches a hang, just inside ctest's 120 s for these tests (so the failure says what hung): a
+// catches a hang, just inside ctest's 300 s for these tests (so the failure says what hung): a
 // TSan build reading this test's own debug information on a loaded machine took more than 60 s
 // (IncrementalReader.SymbolicateKeepsEverySampleOfTheCompleteChunks, beside other test loops),
 // where it takes seconds alone. Returns the exit status (124 on timeout); stderr text in *err.
 int run_symbolicate_binary(const std::vector<std::string>& args, std::string* err,
-                           int timeout_seconds = 110);
+                           int timeout_seconds = 280);
 
 bool load_json(const std::string& path, rapidjson::Document* doc);
 
