@@ -298,7 +298,14 @@ TEST(RingBufferOverwrite, AGuardedReaderDeliversAnUnbrokenRangeAndTheWritersDrop
         uint32_t record_seq;
         std::memcpy(&record_seq, payload.data() + 4, 4);
         seen.push_back(record_seq);
-        reading.store(true);
+        if (seen.size() == 1) {
+          reading.store(true);
+          // The writer's next record needs the space of the one being read: it must drop its own.
+          // Waited for, however slowly the writer gets a CPU (10 s: only against a hang).
+          for (int i = 0; i < 10000 && ring.dropped() == dropped_before; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          }
+        }
         // Slow, as a capture is: the writer gets many turns per record.
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       },
