@@ -259,10 +259,9 @@ uint64_t Sampler::next_tick_in_ns() const {
               (state.self_handle < 0 || self_sampling_->holds_settled_period(state.self_handle));
   }
   // Every ring has kept its size for long (kSettledCollectPeriodNs): fewer wake-ups still.
-  uint64_t relaxed =
-      settled ? std::max(kCollectPeriodNs,
-                         std::min(kSettledCollectPeriodNs, kSettledMaxIntervals * period))
-              : kCollectPeriodNs;
+  uint64_t relaxed = settled ? std::max(kCollectPeriodNs, std::min(kSettledCollectPeriodNs,
+                                                                   kSettledMaxIntervals * period))
+                             : kCollectPeriodNs;
   if (idle_unsettled) relaxed = std::min(relaxed, kSettledMaxIntervals * period);
   return std::max(period, relaxed / period * period);
 }
