@@ -134,7 +134,12 @@ run_tsan() {
   #     fork_storm and exec_from_busy_threads (children start threads after a multi-threaded
   #     fork), and start_stop_loop
   #     for time, not TSan: its 1,001 sessions take more than the 90 s watchdog under TSan
-  #     (stop_during_markers still runs 51 sessions stopped from another thread).
+  #     (stop_during_markers still runs 51 sessions stopped from another thread);
+  #   the symbolicate tests that never start a thread (one DWARF reader, its index, line
+  #     tables, the incremental dump reader, each driven directly): TSan finds races only
+  #     between threads, and these ran 120-300 s each under it (ASan runs them all).
+  #     symbolicate's threads are still run: Determinism.*, SymbolCacheRun.*, the CLI and
+  #     cache tests, IncrementalReader.SymbolicateKeepsEverySampleOfTheCompleteChunks.
   local left_out=("${never_here[@]}" 'DwarfUnwinderTest\..*' MarkersTest.CountersBecomeTimeSeries
                   CallChainTest.SamplesHoldTheKnownChainInnermostFirst
                   MarkersTest.ForkLeavesTheParentProfilingAndTheChildClean
@@ -143,7 +148,12 @@ run_tsan() {
                   ProfilerTest.CompleteStacksWithoutFramePointers
                   ProfilerTest.SleepingCallsAreNotCutShort
                   torture_blocking_syscalls torture_sigaltstack torture_guard_page
-                  torture_fork_storm torture_exec_from_busy_threads torture_start_stop_loop)
+                  torture_fork_storm torture_exec_from_busy_threads torture_start_stop_loop
+                  'ModuleIndex\..*' 'LookupOrder\..*' 'LlvmAgreement\..*' 'LineTableTest\..*'
+                  'PackedLineTable\..*' IncrementalReader.ReadsAWholeDumpOfManyChunksLikeReadDump
+                  IncrementalReader.TruncatedAnywhereDeliversEveryCompleteChunk
+                  IncrementalReader.DamagedChunksAreSkippedLikeReadDump
+                  IncrementalReader.RefusesWhatIsNotADumpWithReadDumpsMessages)
   local rc=0
   echo "== tsan: ctest (all but: ${left_out[*]})"
   run_ctest "$dir" -E "$(exact_names "${left_out[@]}")" || rc=1
