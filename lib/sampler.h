@@ -122,9 +122,11 @@ class Sampler {
   }
 
  private:
-  // Waits for the next tick at `deadline`, collecting self-sampled threads' queues meanwhile where
-  // they fill by themselves. True when a stop was requested.
-  bool wait_until(uint64_t deadline);
+  // How a wait for the next tick ended.
+  enum class WaitEnd { kDeadline, kQueuesFull, kStop };
+  // Waits for the next tick at `deadline`. Ends early when a stop is requested, or when a queue
+  // that fills by itself (a kernel ring) needs collecting: that tick is then taken at once.
+  WaitEnd wait_until(uint64_t deadline);
   // Ends the sampler's wait for its next tick early. Any thread.
   void wake();
   struct ThreadState {

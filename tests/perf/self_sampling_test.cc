@@ -448,6 +448,79 @@ TEST(KernelSampling, TwoBusyThreadsAtTenKilohertzBothStayWithTheKernel) {
   for (std::thread& t : busy) t.join();
 }
 
+// Voluntary context switches of thread `tid` so far (each one a wait of its own).
+uint64_t voluntary_switches(uint64_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof(path), "/proc/self/task/%llu/status", (unsigned long long)tid);
+  FILE* f = std::fopen(path, "re");
+  if (f == nullptr) return 0;
+  char line[256];
+  unsigned long long value = 0;
+  while (std::fgets(line, sizeof(line), f)) {
+    if (std::sscanf(line, "voluntary_ctxt_switches: %llu", &value) == 1) break;
+  }
+  std::fclose(f);
+  return value;
+}
+
+// A ring that fills before its tick is collected by a tick taken then, not by a wake-up of its
+// own followed by the tick's a moment later. The kernel wakes a ring's reader every three quarters
+// of the ring's size of samples written, drained or not: a thread that runs all the time fills
+// xz's and this test's 32 KiB ring (2 KiB copies) to that point in about 10 ms, under ticks 12 ms
+// apart once the ring has settled. Then the sampler wakes once per ring's worth, at most 1.25
+// times per tick period, where it used to wake at every ring's worth and every tick (2.2 times).
+// Counted, not timed; a machine too loaded to give the thread its CPU cannot show it (skipped).
+TEST(KernelSampling, TheSamplerWakesOncePerCollection) {
+  if (!kernel_sampling_allowed()) GTEST_SKIP() << "perf events refused here";
+  g_spin = true;
+  std::atomic<uint64_t> tid{0};
+  std::thread busy([&] {
+    tid = current_thread_id();
+    spin();
+  });
+  while (!tid) std::this_thread::yield();
+  {
+    constexpr uint64_t kInterval = 1000000;
+    Harness h(kInterval);
+    std::atomic<uint64_t> sampler_tid{0};
+    std::thread runner([&] {
+      sampler_tid = current_thread_id();
+      h.sampler->exclude_thread(sampler_tid);
+      h.sampler->run();
+    });
+    // Waits (60 s at most) until the busy thread has used `ns` more of CPU.
+    auto after_cpu = [&](uint64_t ns) {
+      const uint64_t start = cpu_ns_of(busy);
+      for (int i = 0; i < 1200 && cpu_ns_of(busy) - start < ns; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      return cpu_ns_of(busy) - start;
+    };
+    after_cpu(1500000000);  // the ring finds its size (64 samples), then holds it for 500 ms
+    const uint64_t wakes_before = voluntary_switches(sampler_tid);
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t cpu = after_cpu(1500000000);
+    const uint64_t wall = static_cast<uint64_t>(std::chrono::nanoseconds(
+                                                    std::chrono::steady_clock::now() - start)
+                                                    .count());
+    const uint64_t wakes = voluntary_switches(sampler_tid) - wakes_before;
+    h.sampler->request_stop();
+    runner.join();
+    h.drain();
+    EXPECT_GT(h.with_frames[tid], 0u);
+    EXPECT_EQ(h.sampler->stats().samples_dropped, 0u);
+    g_spin = false;
+    busy.join();
+    if (10 * cpu < 9 * wall) {
+      GTEST_SKIP() << "the busy thread got " << 100 * cpu / wall << " % of a CPU: too loaded";
+    }
+    const uint64_t periods = wall / kSettledCollectPeriodNs;
+    EXPECT_LE(2 * wakes, 3 * periods + 4)
+        << wakes << " wake-ups of the sampler in " << periods << " tick periods ("
+        << cpu / 1000000 << " ms of sampled CPU in " << wall / 1000000 << " ms)";
+  }
+}
+
 // Nothing reaches the thread: one that blocks every signal (or waits for them in sigwait) is
 // sampled all the same, and never timed out.
 TEST(KernelSampling, AThreadThatBlocksEverySignalIsSampledAllTheSame) {
