@@ -500,9 +500,8 @@ TEST(KernelSampling, TheSamplerWakesOncePerCollection) {
     const uint64_t wakes_before = voluntary_switches(sampler_tid);
     const auto start = std::chrono::steady_clock::now();
     const uint64_t cpu = after_cpu(1500000000);
-    const uint64_t wall = static_cast<uint64_t>(std::chrono::nanoseconds(
-                                                    std::chrono::steady_clock::now() - start)
-                                                    .count());
+    const uint64_t wall = static_cast<uint64_t>(
+        std::chrono::nanoseconds(std::chrono::steady_clock::now() - start).count());
     const uint64_t wakes = voluntary_switches(sampler_tid) - wakes_before;
     h.sampler->request_stop();
     runner.join();
@@ -516,8 +515,8 @@ TEST(KernelSampling, TheSamplerWakesOncePerCollection) {
     }
     const uint64_t periods = wall / kSettledCollectPeriodNs;
     EXPECT_LE(2 * wakes, 3 * periods + 4)
-        << wakes << " wake-ups of the sampler in " << periods << " tick periods ("
-        << cpu / 1000000 << " ms of sampled CPU in " << wall / 1000000 << " ms)";
+        << wakes << " wake-ups of the sampler in " << periods << " tick periods (" << cpu / 1000000
+        << " ms of sampled CPU in " << wall / 1000000 << " ms)";
   }
 }
 
