@@ -362,6 +362,17 @@ TEST(SelfSampling, ForkChildrenAreFine) {
 
 // --- The kernel's sampling (perf events) ------------------------------------------------------
 
+// Starts a thread spinning in spin() until g_spin is cleared; `tid` holds its id on return.
+std::thread start_spinner(std::atomic<uint64_t>& tid) {
+  g_spin = true;
+  std::thread t([&tid] {
+    tid = current_thread_id();
+    spin();
+  });
+  while (!tid) std::this_thread::yield();
+  return t;
+}
+
 uint64_t cpu_ns_of(std::thread& t) {
   clockid_t clock;
   timespec ts{};
@@ -376,13 +387,8 @@ uint64_t cpu_ns_of(std::thread& t) {
 // interval). Samples the kernel could not write (the sampler was late) are counted, not hidden.
 TEST(KernelSampling, ABusyThreadGetsAStackForEveryIntervalOfItsCpu) {
   if (!kernel_sampling_allowed()) GTEST_SKIP() << "perf events refused here";
-  g_spin = true;
   std::atomic<uint64_t> tid{0};
-  std::thread busy([&] {
-    tid = current_thread_id();
-    spin();
-  });
-  while (!tid) std::this_thread::yield();
+  std::thread busy = start_spinner(tid);
   {
     constexpr uint64_t kInterval = 500000;
     Harness h(kInterval);
@@ -467,18 +473,13 @@ uint64_t voluntary_switches(uint64_t tid) {
 // own followed by the tick's a moment later. The kernel wakes a ring's reader every three quarters
 // of the ring's size of samples written, drained or not: a thread that runs all the time fills
 // xz's and this test's 32 KiB ring (2 KiB copies) to that point in about 10 ms, under ticks 12 ms
-// apart once the ring has settled. Then the sampler wakes once per ring's worth, at most 1.25
-// times per tick period, where it used to wake at every ring's worth and every tick (2.2 times).
+// apart once the ring has settled. Then the sampler wakes once per ring's worth (132 times in
+// 125 tick periods here), where it used to wake at every ring's worth and every tick (246-252).
 // Counted, not timed; a machine too loaded to give the thread its CPU cannot show it (skipped).
 TEST(KernelSampling, TheSamplerWakesOncePerCollection) {
   if (!kernel_sampling_allowed()) GTEST_SKIP() << "perf events refused here";
-  g_spin = true;
   std::atomic<uint64_t> tid{0};
-  std::thread busy([&] {
-    tid = current_thread_id();
-    spin();
-  });
-  while (!tid) std::this_thread::yield();
+  std::thread busy = start_spinner(tid);
   {
     constexpr uint64_t kInterval = 1000000;
     Harness h(kInterval);
