@@ -59,6 +59,12 @@ class RingBuffer {
   // past its record: consumers read this first, take the other queue, then drain `until` it, so
   // a sample never reaches the dump before what it refers to.
   uint64_t reserved_end() const { return head_.load(std::memory_order_acquire) & ~kClosed; }
+  // kDrop mode: bytes reserved and not yet drained (an estimate while producers write).
+  uint64_t held_bytes() const {
+    const uint64_t tail = tail_.load(std::memory_order_acquire);
+    const uint64_t head = reserved_end();
+    return head > tail ? head - tail : 0;
+  }
 
   // kDrop mode, consumer side (one thread at a time): hands every published record before
   // `until`, in order, to `fn(type, payload)` and frees its space. A record still being written

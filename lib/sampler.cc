@@ -194,6 +194,9 @@ void Sampler::run() {
       tick();
       interval = next_tick_in_ns();
     }
+    // Producers never wake the writer (markers come from any thread, samples from here): this
+    // tick does, once the ring is a quarter full.
+    if (ring_filling_ && ring_.held_bytes() > ring_.capacity() / 4) ring_filling_();
     next += interval;
     const uint64_t now = monotonic_ns();
     if (now >= next) {

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +70,9 @@ class Sampler {
   // Sampled allocations wait here for the sampler to unwind them (allocation_pool.h). Call
   // before run(); the pool outlives the sampler.
   void set_allocation_pool(AllocationPool* pool);
+  // Called at a tick that finds the ring more than a quarter full: the writer, which sleeps as
+  // long as the ring's filling allows (Session::writer_loop), drains it now. Call before run().
+  void set_ring_filling(std::function<void()> wake_drain) { ring_filling_ = std::move(wake_drain); }
   // Unwinds and writes the allocations waiting in the pool; returns how many. Sampler thread.
   size_t drain_allocations();
   // Lists the modules now, on the sampler thread before run(): an allocation recorded before
@@ -267,6 +271,7 @@ class Sampler {
 
   enum : int { kCrashIdle, kCrashPosted, kCrashWritten, kCrashFailed };
   AllocationPool* allocation_pool_ = nullptr;
+  std::function<void()> ring_filling_;
 
   LargeArray<uint8_t> crash_stack_buffer_;
   StackSnapshot crash_snapshot_;

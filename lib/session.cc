@@ -25,7 +25,12 @@
 namespace inprof::internal {
 namespace {
 
-constexpr auto kDrainPeriod = std::chrono::milliseconds(20);
+// The writer drains the ring at least this far apart, and at most kFlushPeriodNs apart: as
+// rarely as the ring's filling allows, so that a session that records little (memory only, a
+// program that sleeps) does not wake a thread 50 times a second (a wake-up costs ~0.25 ms of CPU
+// on a VM). Between the two, the wait lets the ring fill to an eighth at the rate it filled since
+// the previous drain; a sampler tick that finds it a quarter full wakes the writer at once.
+constexpr uint64_t kMinDrainPeriodNs = 20000000;
 constexpr size_t kFlushBytes = 1u << 20;        // uncompressed bytes per zstd frame
 constexpr uint64_t kFlushPeriodNs = 500000000;  // and at least this often: a killed process
                                                 // loses at most this much
@@ -222,6 +227,12 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   // Before any thread of the session starts: the writer reads it for every stats record.
   s->markers_dropped_at_start_ = MarkerRecorder::instance().dropped();
   if (!s->ring_mode_) {
+    s->sampler_->set_ring_filling([s] {
+      // Without writer_mutex_ (the writer holds it while it drains): a wake-up lost between its
+      // check and its wait is repeated at the next tick, the ring being still as full.
+      s->drain_requested_.store(true, std::memory_order_relaxed);
+      s->writer_cv_.notify_one();
+    });
     // The writer starts first so that the sampler knows its id and never samples it.
     std::promise<uint64_t> writer_tid;
     auto writer_tid_ready = writer_tid.get_future();
@@ -352,8 +363,25 @@ void Session::writer_loop() {
   // the allocator during fork().
   std::unique_lock lock(writer_mutex_);
   const uint64_t rotate_ns = static_cast<uint64_t>(options_.rotate_interval.count());
-  while (!writer_cv_.wait_for(lock, kDrainPeriod, [this] { return writer_stop_; })) {
-    if (rotating_ && dump_ && monotonic_ns() - start_ns_ - window_start_ns_ >= rotate_ns) {
+  // How much the ring took in during the last wait, and how long that was.
+  uint64_t woke_at = monotonic_ns();
+  uint64_t reserved_at_wake = ring_->reserved_end();
+  uint64_t filled = 0;
+  uint64_t waited = 1;
+  for (;;) {
+    const uint64_t wait_ns = next_drain_in_ns(filled, waited, rotate_ns);
+    const bool woken = writer_cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns), [this] {
+      return writer_stop_ || drain_requested_.load(std::memory_order_relaxed);
+    });
+    if (woken && writer_stop_) break;
+    drain_requested_.store(false, std::memory_order_relaxed);
+    const uint64_t now = monotonic_ns();
+    const uint64_t reserved = ring_->reserved_end();
+    filled = reserved - reserved_at_wake;
+    waited = std::max<uint64_t>(now - woke_at, 1);
+    woke_at = now;
+    reserved_at_wake = reserved;
+    if (rotating_ && dump_ && now - start_ns_ - window_start_ns_ >= rotate_ns) {
       rotate();
     } else {
       drain(false);
@@ -361,6 +389,24 @@ void Session::writer_loop() {
   }
   lock.unlock();
   drain(true);
+}
+
+uint64_t Session::next_drain_in_ns(uint64_t filled, uint64_t waited, uint64_t rotate_ns) const {
+  const uint64_t now = monotonic_ns();
+  // The next flush is due kFlushPeriodNs after the last (drain() flushes then).
+  uint64_t wait = last_flush_ns_ + kFlushPeriodNs > now ? last_flush_ns_ + kFlushPeriodNs - now : 0;
+  if (rotating_) {
+    const uint64_t window_end = start_ns_ + window_start_ns_ + rotate_ns;
+    wait = std::min(wait, window_end > now ? window_end - now : 0);
+  }
+  // At the rate the ring filled during the last wait, an eighth of it fills in this long.
+  const uint64_t eighth = ring_->capacity() / 8;
+  if (filled != 0) {
+    const double eighth_ns =
+        static_cast<double>(eighth) / static_cast<double>(filled) * static_cast<double>(waited);
+    if (eighth_ns < static_cast<double>(wait)) wait = static_cast<uint64_t>(eighth_ns);
+  }
+  return std::max(wait, kMinDrainPeriodNs);
 }
 
 void Session::drain_records() {

@@ -5,6 +5,7 @@
 #ifndef INPROF_LIB_SESSION_H_
 #define INPROF_LIB_SESSION_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -59,6 +60,8 @@ class Session {
   Session(const Options& options, uint64_t start_ns);
   Status start_ring_services(const std::string& output_path);
   void writer_loop();
+  // How long the writer may sleep: `filled` bytes came into the ring in the last `waited` ns.
+  uint64_t next_drain_in_ns(uint64_t filled, uint64_t waited, uint64_t rotate_ns) const;
   void drain(bool final);
   // Rotating stream: metadata and ring records drained into the current window's dump.
   void drain_records();
@@ -102,6 +105,7 @@ class Session {
   std::mutex writer_mutex_;
   std::condition_variable writer_cv_;
   bool writer_stop_ = false;
+  std::atomic<bool> drain_requested_{false};  // set by the sampler: the ring is a quarter full
   uint64_t last_flush_ns_ = 0;
   // Rotating stream (options_.rotate_interval): the writer thread's alone.
   const bool rotating_;
