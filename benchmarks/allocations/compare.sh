@@ -8,13 +8,17 @@
 # whatever the thread does), under heaptrack (every allocation), under gperftools' heap
 # profiler (libtcmalloc preloaded with HEAPPROFILE: every allocation) and with libtcmalloc
 # preloaded alone (its allocator differs from glibc's: the heap profiler's own cost is its time
-# minus this one). Each workload runs every configuration once per round, RUNS rounds; prints,
-# per configuration, the median wall time and the median CPU time (user + system, children
-# included), each with its range and its overhead over bare. Then the cost of an
+# minus this one), and with a preloaded library that only starts one idle thread (thread: what
+# any profiler's first thread costs a single-threaded program through glibc's malloc). Each
+# workload runs every configuration once per round, in an order shuffled anew each round, RUNS
+# rounds. Prints, per configuration, the median wall time and the median CPU time (user +
+# system, children included) with their ranges, and the overhead over bare *paired by round*:
+# the median of the rounds' (config / bare of the same round - 1), with a distribution-free 95 %
+# confidence interval of that median (paired_overhead.awk; 6 rounds or more). Then the cost of an
 # unsampled malloc+free pair (pair_cost.c), bare, with the interposer loaded but no session, and
 # under `inprof record --allocations`.
 #
-# Usage: compare.sh BUILD_DIR [RUNS] [WORKLOADS]   WORKLOADS: any of python,pymalloc,sort,gxx,
+# Usage: compare.sh BUILD_DIR [RUNS] [WORKLOADS]   WORKLOADS: any of python,pymalloc,sort,gxx (cc1plus),
 #                                                   pairs (default all), comma-separated
 #        BASELINE_LIBRARY=OTHER/libinprof.so compare.sh ...: adds that build's pair cost, and its
 #          --allocations and alloc-only runs to every workload (two builds in the same rounds)
@@ -59,6 +63,7 @@ run_config() {
   ((children)) && follow=()
   case "$config" in
     bare) time_of env "${env_vars[@]}" "$@" ;;
+    thread) time_of env "${env_vars[@]}" LD_PRELOAD="$work/idle_thread.so" "$@" ;;
     inprof) time_of env "${env_vars[@]}" "$inprof" record "${follow[@]}" -o "$work/o" -- "$@" ;;
     inprof+alloc) time_of env "${env_vars[@]}" "$inprof" record --allocations "${follow[@]}" \
       -o "$work/a" -- "$@" ;;
@@ -78,7 +83,8 @@ run_config() {
   rm -rf "$work"/o "$work"/o.* "$work"/a "$work"/a.* "$work"/ht* "$work"/hp* 2>/dev/null || true
 }
 
-configs=(bare session inprof inprof+alloc alloc-only)
+cc -O2 -shared -fPIC -pthread -o "$work/idle_thread.so" "$here/idle_thread.c"
+configs=(bare thread session inprof inprof+alloc alloc-only)
 [[ -n ${BASELINE_LIBRARY:-} ]] && configs+=(inprof+alloc-base alloc-only-base)
 ((have_heaptrack)) && configs+=(heaptrack)
 [[ -n $tcmalloc ]] && configs+=(tcmalloc gperftools)
@@ -102,8 +108,13 @@ if wants sort; then
   workloads+=("sort -S 64M, 3M lines||0|/usr/bin/sort -S 64M $work/sortinput -o $work/sorted")
 fi
 if wants gxx; then
-  gxx_flags="-std=c++20 -O1 -I$source_dir/tools/symbolicate -I$source_dir/lib -I$source_dir/include"
-  workloads+=("g++ -O1 -c profile_converter.cc||1|/usr/bin/g++ $gxx_flags -c $source_dir/tools/symbolicate/convert/profile_converter.cc -o $work/pc.o")
+  # g++'s compiler proper, run directly: the process that allocates, and the same single process
+  # for every tool (whether LD_PRELOAD reaches the driver's children, or inprof follows them,
+  # would otherwise decide what each one records). A middle-sized file: heaptrack took 137 s on
+  # it (bare: 3.3 s) and failed on a larger one (std::bad_alloc after 7 minutes).
+  cc1plus=$(g++ -print-prog-name=cc1plus)
+  gxx_flags="-quiet -std=c++20 -O1 -I$source_dir/lib -I$source_dir/include -imultiarch $(gcc -print-multiarch) -D_GNU_SOURCE"
+  workloads+=("cc1plus -O1 lib/sampler.cc (g++'s compiler proper)||0|$cc1plus $gxx_flags $source_dir/lib/sampler.cc -o $work/sampler.s")
 fi
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $runs rounds"
@@ -112,23 +123,29 @@ for workload in "${workloads[@]}"; do
   read -r -a cmd <<<"$command"
   declare -A times=()
   for ((i = 0; i < runs; i++)); do
-    for config in "${configs[@]}"; do
+    # A new order each round (seeded by the round: repeatable), so that no configuration always
+    # follows the same one (heaptrack's runs leave the page cache and the CPU's caches warm or cold).
+    for config in $(printf '%s\n' "${configs[@]}" | shuf --random-source=<(yes "$i")); do
       times[$config]+=" $(run_config "$config" "$env_words" "$children" "${cmd[@]}")"
     done
   done
   echo "== $name"
-  bare_wall= bare_cpu=
+  printf '  %-13s %-27s %-22s %-24s %s\n' configuration "wall s, median [range]" \
+    "wall vs bare [95% CI]" "CPU s, median [range]" "CPU vs bare [95% CI]"
   for config in "${configs[@]}"; do
-    walls=$(tr ' ' '\n' <<<"${times[$config]}" | grep . | cut -d/ -f1 | sort -g)
-    cpus=$(tr ' ' '\n' <<<"${times[$config]}" | grep . | cut -d/ -f2 | sort -g)
-    wall=$(sed -n "$(((runs + 1) / 2))p" <<<"$walls")
-    cpu=$(sed -n "$(((runs + 1) / 2))p" <<<"$cpus")
-    [[ -n $bare_wall ]] || { bare_wall=$wall; bare_cpu=$cpu; }
-    printf '  %-13s wall %7.3f s [%.3f-%.3f] %+7.1f %%   cpu %7.3f s [%.3f-%.3f] %+7.1f %%\n' \
-      "$config" "$wall" "$(head -1 <<<"$walls")" "$(tail -1 <<<"$walls")" \
-      "$(echo "scale=4; ($wall / $bare_wall - 1) * 100" | bc)" \
-      "$cpu" "$(head -1 <<<"$cpus")" "$(tail -1 <<<"$cpus")" \
-      "$(echo "scale=4; ($cpu / $bare_cpu - 1) * 100" | bc)"
+    walls=$(tr ' ' '\n' <<<"${times[$config]}" | grep . | cut -d/ -f1)
+    cpus=$(tr ' ' '\n' <<<"${times[$config]}" | grep . | cut -d/ -f2)
+    bare_walls=$(tr ' ' '\n' <<<"${times[bare]}" | grep . | cut -d/ -f1)
+    bare_cpus=$(tr ' ' '\n' <<<"${times[bare]}" | grep . | cut -d/ -f2)
+    median() { sort -g | awk '{ v[NR] = $1 } END { printf "%.3f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+    range() { sort -g | sed -n '1p;$p' | paste -sd- -; }
+    paired() { paste -d' ' <(echo "$1") <(echo "$2") | awk -f "$here/paired_overhead.awk" |
+      awk '{ printf "%+.1f %% [%+.1f, %+.1f]", $1, $2, $3 }'; }
+    if [[ $config == bare ]]; then wall_vs=- cpu_vs=-; else
+      wall_vs=$(paired "$bare_walls" "$walls"); cpu_vs=$(paired "$bare_cpus" "$cpus"); fi
+    printf '  %-13s %-27s %-22s %-24s %s\n' "$config" \
+      "$(median <<<"$walls") [$(range <<<"$walls")]" "$wall_vs" \
+      "$(median <<<"$cpus") [$(range <<<"$cpus")]" "$cpu_vs"
   done
   unset times
 done
