@@ -27,9 +27,10 @@ namespace {
 
 // The writer drains the ring at least this far apart, and at most kFlushPeriodNs apart: as
 // rarely as the ring's filling allows, so that a session that records little (memory only, a
-// program that sleeps) does not wake a thread 50 times a second (a wake-up costs ~0.25 ms of CPU
-// on a VM). Between the two, the wait lets the ring fill to an eighth at the rate it filled since
-// the previous drain; a sampler tick that finds it a quarter full wakes the writer at once.
+// program that sleeps) does not wake a thread 50 times a second (~0.25 ms of CPU a wake-up on
+// the VM where this was measured). Between the two, the wait lets the ring fill to an eighth at the
+// rate it filled since the previous drain; a sampler tick that finds it a quarter full wakes the
+// writer at once.
 constexpr uint64_t kMinDrainPeriodNs = 20000000;
 constexpr size_t kFlushBytes = 1u << 20;        // uncompressed bytes per zstd frame
 constexpr uint64_t kFlushPeriodNs = 500000000;  // and at least this often: a killed process
@@ -370,10 +371,10 @@ void Session::writer_loop() {
   uint64_t waited = 1;
   for (;;) {
     const uint64_t wait_ns = next_drain_in_ns(filled, waited, rotate_ns);
-    const bool woken = writer_cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns), [this] {
+    writer_cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns), [this] {
       return writer_stop_ || drain_requested_.load(std::memory_order_relaxed);
     });
-    if (woken && writer_stop_) break;
+    if (writer_stop_) break;
     drain_requested_.store(false, std::memory_order_relaxed);
     const uint64_t now = monotonic_ns();
     const uint64_t reserved = ring_->reserved_end();

@@ -37,9 +37,12 @@
 #include "self_sample_queue.h"
 #include "stack_copier.h"
 #include "thread_lister.h"
+#include "thread_switches.h"
 
 namespace inprof::internal {
 namespace {
+
+using inprof::testing::voluntary_switches;
 
 // --- The queue alone ------------------------------------------------------------------------
 
@@ -452,21 +455,6 @@ TEST(KernelSampling, TwoBusyThreadsAtTenKilohertzBothStayWithTheKernel) {
   }
   g_spin = false;
   for (std::thread& t : busy) t.join();
-}
-
-// Voluntary context switches of thread `tid` so far (each one a wait of its own).
-uint64_t voluntary_switches(uint64_t tid) {
-  char path[64];
-  std::snprintf(path, sizeof(path), "/proc/self/task/%llu/status", (unsigned long long)tid);
-  FILE* f = std::fopen(path, "re");
-  if (f == nullptr) return 0;
-  char line[256];
-  unsigned long long value = 0;
-  while (std::fgets(line, sizeof(line), f)) {
-    if (std::sscanf(line, "voluntary_ctxt_switches: %llu", &value) == 1) break;
-  }
-  std::fclose(f);
-  return value;
 }
 
 // A ring that fills before its tick is collected by a tick taken then, not by a wake-up of its

@@ -15,9 +15,12 @@
 #include "dump/dump_reader.h"
 #include "inprof/markers.h"
 #include "inprof/profiler.h"
+#include "thread_switches.h"
 
 namespace inprof {
 namespace {
+
+using testing::voluntary_switches;
 
 // The id of this process's thread named `name`, or 0.
 uint64_t thread_named(const char* name) {
@@ -32,19 +35,6 @@ uint64_t thread_named(const char* name) {
     }
   }
   return 0;
-}
-
-uint64_t voluntary_switches(uint64_t tid) {
-  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/status";
-  FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return 0;
-  char line[256];
-  unsigned long long value = 0;
-  while (std::fgets(line, sizeof(line), f)) {
-    if (std::sscanf(line, "voluntary_ctxt_switches: %llu", &value) == 1) break;
-  }
-  std::fclose(f);
-  return value;
 }
 
 std::string temp_output(const char* what) {
