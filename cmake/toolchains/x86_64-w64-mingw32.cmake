@@ -17,4 +17,5 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
 # Debian 12 has no /usr/bin/wine64: /usr/bin/wine (package wine) starts the 64-bit loader.
 find_program(INPROF_WINE NAMES wine wine64 PATHS /usr/lib/wine REQUIRED)
-set(CMAKE_CROSSCOMPILING_EMULATOR ${INPROF_WINE})
+# Through wine-run.sh, which reports a failing program's exit status and running time.
+set(CMAKE_CROSSCOMPILING_EMULATOR /bin/sh ${CMAKE_CURRENT_LIST_DIR}/wine-run.sh ${INPROF_WINE})

@@ -253,11 +253,18 @@ function checkWithCli(cli) {
   check(busy.cpuMs > 0,
         `busy thread used ${busy.cpuMs.toFixed(1)} ms CPU in ${span(busy).toFixed(1)} ms ` +
         `(${(100 * busyShare).toFixed(1)} %)`);
-  check(busyShare > kBusyOverSleeperMin * sleeperShare,
-        `busy thread's CPU share is over ${kBusyOverSleeperMin} times the sleeper's`);
-  check(sleeperShare < kSleeperMaxCpuShare,
-        `sleeper thread used ${sleeper.cpuMs.toFixed(1)} ms CPU in ${span(sleeper).toFixed(1)} ms ` +
-        `(${(100 * sleeperShare).toFixed(1)} %, need < ${100 * kSleeperMaxCpuShare} %)`);
+  // Under Wine a thread's CPU time is the kernel's tick count (10 ms charged to whichever thread
+  // runs at a tick): a sleeper that wakes 35 times was charged 4 ticks (40 ms, 5.7 %) beside two
+  // busy loops. Its share is a draw, not a measure, so there it is reported, not checked.
+  const tickSampled = 'thread CPU time counts 10-ms ticks: a waking thread is charged by chance';
+  checkUnlessWine(busyShare > kBusyOverSleeperMin * sleeperShare,
+                  `busy thread's CPU share is over ${kBusyOverSleeperMin} times the sleeper's`,
+                  tickSampled);
+  checkUnlessWine(sleeperShare < kSleeperMaxCpuShare,
+                  `sleeper thread used ${sleeper.cpuMs.toFixed(1)} ms CPU in ` +
+                  `${span(sleeper).toFixed(1)} ms ` +
+                  `(${(100 * sleeperShare).toFixed(1)} %, need < ${100 * kSleeperMaxCpuShare} %)`,
+                  tickSampled);
   // Idle: the sleeper's repeat samples have an Idle leaf, so without --include-idle they go.
   const sleeperAll = tree(sleeper, true).totalSamples;
   const sleeperActive = tree(sleeper, false).totalSamples;

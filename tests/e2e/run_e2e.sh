@@ -75,8 +75,10 @@ if [[ -z $json ]]; then
   run=("$target")
   if [[ -n $emulator ]]; then
     read -ra words <<<"$emulator"
-    if [[ $(basename "${words[0]}") == wine* ]]; then
-      # Wine names the process after the .exe it runs.
+    under_wine=0
+    for word in "${words[@]}"; do [[ $(basename "$word") == wine* ]] && under_wine=1; done
+    if ((under_wine)); then
+      # Wine names the process after the .exe it runs (the emulator may be a script around it).
       run=("${words[@]}" "$target")
     else
       # Natively the process, hence its main thread, is named after the program; under the
