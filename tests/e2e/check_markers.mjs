@@ -254,8 +254,8 @@ function checkWithCli(cli) {
         `busy thread used ${busy.cpuMs.toFixed(1)} ms CPU in ${span(busy).toFixed(1)} ms ` +
         `(${(100 * busyShare).toFixed(1)} %)`);
   // Under Wine a thread's CPU time is the kernel's tick count (10 ms charged to whichever thread
-  // runs at a tick): a sleeper that wakes 35 times was charged 4 ticks (40 ms, 5.7 %) beside two
-  // busy loops. Its share is a draw, not a measure, so there it is reported, not checked.
+  // runs at a tick): the sleeper, waking every 20 ms, was charged 4 ticks (40 ms, 5.7 %) beside
+  // two busy loops. Its share is a draw, not a measure, so there it is reported, not checked.
   const tickSampled = 'thread CPU time counts 10-ms ticks: a waking thread is charged by chance';
   checkUnlessWine(busyShare > kBusyOverSleeperMin * sleeperShare,
                   `busy thread's CPU share is over ${kBusyOverSleeperMin} times the sleeper's`,
