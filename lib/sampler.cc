@@ -446,8 +446,22 @@ bool Sampler::in_code(uint64_t address) const {
   return it != code_ranges_.begin() && address < std::prev(it)->second;
 }
 
+bool Sampler::program_has_threads() const {
+  const uint64_t leader = process_id();
+  for (uint64_t tid : tids_) {
+    if (is_profiler_thread(tid)) continue;
+    // The main thread stays listed, a zombie, after it called pthread_exit().
+    if (tid == leader && thread_lister_->ended(tid).value_or(false)) continue;
+    return true;
+  }
+  return false;
+}
+
 void Sampler::refresh_threads(uint64_t now) {
   if (!thread_lister_->list(tids_)) return;
+  if (program_ended_ && !tids_.empty() && !program_has_threads()) {
+    std::exchange(program_ended_, nullptr)();
+  }
   // A thread missing from the listing has exited, and so has published every allocation it
   // sampled: written now, before its end, they are never drained after it (which would announce
   // the thread again).

@@ -73,6 +73,9 @@ class Sampler {
   // Called at a tick that finds the ring more than a quarter full: the writer, which sleeps as
   // long as the ring's filling allows (Session::writer_loop), drains it now. Call before run().
   void set_ring_filling(std::function<void()> wake_drain) { ring_filling_ = std::move(wake_drain); }
+  // Called once (sampler thread) when no thread of the program is left, only ours and an ended
+  // main thread (main() called pthread_exit()). Before run().
+  void set_program_ended(std::function<void()> ended) { program_ended_ = std::move(ended); }
   // Unwinds and writes the allocations waiting in the pool; returns how many. Sampler thread.
   size_t drain_allocations();
   // Lists the modules now, on the sampler thread before run(): an allocation recorded before
@@ -272,6 +275,9 @@ class Sampler {
   enum : int { kCrashIdle, kCrashPosted, kCrashWritten, kCrashFailed };
   AllocationPool* allocation_pool_ = nullptr;
   std::function<void()> ring_filling_;
+  std::function<void()> program_ended_;
+  // Whether a listing shows a live thread of the program (see set_program_ended()).
+  bool program_has_threads() const;
 
   LargeArray<uint8_t> crash_stack_buffer_;
   StackSnapshot crash_snapshot_;

@@ -1,5 +1,6 @@
 #include "session.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "allocation_recorder.h"
+#include "copies.h"
 #include "declarations.h"
 #include "dwarf_unwinder.h"
 #include "frame_pointer_unwinder.h"
@@ -225,6 +227,16 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   }
 
   Session* s = session.get();
+  // A main() that ended in pthread_exit(): when its last thread ends, the C library would call
+  // exit(0), but our threads keep the process alive. A thread of ours does what the library
+  // would have: the dump is completed, then exit(0) (atexit handlers and destructors run).
+  s->sampler_->set_program_ended([] {
+    std::thread([] {
+      ProfilerThreadMark mark;
+      (void)here::stop();
+      std::exit(0);
+    }).detach();
+  });
   // Before any thread of the session starts: the writer reads it for every stats record.
   s->markers_dropped_at_start_ = MarkerRecorder::instance().dropped();
   if (!s->ring_mode_) {

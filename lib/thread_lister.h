@@ -28,6 +28,9 @@ class ThreadLister {
   // Whether the thread is asleep (blocked), rather than running or waiting for a CPU, if the OS
   // says.
   virtual std::optional<bool> asleep(uint64_t) { return std::nullopt; }
+  // Whether the thread has ended but is still listed (Linux: the main thread after it called
+  // pthread_exit(), a zombie until the process ends); nullopt where unknown.
+  virtual std::optional<bool> ended(uint64_t) { return std::nullopt; }
   // The thread is gone: release anything kept for it.
   virtual void forget(uint64_t tid) = 0;
 };

@@ -3,29 +3,26 @@
 #define INPROF_PLATFORM_LINUX_FILE_UTIL_LINUX_H_
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <string>
 
+#include "owned_fd_linux.h"
+
 namespace inprof::internal {
 
-// Reads a whole (small, /proc-like) file; false if it cannot be opened.
+// Reads a whole (small, /proc-like) file; false if it cannot be opened or read. The descriptor
+// lives for the call only and is checked before each use (owned_fd_linux.h).
 inline bool read_small_file(const char* path, std::string* out, size_t limit = 16u << 20) {
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  OwnedFd file(path, O_RDONLY);
+  if (!file.is_open()) return false;
   out->clear();
   char buf[16384];
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return false;
-    }
+    const ssize_t n = file.read(buf, sizeof(buf));
+    if (n < 0) return false;
     if (n == 0 || out->size() >= limit) break;
     out->append(buf, static_cast<size_t>(n));
   }
-  ::close(fd);
   return true;
 }
 

@@ -1,12 +1,25 @@
 // OutputFile on POSIX: opened by open_output_file (no link, regular files only, mode 0600, locked
-// against other processes for the file's life).
+// against other processes while written).
+//
+// The descriptor lives in the program's table, where the program's own code may close it
+// (close_range, a daemon's close loop) or put another file at its number (dup2). So before every
+// write it is checked to still be the file opened (device and inode); when it is not, the file is
+// opened again by its absolute path, appending, and only if it is still the same file. Its loss
+// (the file deleted, the disk full) is said once on stderr when it happens: the profile from then
+// on cannot be written, and the program is not told in any other way.
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "output_file.h"
 #include "output_open_linux.h"
+#include "owned_fd_linux.h"
 
 namespace inprof::internal {
 namespace {
@@ -15,18 +28,29 @@ Status os_error(const std::string& what, const std::string& path, int err) {
   return Status::error(Status::Code::kOutputError, what + " '" + path + "': " + std::strerror(err));
 }
 
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[PATH_MAX];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
+}
+
 class PosixOutputFile final : public OutputFile {
  public:
-  PosixOutputFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  PosixOutputFile(int fd, const FileIdentity& identity, std::string path)
+      : fd_(fd), identity_(identity), path_(std::move(path)), absolute_path_(absolute(path_)) {}
   ~PosixOutputFile() override { (void)close(); }
 
   Status write(std::span<const uint8_t> bytes) override {
-    if (fd_ < 0) return Status::error(Status::Code::kOutputError, "write after close");
+    if (!failure_.ok()) return failure_;
+    if (closed_) return Status::error(Status::Code::kOutputError, "write after close");
     while (!bytes.empty()) {
-      ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      const int fd = verified_fd();
+      if (fd < 0) return failure_;
+      const ssize_t n = ::write(fd, bytes.data(), bytes.size());
       if (n < 0) {
         if (errno == EINTR) continue;
-        return os_error("cannot write", path_, errno);
+        return lost(os_error("cannot write", path_, errno));
       }
       bytes = bytes.subspan(static_cast<size_t>(n));
     }
@@ -34,16 +58,80 @@ class PosixOutputFile final : public OutputFile {
   }
 
   Status close() override {
+    closed_ = true;
     if (fd_ < 0) return {};
-    int fd = fd_;
+    // Closed only if the number is still ours: else it is the program's file now.
+    FileIdentity now;
+    const int fd = fd_;
     fd_ = -1;
+    if (!identity_of(fd, &now) || !(now == identity_)) return {};
     if (::close(fd) != 0 && errno != EINTR) return os_error("cannot close", path_, errno);
     return {};
   }
 
  private:
+  // The descriptor, once proven to be the dump; -1 (and failure_ set) when it is lost.
+  int verified_fd() {
+    struct stat st;
+    if (fd_ >= 0 && fstat(fd_, &st) == 0 && uint64_t(st.st_dev) == identity_.device &&
+        uint64_t(st.st_ino) == identity_.inode) {
+      if (st.st_nlink == 0) {
+        lost(Status::error(Status::Code::kOutputError,
+                           "the dump '" + path_ + "' was deleted while it was written"));
+        return -1;
+      }
+      return fd_;
+    }
+    // Not ours any more: forget the number (never close it) and find the file by its path.
+    fd_ = -1;
+    return reopen() ? fd_ : -1;
+  }
+
+  bool reopen() {
+    const int fd = ::open(absolute_path_.c_str(),
+                          O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+      lost(os_error("cannot reopen the dump", path_, errno));
+      return false;
+    }
+    FileIdentity now;
+    if (!identity_of(fd, &now) || !(now == identity_)) {
+      ::close(fd);
+      lost(Status::error(Status::Code::kOutputError,
+                         "the dump '" + path_ + "' was replaced by another file"));
+      return false;
+    }
+    // The program's close of our descriptor dropped our lock with it.
+    struct flock lock = {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    (void)fcntl(fd, F_SETLK, &lock);
+    const int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0) (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    fd_ = fd;
+    return true;
+  }
+
+  // Said once, when it happens: what is recorded from now on cannot be written.
+  Status lost(Status why) {
+    if (failure_.ok()) {
+      failure_ = why;
+      // One write(2) to the program's stderr, not stdio: its FILE lock is the program's.
+      char line[1024];
+      const int n = std::snprintf(line, sizeof(line),
+                                  "inprof: %s; the profile recorded from now on is lost\n",
+                                  why.message().c_str());
+      if (n > 0) (void)!::write(2, line, std::min<size_t>(size_t(n), sizeof(line) - 1));
+    }
+    return failure_;
+  }
+
   int fd_;
-  std::string path_;
+  const FileIdentity identity_;
+  const std::string path_;
+  const std::string absolute_path_;  // a chdir() of the program must not send us elsewhere
+  Status failure_;
+  bool closed_ = false;
 };
 
 }  // namespace
@@ -58,8 +146,14 @@ std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, Status* 
     *status = Status::error(Status::Code::kOutputError, error);
     return nullptr;
   }
+  FileIdentity identity;
+  if (!identity_of(fd, &identity)) {
+    *status = os_error("cannot examine", path, errno);
+    ::close(fd);
+    return nullptr;
+  }
   *status = {};
-  return std::make_unique<PosixOutputFile>(fd, path);
+  return std::make_unique<PosixOutputFile>(fd, identity, path);
 }
 
 }  // namespace inprof::internal

@@ -1,11 +1,8 @@
 #include "perf_event_ring_linux.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/perf_event.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,31 +11,11 @@
 #include <cstring>
 
 #include "arch.h"
+#include "seccomp_state_linux.h"
 #include "thread_proc_linux.h"
 
 namespace inprof::internal {
 namespace {
-
-// Every open ring's descriptor, for a forked child to close (see the header).
-constexpr size_t kMaxRingFds = 64;
-std::atomic<int> g_ring_fds[kMaxRingFds] = {};
-
-void remember_fd(int fd) {
-  for (auto& slot : g_ring_fds) {
-    int expected = 0;
-    if (slot.compare_exchange_strong(expected, fd + 1)) return;
-  }
-}
-
-// False if `fd` is not ours (any more): a forked child closed it, and the number may be the
-// program's now.
-bool forget_fd(int fd) {
-  for (auto& slot : g_ring_fds) {
-    int expected = fd + 1;
-    if (slot.compare_exchange_strong(expected, 0)) return true;
-  }
-  return false;
-}
 
 #if defined(__x86_64__)
 // perf's x86-64 register numbers: ax bx cx dx si di bp sp ip (0-8), then r8-r15 (16-23); the
@@ -57,29 +34,11 @@ constexpr int kDwarfFromPerf[kRegisterCount] = {0,  1,  2,  3,  4,  5,  6,  7,  
 #endif
 constexpr int kRegsInRecord = __builtin_popcountll(kRegsMask);
 
-// The program's descriptors are handed out lowest first, so `fd` (just opened) says how many it
-// uses. Ours are kept only while it uses less than half of its limit, and go to the top of its
-// range, so that numbers it may expect (a daemon reopening 0-2, select's first 1024) stay as they
-// would be. -1 (and `fd` closed) when the program needs its descriptors more than we do.
-int place_high(int fd) {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return fd;
-  const uint64_t cap = limit.rlim_cur == RLIM_INFINITY ? uint64_t(1) << 20 : limit.rlim_cur;
-  if (uint64_t(fd) >= cap / 2) {
-    ::close(fd);
-    return -1;
-  }
-  if (cap < 512) return fd;
-  const int high = fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(cap - 128));
-  if (high < 0) return fd;
-  ::close(fd);
-  return high;
-}
-
 }  // namespace
 
 int PerfEventRing::open(const Spec& spec) {
   close();
+  if (seccomp_filtered()) return EPERM;  // a filter may kill the call rather than refuse it
   perf_event_attr attr;
   std::memset(&attr, 0, sizeof(attr));
   attr.size = sizeof(attr);
@@ -101,8 +60,6 @@ int PerfEventRing::open(const Spec& spec) {
   attr.clockid = CLOCK_MONOTONIC;  // the clock of every other timestamp in the dump
   attr.sample_regs_user = kRegsMask;
   attr.sample_stack_user = spec.stack_bytes;
-  attr.watermark = 1;
-  attr.wakeup_watermark = spec.data_pages * static_cast<uint32_t>(getpagesize()) / 4 * 3;
   const uint64_t cpu_before = read_thread_cpu_ns(spec.tid).value_or(0);
   int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(spec.tid), -1,
                                     -1, PERF_FLAG_FD_CLOEXEC));
@@ -112,18 +69,16 @@ int PerfEventRing::open(const Spec& spec) {
                                   PERF_FLAG_FD_CLOEXEC));
   }
   if (fd < 0) return errno;
-  fd = place_high(fd);
-  if (fd < 0) return EMFILE;
   const size_t page = static_cast<size_t>(getpagesize());
   const size_t bytes = (1 + size_t(spec.data_pages)) * page;
   void* map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (map == MAP_FAILED) {
-    const int error = errno;
-    ::close(fd);
-    return error;
-  }
-  fd_ = fd;
-  remember_fd(fd);
+  const int error = errno;
+  // The mapping keeps the event alive (unmapping it ends the event): the descriptor is closed at
+  // once, so that the program's descriptor table holds nothing of ours between two uses. (The
+  // number was ours for these few instructions only; an anonymous inode has no identity that
+  // fstat could check.)
+  ::close(fd);
+  if (map == MAP_FAILED) return error;
   spec_ = spec;
   map_ = map;
   mapped_bytes_ = bytes;
@@ -137,11 +92,8 @@ int PerfEventRing::open(const Spec& spec) {
 }
 
 void PerfEventRing::close() {
-  if (fd_ < 0) return;
+  if (map_ == nullptr) return;
   munmap(map_, mapped_bytes_);
-  forget_fd(fd_);
-  ::close(fd_);
-  fd_ = -1;
   map_ = nullptr;
   data_ = nullptr;
   mapped_bytes_ = 0;
@@ -161,14 +113,25 @@ void PerfEventRing::consume(uint64_t bytes) {
 }
 
 bool PerfEventRing::needs_reading() const {
-  if (fd_ < 0) return false;
+  if (map_ == nullptr) return false;
   auto* meta = static_cast<perf_event_mmap_page*>(map_);
   const uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
   return head - meta->data_tail >= data_size_ / 4 * 3;
 }
 
+uint64_t PerfEventRing::samples_until_reading() const {
+  if (map_ == nullptr) return UINT64_MAX;
+  auto* meta = static_cast<perf_event_mmap_page*>(map_);
+  const uint64_t used = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) - meta->data_tail;
+  const uint64_t mark = data_size_ / 4 * 3;
+  if (used >= mark) return 0;
+  // A sample's record: header, ids, time, count, ABI, registers, the stack and its two sizes.
+  const uint64_t largest_record = 64 + 8 * uint64_t(kRegsInRecord) + spec_.stack_bytes;
+  return (mark - used) / largest_record;
+}
+
 bool PerfEventRing::next(StackSnapshot* out, uint8_t* staging, size_t staging_size) {
-  if (fd_ < 0) return false;
+  if (map_ == nullptr) return false;
   auto* meta = static_cast<perf_event_mmap_page*>(map_);
   for (;;) {
     const uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
@@ -215,7 +178,7 @@ bool PerfEventRing::next(StackSnapshot* out, uint8_t* staging, size_t staging_si
 }
 
 void PerfEventRing::pop() {
-  if (fd_ < 0 || pending_bytes_ == 0) return;
+  if (map_ == nullptr || pending_bytes_ == 0) return;
   consume(pending_bytes_);
   pending_bytes_ = 0;
 }
@@ -266,25 +229,6 @@ bool PerfEventRing::parse_sample(const uint8_t* record, size_t size, StackSnapsh
   out->label_count =
       find_label_records(stack, out->stack_size, out->stack_start, out->labels, kMaxLabelDepth);
   return true;
-}
-
-int open_wake_descriptor() {
-  int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (fd < 0) return -1;
-  fd = place_high(fd);
-  if (fd >= 0) remember_fd(fd);
-  return fd;
-}
-
-void close_wake_descriptor(int fd) {
-  if (fd >= 0 && forget_fd(fd)) ::close(fd);
-}
-
-void perf_event_rings_close_after_fork() {
-  for (auto& slot : g_ring_fds) {
-    const int stored = slot.exchange(0);
-    if (stored > 0) ::close(stored - 1);
-  }
 }
 
 }  // namespace inprof::internal

@@ -4,8 +4,10 @@
 // to the thread: no signal, no handler, nothing it could accept or be interrupted by. The sampler
 // reads the ring at leisure.
 //
-// Costs: one descriptor and one mapping of (1 + data_pages) pages, charged by the kernel to the
-// user's perf_event_mlock_kb allowance. Every record takes the full requested stack size in the
+// Costs: one mapping of (1 + data_pages) pages, charged by the kernel to the user's
+// perf_event_mlock_kb allowance. No descriptor: it is closed as soon as the ring is mapped (the
+// mapping keeps the event alive), and nothing wakes a reader: the sampler reads on its own clock,
+// knowing how soon a ring can fill (samples_until_reading()). Every record takes the full requested stack size in the
 // ring (the kernel reserves it before it knows how deep the stack is), so the stack size is chosen
 // per thread (see PerfSelfSampling).
 #ifndef INPROF_PLATFORM_LINUX_PERF_EVENT_RING_LINUX_H_
@@ -41,8 +43,7 @@ class PerfEventRing {
   // policy or the locked-memory allowance; ENOSYS: no perf events; ESRCH: the thread is gone).
   int open(const Spec& spec);
   void close();
-  bool is_open() const { return fd_ >= 0; }
-  int fd() const { return fd_; }
+  bool is_open() const { return map_ != nullptr; }
   uint32_t stack_bytes() const { return spec_.stack_bytes; }
   size_t mapped_bytes() const { return mapped_bytes_; }
 
@@ -54,8 +55,12 @@ class PerfEventRing {
   void pop();
   // Samples the kernel could not write because the ring was full.
   uint64_t lost() const { return lost_; }
-  // Whether the ring is three quarters full (the sampler should read it now; it is woken then).
+  // Whether the ring is three quarters full (the sampler should read it now).
   bool needs_reading() const;
+  // How many more samples the kernel may write before needs_reading(), counted low (every record
+  // as large as it can be): the thread gets at most one per period of its CPU time, so the ring
+  // cannot need reading sooner than that many periods from now.
+  uint64_t samples_until_reading() const;
 
  private:
   void consume(uint64_t bytes);
@@ -63,7 +68,6 @@ class PerfEventRing {
   void read_ring(uint64_t offset, void* out, size_t n) const;
   bool parse_sample(const uint8_t* record, size_t size, StackSnapshot* out) const;
 
-  int fd_ = -1;
   Spec spec_;
   void* map_ = nullptr;
   size_t mapped_bytes_ = 0;
@@ -73,15 +77,6 @@ class PerfEventRing {
   uint64_t lost_ = 0;
   uint64_t base_cpu_ns_ = 0;  // the thread's CPU time when the event started counting
 };
-
-// In a forked child: the parent's events are not the child's to keep alive (their mappings are
-// not inherited; their descriptors are). Closes them, and the wake descriptors. Async-signal-safe.
-void perf_event_rings_close_after_fork();
-
-// A descriptor that ends a poll of the rings early (an eventfd), numbered from the top of the
-// program's range and closed after fork like the rings'. -1 if there is none to spare.
-int open_wake_descriptor();
-void close_wake_descriptor(int fd);
 
 }  // namespace inprof::internal
 

@@ -1,11 +1,12 @@
 #include "perf_self_sampling_linux.h"
 
-#include <poll.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+
+#include "futex_linux.h"
 
 namespace inprof::internal {
 namespace {
@@ -107,12 +108,10 @@ PerfSelfSampling::PerfSelfSampling(LocateStack locate_stack, uint64_t interval_n
       copy_wanted_deeper_(stack_copy_size > kMaxPerfStackBytes),
       budget_bytes_(budget_bytes),
       staging_(make_mapped_array<uint8_t>(kMaxPerfStackBytes + kRecordOverhead)),
-      staging_size_(kMaxPerfStackBytes + kRecordOverhead),
-      wake_fd_(open_wake_descriptor()) {}
+      staging_size_(kMaxPerfStackBytes + kRecordOverhead) {}
 
 PerfSelfSampling::~PerfSelfSampling() {
   for (Ring& r : rings_) r.ring.close();
-  close_wake_descriptor(wake_fd_);
 }
 
 bool PerfSelfSampling::valid(int handle) const {
@@ -163,9 +162,7 @@ int PerfSelfSampling::open_ring(Ring& r, uint32_t stack_bytes) {
   spec.period_ns = interval_ns_;
   spec.stack_bytes = stack_bytes;
   spec.data_pages = static_cast<uint32_t>(data / page);
-  const int error = r.ring.open(spec);
-  r.hung_up = false;
-  return error;
+  return r.ring.open(spec);
 }
 
 int PerfSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels) {
@@ -284,45 +281,36 @@ SelfSampling::Counts PerfSelfSampling::counts(int handle) const {
 }
 
 bool PerfSelfSampling::wait(uint64_t timeout_ns) {
-  pollfd fds[kMaxPerfThreads + 1];
-  Ring* owners[kMaxPerfThreads + 1];
-  nfds_t count = 0;
+  // No descriptor to poll (see perf_event_ring_linux.h): the wait ends when the fullest ring could
+  // reach its mark at one sample per period of its thread's CPU time, which no thread outruns.
+  const uint32_t seen = wake_word_.load(std::memory_order_acquire);
+  if (seen != handled_wake_) timeout_ns = 0;  // an interrupt_wait() came before this wait
+  handled_wake_ = seen;
   for (Ring& r : rings_) {
     if (!r.active || !r.ring.is_open()) continue;
-    if (r.ring.needs_reading()) return true;
-    if (r.hung_up) continue;
-    fds[count] = {r.ring.fd(), POLLIN, 0};
-    owners[count++] = &r;
+    const uint64_t samples = r.ring.samples_until_reading();
+    if (samples == 0) return true;
+    timeout_ns = std::min(timeout_ns, samples * interval_ns_);
   }
-  if (wake_fd_ >= 0) {
-    fds[count] = {wake_fd_, POLLIN, 0};
-    owners[count++] = nullptr;
-  } else {
-    timeout_ns = std::min<uint64_t>(timeout_ns, 5000000);  // nothing else ends it for a stop
+  const FutexWait waited =
+      timeout_ns == 0 ? FutexWait::kWoken : futex_wait(wake_word_, seen, timeout_ns);
+  handled_wake_ = wake_word_.load(std::memory_order_acquire);
+  if (waited == FutexWait::kRefused) {
+    // A seccomp policy or an odd kernel refuses the call: sleep instead, a stop waits for the end
+    // of at most this slice, and nothing spins.
+    const uint64_t slice = std::min<uint64_t>(timeout_ns, 2000000);
+    const timespec pause{0, static_cast<long>(slice)};
+    nanosleep(&pause, nullptr);
   }
-  const timespec timeout{static_cast<time_t>(timeout_ns / 1000000000u),
-                         static_cast<long>(timeout_ns % 1000000000u)};
-  const int ready = ppoll(fds, count, &timeout, nullptr);
-  if (ready <= 0) return false;
-  bool any = false;
-  for (nfds_t i = 0; i < count; ++i) {
-    if (owners[i] == nullptr) {
-      if (fds[i].revents & POLLIN) {
-        uint64_t value;
-        [[maybe_unused]] ssize_t got = ::read(wake_fd_, &value, sizeof(value));
-      }
-      continue;
-    }
-    if (fds[i].revents & (POLLHUP | POLLERR)) owners[i]->hung_up = true;
-    if (fds[i].revents & POLLIN) any = true;
+  for (const Ring& r : rings_) {
+    if (r.active && r.ring.needs_reading()) return true;
   }
-  return any;
+  return false;
 }
 
 void PerfSelfSampling::interrupt_wait() {
-  if (wake_fd_ < 0) return;
-  const uint64_t one = 1;
-  [[maybe_unused]] ssize_t put = ::write(wake_fd_, &one, sizeof(one));
+  wake_word_.fetch_add(1, std::memory_order_release);
+  futex_wake_all(wake_word_);
 }
 
 }  // namespace inprof::internal

@@ -7,8 +7,7 @@
 // What it cannot do: copy the thread's labels (no code of ours runs on the thread), so threads
 // with a label stack are left to the signal-based SelfSampling (see SelfSamplingRouter).
 //
-// Bounds: at most kMaxPerfThreads rings (each a descriptor, numbered from the top of the
-// program's limit, and none while it uses half of its limit), their mappings together within a
+// Bounds: at most kMaxPerfThreads rings (each a mapping; no descriptor is kept), their mappings together within a
 // memory budget (half the user's perf_event_mlock_kb allowance, at most 1 MiB): beyond that,
 // start() refuses and the thread gets a timer instead. Each ring takes the stack size its
 // thread's walks need (note_walk(): larger at once when a walk runs out of copied stack, smaller
@@ -17,6 +16,7 @@
 #ifndef INPROF_PLATFORM_LINUX_PERF_SELF_SAMPLING_LINUX_H_
 #define INPROF_PLATFORM_LINUX_PERF_SELF_SAMPLING_LINUX_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -62,7 +62,7 @@ class PerfSelfSampling final : public SelfSampling {
   bool waitable() override { return active() > 0; }
   bool wait(uint64_t timeout_ns) override;
   void interrupt_wait() override;
-  bool wakeable() override { return wake_fd_ >= 0; }
+  bool wakeable() override { return true; }
   // Not while its stack size is still being found: every sample a ring holds when a cut one is
   // read comes back cut too, so a ring that has not yet gone kSettledSamples without a cut is
   // collected at every tick.
@@ -74,7 +74,6 @@ class PerfSelfSampling final : public SelfSampling {
  private:
   struct Ring {
     bool active = false;
-    bool hung_up = false;  // its thread exited: poll would report it again and again
     uint64_t tid = 0;
     std::optional<StackRegion> region;  // the mapping of its stack, as last located
     uint32_t grow_to = 0;               // a larger stack size asked for by a cut walk
@@ -107,7 +106,9 @@ class PerfSelfSampling final : public SelfSampling {
   // grow the heap the program allocates from (tests/transparency/malloc_threshold).
   LargeArray<uint8_t> staging_;
   size_t staging_size_ = 0;
-  int wake_fd_ = -1;  // interrupt_wait() ends a wait() through it (-1: waits are cut at 5 ms)
+  // interrupt_wait() changes it and wakes a wait() sleeping on it (a futex: no descriptor).
+  std::atomic<uint32_t> wake_word_{0};
+  uint32_t handled_wake_ = 0;  // the last value of wake_word_ a wait() answered (sampler only)
 };
 
 }  // namespace inprof::internal

@@ -13,6 +13,8 @@
 #include <cstring>
 
 #include "file_util_linux.h"
+#include "owned_fd_linux.h"
+#include "seccomp_state_linux.h"
 #include "process_info.h"
 
 namespace inprof::internal {
@@ -56,26 +58,36 @@ uint64_t wall_clock_ns() {
 
 // Where process_vm_readv does not exist (qemu-user, kernels without CROSS_MEMORY_ATTACH): the
 // kernel also validates the source of a write() to a pipe, failing with EFAULT instead of faulting.
+// The two descriptors live for this call only and are checked before each use (owned_fd_linux.h):
+// the program may close or replace any number at any moment.
 static size_t read_memory_through_pipe(uint64_t address, void* out, size_t size) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return 0;
+  FileIdentity pipe;
+  const bool known = identity_of(fds[0], &pipe);
+  auto ours = [&](int fd) {
+    FileIdentity now;
+    return known && identity_of(fd, &now) && now == pipe;
+  };
   size_t done = 0;
-  while (done < size) {
+  while (done < size && ours(fds[1])) {
     const size_t chunk = std::min<size_t>(size - done, 4096);  // below any pipe's capacity
     const ssize_t written = write(fds[1], reinterpret_cast<const void*>(address + done), chunk);
-    if (written <= 0) break;
+    if (written <= 0 || !ours(fds[0])) break;
     const ssize_t got = read(fds[0], static_cast<char*>(out) + done, static_cast<size_t>(written));
     if (got != written) break;
     done += static_cast<size_t>(got);
   }
-  close(fds[0]);
-  close(fds[1]);
+  if (ours(fds[0])) close(fds[0]);
+  if (ours(fds[1])) close(fds[1]);
   return done;
 }
 
 size_t read_memory(uint64_t address, void* out, size_t size) {
   iovec local{out, size};
   iovec remote{reinterpret_cast<void*>(address), size};
+  // Under a seccomp filter the call may be fatal: a pipe's write() fails as cleanly on a bad address.
+  if (seccomp_filter_seen()) return read_memory_through_pipe(address, out, size);
   long n = syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0);
   if (n < 0 && errno == ENOSYS) return read_memory_through_pipe(address, out, size);
   return n > 0 ? static_cast<size_t>(n) : 0;

@@ -1,6 +1,7 @@
 #include "self_sampling_linux.h"
 
 #include <errno.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +42,8 @@ struct Mailbox {
   std::atomic<uint64_t> missed{0};
   std::atomic<uint32_t> disarm_requested{0};  // by the sampler: the handler disarms the timer
   std::atomic<uint32_t> disarmed{0};          // by the handler
+  // By the handler: the thread had too little stack left for it; its timer is disarmed.
+  std::atomic<uint32_t> short_of_stack{0};
   timer_t timer{};
   SelfSampleQueue queue;
 
@@ -105,6 +108,22 @@ void fill(Mailbox& box, const siginfo_t* info, const ucontext_t* context, int pi
   box.queue.commit();
 }
 
+// SUSPENDED: whether the handler has kHandlerStackBytes below its frame, on the alternate stack it
+// runs on (the kernel records it in the context) or on the thread's own stack (its mapping as last
+// published). A small alternate stack, or a thread deep in its stack, must not be overrun by us.
+bool enough_stack(const ucontext_t* context, const Mailbox& box) {
+  const auto here = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
+  const auto alt_begin = reinterpret_cast<uint64_t>(context->uc_stack.ss_sp);
+  const uint64_t alt_end = alt_begin + context->uc_stack.ss_size;
+  if (!(context->uc_stack.ss_flags & SS_DISABLE) && here > alt_begin && here <= alt_end) {
+    return here - alt_begin >= kHandlerStackBytes;
+  }
+  StackRegion region;
+  // The main thread's stack grows on demand below its mapping: nothing to judge by.
+  if (!box.read_stack(here, &region) || region.main_stack) return true;
+  return here - region.begin >= kHandlerStackBytes;
+}
+
 uint64_t encode_value(size_t index, uint32_t generation) {
   return (uint64_t(index) << 32) | generation;
 }
@@ -112,6 +131,17 @@ uint64_t encode_value(size_t index, uint32_t generation) {
 // How long a stopping timer may wait for its thread to disarm it before it is deleted anyway.
 constexpr uint64_t kStopWaitNs = 50000000;
 constexpr uint64_t kStopAllWaitNs = 20000000;  // when the session stops: stop() waits for it
+
+// What a timer's signal takes of a thread's stack: the kernel's frame (AT_MINSIGSTKSZ says how
+// large on this CPU; 2 KiB where it does not say), our handler, and room for the code the thread
+// runs next.
+uint64_t min_timer_headroom() {
+  static const uint64_t frame = [] {
+    const unsigned long reported = getauxval(AT_MINSIGSTKSZ);
+    return reported != 0 ? uint64_t(reported) : uint64_t(2048);
+  }();
+  return frame + kHandlerStackBytes + 1024;
+}
 
 bool valid_handle(int handle) {
   return handle >= 0 && static_cast<size_t>(handle) < kMaxSelfSampledThreads;
@@ -135,6 +165,13 @@ void on_self_sample_signal(const siginfo_t* info, const ucontext_t* context, int
         const itimerspec zero = {};
         timer_settime(box->timer, 0, &zero, nullptr);
         box->disarmed.store(1, std::memory_order_release);
+      } else if (!enough_stack(context, *box)) {
+        // Given up (the sampler sees it in still_allowed() and counts it): no copy here, and no
+        // more signals to this thread for a while.
+        const itimerspec zero = {};
+        timer_settime(box->timer, 0, &zero, nullptr);
+        box->short_of_stack.store(1, std::memory_order_release);
+        box->missed.fetch_add(1, std::memory_order_relaxed);
       } else {
         fill(*box, info, context, pid);
       }
@@ -188,6 +225,16 @@ void LinuxSelfSampling::release(size_t index) {
   box.generation.store(box.generation.load(std::memory_order_relaxed) + 1,
                        std::memory_order_seq_cst);  // even: a late signal does nothing
   slots_[index] = Slot::kFree;
+  if (signal_held_ && !any_timer()) {
+    // The last timer is gone: the disposition goes back to the program (instances still pending
+    // are discarded on the way).
+    signal_held_ = false;
+    owner_.release();
+  }
+}
+
+bool LinuxSelfSampling::any_timer() const {
+  return std::any_of(std::begin(slots_), std::end(slots_), [](Slot s) { return s != Slot::kFree; });
 }
 
 void LinuxSelfSampling::reap(bool force) {
@@ -203,7 +250,9 @@ void LinuxSelfSampling::reap(bool force) {
 }
 
 bool LinuxSelfSampling::usable() {
-  if (usable_ && !owner_.handler_installed()) usable_ = false;
+  // Only while timers run can the program take the signal from under them; between timers the
+  // next start() asks again.
+  if (usable_ && signal_held_ && !owner_.handler_installed()) usable_ = false;
   return usable_;
 }
 
@@ -233,16 +282,35 @@ int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels
     }
   }
   if (index < 0) return -1;
+  if (!signal_held_) {
+    if (!owner_.acquire || !owner_.acquire()) return -1;  // the program's handler: no timers
+    signal_held_ = true;
+  }
+  const int handle = arm(static_cast<size_t>(index), tid, sp, labels);
+  if (handle < 0 && !any_timer()) {
+    signal_held_ = false;
+    owner_.release();
+  }
+  return handle;
+}
+
+int LinuxSelfSampling::arm(size_t index, uint64_t tid, uint64_t sp, const LabelStack* labels) {
   Mailbox& box = *g_mailboxes[index].load(std::memory_order_relaxed);
+  const std::optional<StackRegion> region =
+      sp != 0 ? owner_.locate_stack(tid, sp) : std::optional<StackRegion>();
+  // A thread last seen this deep in its stack would take the kernel's signal frame and our
+  // handler below it: not timer-sampled (the sampler counts what it gives up).
+  if (region && !region->main_stack && sp - region->begin < min_timer_headroom()) return -1;
   box.queue.reset();
   box.tid.store(tid, std::memory_order_relaxed);
-  box.publish_stack(sp != 0 ? owner_.locate_stack(tid, sp) : std::nullopt);
+  box.publish_stack(region);
   box.max_copy = stack_copy_size_;
   box.labels.store(labels, std::memory_order_relaxed);
   box.answered.store(0, std::memory_order_relaxed);
   box.missed.store(0, std::memory_order_relaxed);
   box.disarm_requested.store(0, std::memory_order_relaxed);
   box.disarmed.store(0, std::memory_order_relaxed);
+  box.short_of_stack.store(0, std::memory_order_relaxed);
   const uint32_t generation = box.generation.load(std::memory_order_relaxed) + 1;  // odd
   box.generation.store(generation, std::memory_order_seq_cst);
 
@@ -265,7 +333,7 @@ int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels
     return -1;
   }
   slots_[index] = Slot::kActive;
-  return index;
+  return static_cast<int>(index);
 }
 
 void LinuxSelfSampling::stop(int handle) {
@@ -291,8 +359,9 @@ void LinuxSelfSampling::abandon(int handle) {
 
 bool LinuxSelfSampling::still_allowed(int handle) {
   if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return false;
-  const uint64_t tid =
-      g_mailboxes[handle].load(std::memory_order_relaxed)->tid.load(std::memory_order_relaxed);
+  const Mailbox& box = *g_mailboxes[handle].load(std::memory_order_relaxed);
+  if (box.short_of_stack.load(std::memory_order_acquire)) return false;
+  const uint64_t tid = box.tid.load(std::memory_order_relaxed);
   const std::optional<ThreadSignalState> state = read_thread_signal_state(tid, owner_.signal);
   if (!state || state->seccomp) return false;
   // While our handler runs, the kernel blocks the signal; a thread preempted on its way into the

@@ -38,6 +38,9 @@ namespace inprof::internal {
 
 inline constexpr size_t kMaxSelfSampledThreads = 64;
 inline constexpr size_t kSelfSampleEntries = 32;
+// The stack the timer's handler needs below its first frame (measured with -fstack-usage: see
+// docs/how-it-works.md); a thread with less left, on its alternate stack or its own, is given up.
+inline constexpr uint64_t kHandlerStackBytes = 1024;
 
 // What self-sampling needs from the copier that owns the signal.
 struct SamplingSignalOwner {
@@ -46,6 +49,11 @@ struct SamplingSignalOwner {
   std::function<std::optional<StackRegion>(uint64_t tid, uint64_t sp)> locate_stack;
   // Whether the signal's disposition is still our handler.
   std::function<bool()> handler_installed;
+  // Installs our handler before the first timer (false: the program has a handler of its own
+  // now), and gives the signal back after the last: while no thread is on a timer the program's
+  // disposition is its own (an ignored SIGURG from its socket interrupts nothing).
+  std::function<bool()> acquire;
+  std::function<void()> release;
   // Discards every instance of the signal still pending in any thread.
   std::function<void()> withdraw_pending;
 };
@@ -77,11 +85,15 @@ class LinuxSelfSampling final : public SelfSampling {
   // Deletes the timers of stopping mailboxes that disarmed (or waited long enough); `force`: all.
   void reap(bool force);
   void release(size_t index);
+  bool any_timer() const;
+  // Starts mailbox `index`'s timer on `tid`; its handle, or -1.
+  int arm(size_t index, uint64_t tid, uint64_t sp, const LabelStack* labels);
 
   const SamplingSignalOwner owner_;
   const uint64_t interval_ns_;
   const size_t stack_copy_size_;
   bool usable_ = true;
+  bool signal_held_ = false;  // owner_.acquire() succeeded and no release() since
 
   enum class Slot : uint8_t { kFree, kActive, kStopping };
   Slot slots_[kMaxSelfSampledThreads] = {};

@@ -81,13 +81,6 @@ void withdraw_pending_signals(int sig) {
   sigaction(sig, &ours, nullptr);
 }
 
-// The "previous disposition" of a copier that takes no signal (signal 0).
-struct sigaction sigaction_none() {
-  struct sigaction none = {};
-  none.sa_handler = SIG_DFL;
-  return none;
-}
-
 // Gives the signal back: the program's disposition from before start, unless the program has
 // installed its own since (then that one stays). Pending instances of ours are discarded first.
 
@@ -99,6 +92,24 @@ void give_back(int sig, const struct sigaction& previous) {
   sigaction(sig, &previous, nullptr);
 }
 
+bool has_own_handler(const struct sigaction& action) {
+  return (action.sa_flags & SA_SIGINFO)
+             ? action.sa_sigaction != nullptr
+             : (action.sa_handler != SIG_DFL && action.sa_handler != SIG_IGN);
+}
+
+// Installs our handler for the first timer, unless the program has put one of its own there
+// since: then the signal is the program's and no thread is timer-sampled.
+bool acquire_signal(int sig) {
+  if (sig == 0) return false;
+  if (handler_is_ours(sig)) return true;
+  struct sigaction current = {};
+  if (sigaction(sig, nullptr, &current) != 0 || has_own_handler(current)) return false;
+  g_previous_action = current;
+  const struct sigaction action = our_action();
+  return sigaction(sig, &action, nullptr) == 0;
+}
+
 std::string signal_name(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
@@ -108,14 +119,16 @@ uint64_t thread_cpu_ns(uint64_t tid) { return read_thread_cpu_ns(tid).value_or(U
 
 class SignalStackCopier final : public StackCopier {
  public:
-  SignalStackCopier(int sig, const Config& config, const struct sigaction& previous)
-      : signal_(sig), previous_(previous) {
+  SignalStackCopier(int sig, const Config& config)
+      : signal_(sig) {
     read_stack_regions(&regions_);
     SamplingSignalOwner owner;
     owner.signal = sig;
     owner.locate_stack = [this](uint64_t tid, uint64_t sp) { return locate(tid, sp); };
     owner.handler_installed = [sig] { return handler_is_ours(sig); };
     owner.withdraw_pending = [sig] { withdraw_pending_signals(sig); };
+    owner.acquire = [sig] { return acquire_signal(sig); };
+    owner.release = [sig] { give_back(sig, g_previous_action); };
     const auto interval = static_cast<uint64_t>(config.interval.count());
     auto timers = std::make_unique<LinuxSelfSampling>(owner, interval, config.stack_copy_size);
     std::unique_ptr<PerfSelfSampling> perf;
@@ -135,7 +148,7 @@ class SignalStackCopier final : public StackCopier {
       ignore.sa_handler = SIG_IGN;
       sigaction(signal_, &ignore, nullptr);
       self_sampling_.reset();  // waits for handlers still running
-      sigaction(signal_, &previous_, nullptr);
+      sigaction(signal_, &g_previous_action, nullptr);
     } else {
       self_sampling_.reset();
     }
@@ -200,7 +213,6 @@ class SignalStackCopier final : public StackCopier {
   }
 
   const int signal_;
-  const struct sigaction previous_;
   const int pid_ = getpid();
   std::vector<StackRegion> regions_;
   std::unique_ptr<SelfSamplingRouter> self_sampling_;
@@ -232,7 +244,7 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
     g_pid.store(getpid());
     g_signal = 0;
     *status = {};
-    return std::make_unique<SignalStackCopier>(0, config, sigaction_none());
+    return std::make_unique<SignalStackCopier>(0, config);
   }
   struct sigaction previous = {};
   if (sigaction(sig, nullptr, &previous) != 0) {
@@ -242,10 +254,7 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
         "cannot read the disposition of " + signal_name(sig) + ": " + std::strerror(errno));
     return nullptr;
   }
-  const bool has_handler = (previous.sa_flags & SA_SIGINFO)
-                               ? previous.sa_sigaction != nullptr
-                               : (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN);
-  if (has_handler) {
+  if (has_own_handler(previous)) {
     g_copier_exists.store(false);
     *status = Status::error(
         Status::Code::kSignalInUse,
@@ -254,19 +263,13 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
             "choose a free signal with Options::sample_signal");
     return nullptr;
   }
+  // The handler goes in with the first timer (acquire_signal), and out after the last: threads
+  // sampled by the kernel's rings, and sleeping ones, need none.
   g_pid.store(getpid());
-  const struct sigaction action = our_action();
-  if (sigaction(sig, &action, nullptr) != 0) {
-    g_copier_exists.store(false);
-    *status = Status::error(
-        Status::Code::kPlatformError,
-        "cannot install the handler for " + signal_name(sig) + ": " + std::strerror(errno));
-    return nullptr;
-  }
   g_signal = sig;
   g_previous_action = previous;
   *status = {};
-  return std::make_unique<SignalStackCopier>(sig, config, previous);
+  return std::make_unique<SignalStackCopier>(sig, config);
 }
 
 void StackCopier::release_after_fork() {
@@ -274,7 +277,6 @@ void StackCopier::release_after_fork() {
   give_back(g_signal, g_previous_action);
   g_pid.store(0);
   self_sampling_release_after_fork();
-  perf_event_rings_close_after_fork();
   g_copier_exists.store(false);
 }
 

@@ -1,5 +1,5 @@
-// Threads from /proc/self/task (one descriptor, whatever the number of threads), CPU time from
-// the per-thread CPU clock.
+// Threads from /proc/self/task (a descriptor for the listing only: between two listings the
+// program's descriptor table holds nothing of ours), CPU time from the per-thread CPU clock.
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "owned_fd_linux.h"
 #include "thread_lister.h"
 #include "thread_proc_linux.h"
 
@@ -26,19 +27,16 @@ struct LinuxDirent64 {
 
 class LinuxThreadLister final : public ThreadLister {
  public:
-  LinuxThreadLister() : task_fd_(::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {}
-  ~LinuxThreadLister() override {
-    if (task_fd_ >= 0) ::close(task_fd_);
-  }
-
   bool list(std::vector<uint64_t>& tids) override {
     tids.clear();
-    if (task_fd_ < 0) return false;
-    // One open directory, re-read from the start: cheaper than opendir() every tick.
-    if (lseek(task_fd_, 0, SEEK_SET) != 0) return false;
+    OwnedFd task("/proc/self/task", O_RDONLY | O_DIRECTORY);
+    if (!task.is_open()) return false;
     alignas(8) char buf[8192];
     for (;;) {
-      long n = syscall(SYS_getdents64, task_fd_, buf, sizeof(buf));
+      // Checked before each call: the program may have closed the number and reused it.
+      const int fd = task.checked_fd();
+      if (fd < 0) return false;
+      long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
       if (n < 0) return false;
       if (n == 0) break;
       for (long pos = 0; pos < n;) {
@@ -64,14 +62,8 @@ class LinuxThreadLister final : public ThreadLister {
                   static_cast<unsigned long long>(tid));
     // Read into a local buffer: a comm is at most 15 bytes, so the string returned fits its
     // inline storage and the periodic name refresh allocates nothing.
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return {};
     char comm[64];
-    ssize_t n;
-    do {
-      n = ::read(fd, comm, sizeof(comm));
-    } while (n < 0 && errno == EINTR);
-    ::close(fd);
+    const ssize_t n = read_small_file(path, comm, sizeof(comm));
     if (n <= 0) return {};
     size_t length = static_cast<size_t>(n);
     while (length > 0 && comm[length - 1] == '\n') --length;
@@ -89,10 +81,13 @@ class LinuxThreadLister final : public ThreadLister {
     return *state != 'R';
   }
 
-  void forget(uint64_t) override {}
+  std::optional<bool> ended(uint64_t tid) override {
+    const std::optional<char> state = read_thread_state(tid);
+    if (!state) return std::nullopt;
+    return *state == 'Z' || *state == 'X';
+  }
 
- private:
-  int task_fd_;
+  void forget(uint64_t) override {}
 };
 
 }  // namespace

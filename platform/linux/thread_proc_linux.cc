@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "owned_fd_linux.h"
+
 namespace inprof::internal {
 namespace {
 
@@ -16,18 +18,7 @@ ssize_t read_task_file(uint64_t tid, const char* name, char* buf, size_t size) {
   char path[64];
   std::snprintf(path, sizeof(path), "/proc/self/task/%llu/%s", static_cast<unsigned long long>(tid),
                 name);
-  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t total = 0;
-  while (total < static_cast<ssize_t>(size) - 1) {
-    const ssize_t n = ::read(fd, buf + total, size - 1 - static_cast<size_t>(total));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    total += n;
-  }
-  ::close(fd);
-  buf[total] = '\0';
-  return total;
+  return read_small_file(path, buf, size);
 }
 
 // The value of "Key:\t..." in a status file, or null.

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <atomic>
 
+#include "seccomp_state_linux.h"
+
 namespace inprof::internal {
 namespace {
 
@@ -108,7 +110,7 @@ void copy_own_stack(StackSnapshot* out, const StackRegion* region, int pid) {
 void copy_other_stack(StackSnapshot* out, const StackRegion* region, int pid) {
   reset(out);
   const Span span = span_above(*out, region, /*own_thread=*/false);
-  if (span.bytes == 0) return;
+  if (span.bytes == 0 || seccomp_filtered()) return;  // under a filter the call may be fatal
   const long got = kernel_copy(pid, out->buffer, out->sp(), span.bytes);
   if (got <= 0) return;
   out->stack_size = static_cast<size_t>(got);

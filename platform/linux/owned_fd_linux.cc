@@ -1,0 +1,101 @@
+#include "owned_fd_linux.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace inprof::internal {
+
+bool identity_of(int fd, FileIdentity* out) {
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) return false;
+  out->device = static_cast<uint64_t>(st.st_dev);
+  out->inode = static_cast<uint64_t>(st.st_ino);
+  return true;
+}
+
+OwnedFd::OwnedFd(const char* path, int flags, mode_t mode) {
+  int fd;
+  do {
+    fd = ::open(path, flags | O_CLOEXEC, mode);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) return;
+  if (!identity_of(fd, &identity_)) {
+    const int error = errno;
+    ::close(fd);
+    errno = error;
+    return;
+  }
+  fd_ = fd;
+}
+
+OwnedFd::OwnedFd(OwnedFd&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), identity_(other.identity_) {}
+
+OwnedFd& OwnedFd::operator=(OwnedFd&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = std::exchange(other.fd_, -1);
+    identity_ = other.identity_;
+  }
+  return *this;
+}
+
+bool OwnedFd::still_ours() {
+  if (fd_ < 0) return false;
+  FileIdentity now;
+  if (identity_of(fd_, &now) && now == identity_) return true;
+  fd_ = -1;
+  return false;
+}
+
+ssize_t OwnedFd::read(void* buf, size_t size) {
+  const int fd = checked_fd();
+  if (fd < 0) {
+    errno = EBADF;
+    return -1;
+  }
+  ssize_t n;
+  do {
+    n = ::read(fd, buf, size);
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
+ssize_t OwnedFd::pread(void* buf, size_t size, uint64_t offset) {
+  const int fd = checked_fd();
+  if (fd < 0) {
+    errno = EBADF;
+    return -1;
+  }
+  ssize_t n;
+  do {
+    n = ::pread(fd, buf, size, static_cast<off_t>(offset));
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
+void OwnedFd::close() {
+  if (still_ours()) ::close(fd_);
+  fd_ = -1;
+}
+
+ssize_t read_small_file(const char* path, char* buf, size_t size) {
+  if (size == 0) return -1;
+  OwnedFd file(path, O_RDONLY);
+  if (!file.is_open()) return -1;
+  size_t total = 0;
+  while (total + 1 < size) {
+    const ssize_t n = file.read(buf + total, size - 1 - total);
+    if (n < 0) return -1;
+    if (n == 0) break;
+    total += static_cast<size_t>(n);
+  }
+  buf[total] = '\0';
+  return static_cast<ssize_t>(total);
+}
+
+}  // namespace inprof::internal

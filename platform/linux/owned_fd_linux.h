@@ -1,0 +1,61 @@
+// A descriptor the profiler opened, in a process whose own code may close or replace any
+// descriptor at any moment (close_range(3, ~0U), a daemon's close loop, dup2 onto any number).
+// The number alone proves nothing: before every read, write or close the descriptor is checked to
+// still be the open file it was (device and inode, from fstat), and a descriptor that is not is
+// never touched again: closing it would close the program's file, reading it would take the
+// program's data. What is left is the window between the check and the call, a few instructions.
+#ifndef INPROF_PLATFORM_LINUX_OWNED_FD_LINUX_H_
+#define INPROF_PLATFORM_LINUX_OWNED_FD_LINUX_H_
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace inprof::internal {
+
+struct FileIdentity {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+
+class OwnedFd {
+ public:
+  OwnedFd() = default;
+  // open(2) with O_CLOEXEC added; is_open() says whether it worked (errno is kept).
+  OwnedFd(const char* path, int flags, mode_t mode = 0);
+  ~OwnedFd() { close(); }
+  OwnedFd(OwnedFd&& other) noexcept;
+  OwnedFd& operator=(OwnedFd&& other) noexcept;
+  OwnedFd(const OwnedFd&) = delete;
+  OwnedFd& operator=(const OwnedFd&) = delete;
+
+  bool is_open() const { return fd_ >= 0; }
+  const FileIdentity& identity() const { return identity_; }
+  // Whether the number still names the file opened. Once false, the number is forgotten (never
+  // closed: it may be the program's now).
+  bool still_ours();
+  // The descriptor after a still_ours() check; -1 when it is not ours any more.
+  int checked_fd() { return still_ours() ? fd_ : -1; }
+  // read(2) and pread(2) after the check, retrying EINTR; -1 with errno EBADF when not ours.
+  ssize_t read(void* buf, size_t size);
+  ssize_t pread(void* buf, size_t size, uint64_t offset);
+  // Closes it if it is still ours; forgets it either way.
+  void close();
+
+ private:
+  int fd_ = -1;
+  FileIdentity identity_;
+};
+
+// The identity of an open descriptor, or false.
+bool identity_of(int fd, FileIdentity* out);
+
+// Reads a small file (/proc) into `buf`, NUL-terminated; its length, or -1. The descriptor lives
+// only for the call, and is checked before each use.
+ssize_t read_small_file(const char* path, char* buf, size_t size);
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_PLATFORM_LINUX_OWNED_FD_LINUX_H_
