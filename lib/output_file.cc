@@ -2,31 +2,84 @@
 // `sh -c 'a; b'`, `timeout`, `make`) is never shared: both dumps would be lost.
 #include "output_file.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <mutex>
+#include <vector>
 
 #include "process_info.h"
 
 namespace inprof::internal {
+namespace {
 
-std::string OutputFile::pid_suffixed_path(const std::string& path, uint64_t pid) {
-  const std::string suffix = "-" + std::to_string(pid);
+// The paths this image (this program since its execve) has written: a second session of the
+// same image writes over its own dump as before; only a dump of an earlier image is kept. Leaked:
+// no destructor may race with a session stopped at exit.
+std::mutex& written_mutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
+std::vector<std::string>& written_paths() {
+  static auto* paths = new std::vector<std::string>;
+  return *paths;
+}
+
+bool written_by_this_image(const std::string& path) {
+  std::lock_guard lock(written_mutex());
+  const auto& paths = written_paths();
+  return std::find(paths.begin(), paths.end(), path) != paths.end();
+}
+
+void note_written(const std::string& path) {
+  std::lock_guard lock(written_mutex());
+  auto& paths = written_paths();
+  if (std::find(paths.begin(), paths.end(), path) == paths.end() && paths.size() < 4096) {
+    paths.push_back(path);
+  }
+}
+
+// "dir/app.inprof" -> "dir/app" + suffix + ".inprof"; no extension: the suffix goes last.
+std::string suffixed(const std::string& path, const std::string& suffix) {
   const size_t slash = path.rfind('/');
   const size_t name = slash == std::string::npos ? 0 : slash + 1;
   const size_t dot = path.rfind('.');
-  // No extension (a dot only in a directory's name, or a leading dot): the suffix goes last.
+  // A dot only in a directory's name, or a leading dot, is no extension.
   if (dot == std::string::npos || dot <= name) return path + suffix;
   return path.substr(0, dot) + suffix + path.substr(dot);
 }
 
-std::unique_ptr<OutputFile> OutputFile::create_unshared(const std::string& path, Status* status,
-                                                        std::string* actual_path) {
+}  // namespace
+
+std::string OutputFile::pid_suffixed_path(const std::string& path, uint64_t pid) {
+  return suffixed(path, "-" + std::to_string(pid));
+}
+
+std::string OutputFile::exec_suffixed_path(const std::string& path, int n) {
+  return suffixed(path, "-exec" + std::to_string(n));
+}
+
+std::unique_ptr<OutputFile> OutputFile::create_unshared(const std::string& requested,
+                                                        Status* status, std::string* actual_path) {
+  // An image that replaced an earlier one of this process (execve) keeps the earlier image's
+  // dump: it writes the first free "-execN" name beside it.
+  std::string path = requested;
+  for (int n = 1;
+       n < 1000 && !written_by_this_image(path) && written_by_earlier_image(path); ++n) {
+    path = exec_suffixed_path(requested, n);
+  }
+  if (path != requested) {
+    std::fprintf(stderr, "inprof: %s holds this process's profile from before exec; this image "
+                 "writes %s\n", requested.c_str(), path.c_str());
+  }
   *actual_path = path;
   bool held_elsewhere = false;
   auto file = create(path, status, &held_elsewhere);
+  if (file) note_written(path);
   if (file || !held_elsewhere) return file;
   const std::string own = pid_suffixed_path(path, process_id());
   file = create(own, status);
   if (!file) return file;
+  note_written(own);
   *actual_path = own;
   std::fprintf(stderr,
                "inprof: %s is being written by another process; this one (%llu) writes %s\n",

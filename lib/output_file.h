@@ -25,6 +25,12 @@ class OutputFile {
                                                      std::string* actual_path);
   // "dir/app.inprof" -> "dir/app-PID.inprof"; "dir/app" -> "dir/app-PID".
   static std::string pid_suffixed_path(const std::string& path, uint64_t pid);
+  // "dir/app.inprof" -> "dir/app-execN.inprof".
+  static std::string exec_suffixed_path(const std::string& path, int n);
+  // Whether `path` is a dump this same process wrote since it started, under an earlier image
+  // (before an execve(): same process id, `%p` in the path, a wrapper script that execs the real
+  // program). Per OS; false where unknown.
+  static bool written_by_earlier_image(const std::string& path);
 
   virtual ~OutputFile() = default;
   // Writes all of `bytes`, retrying short writes; a failure says why (disk full, ...).

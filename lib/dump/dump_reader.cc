@@ -289,8 +289,9 @@ DumpReadResult read_dump(std::span<const uint8_t> file, DumpVisitor& visitor) {
       if (next == file.size()) {
         result.warnings.push_back("the dump was cut short: the last " +
                                   std::to_string(rest.size()) +
-                                  " bytes are an incomplete chunk (the process probably ended "
-                                  "before the profiler stopped)");
+                                  " bytes are an incomplete chunk (the process ended while the "
+                                  "chunk was written, or the writer could not finish it: a full "
+                                  "disk or a deleted file, which the process's stderr named)");
       } else {
         ++result.damaged;
         result.warnings.push_back("skipped " + std::to_string(next - pos) +
@@ -427,8 +428,9 @@ DumpReadResult read_dump_file_incrementally(const std::string& path, DumpVisitor
       if (window.rest().empty()) {
         result.warnings.push_back("the dump was cut short: the last " +
                                   std::to_string(window.offset() - start) +
-                                  " bytes are an incomplete chunk (the process probably ended "
-                                  "before the profiler stopped)");
+                                  " bytes are an incomplete chunk (the process ended while the "
+                                  "chunk was written, or the writer could not finish it: a full "
+                                  "disk or a deleted file, which the process's stderr named)");
       } else {
         ++result.damaged;
         result.warnings.push_back("skipped " + std::to_string(window.offset() - start) +

@@ -157,3 +157,60 @@ std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, Status* 
 }
 
 }  // namespace inprof::internal
+
+namespace inprof::internal {
+namespace {
+
+// When this process started (its first image), on the wall clock, in ns; 0 if unknown. The
+// kernel counts the start in clock ticks since boot: it is known to a tick (10 ms), rounded down.
+uint64_t process_start_wall_ns() {
+  char text[1024];
+  if (read_small_file("/proc/self/stat", text, sizeof(text)) <= 0) return 0;
+  const char* fields = std::strrchr(text, ')');  // the name may hold spaces and parentheses
+  if (fields == nullptr) return 0;
+  // After ") " come state (field 3) ... starttime (field 22).
+  unsigned long long start_ticks = 0;
+  const char* p = fields + 2;
+  for (int field = 3; field < 22 && p != nullptr; ++field) {
+    p = std::strchr(p, ' ');
+    if (p) ++p;
+  }
+  if (p == nullptr || std::sscanf(p, "%llu", &start_ticks) != 1) return 0;
+  const long hz = sysconf(_SC_CLK_TCK);
+  timespec boot{}, wall{};
+  if (hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0 ||
+      clock_gettime(CLOCK_REALTIME, &wall) != 0) {
+    return 0;
+  }
+  const uint64_t since_boot = uint64_t(boot.tv_sec) * 1000000000u + uint64_t(boot.tv_nsec);
+  const uint64_t started = start_ticks * (1000000000u / uint64_t(hz));
+  const uint64_t now = uint64_t(wall.tv_sec) * 1000000000u + uint64_t(wall.tv_nsec);
+  return since_boot >= started ? now - (since_boot - started) : 0;
+}
+
+}  // namespace
+
+bool OutputFile::written_by_earlier_image(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size == 0 ||
+      st.st_uid != geteuid()) {
+    return false;
+  }
+  const uint64_t started = process_start_wall_ns();
+  if (started == 0) return false;
+  // Written after this process started, a tick of the start's rounding aside: by an earlier
+  // image of this process (or by another process that ended after this one started: kept too).
+  const uint64_t modified = uint64_t(st.st_mtim.tv_sec) * 1000000000u + uint64_t(st.st_mtim.tv_nsec);
+  if (modified <= started + 20000000) return false;
+  // A live process writing it (a parent shell with the same path) holds its lock: that file is
+  // not an earlier image's, and create_unshared() gives this process a name of its own.
+  OwnedFd file(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  const int fd = file.checked_fd();
+  if (fd < 0) return false;
+  struct flock lock = {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  return fcntl(fd, F_GETLK, &lock) == 0 && lock.l_type == F_UNLCK;
+}
+
+}  // namespace inprof::internal

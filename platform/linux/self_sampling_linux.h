@@ -38,8 +38,11 @@ namespace inprof::internal {
 
 inline constexpr size_t kMaxSelfSampledThreads = 64;
 inline constexpr size_t kSelfSampleEntries = 32;
-// The stack the timer's handler needs below its first frame (measured with -fstack-usage: see
-// docs/how-it-works.md); a thread with less left, on its alternate stack or its own, is given up.
+// The stack the timer's handler needs below its first frame, twice what it uses: -fstack-usage
+// gives on_self_sample_signal (fill() inlined) 256 bytes, copy_own_stack 48, kernel_copy 64, the
+// signal entry 48, and libc's syscall() and the vDSO's clock a few dozen more (nothing is bound
+// lazily: libinprof.so is linked -z now). A thread with less left, on its alternate stack or its
+// own, is given up.
 inline constexpr uint64_t kHandlerStackBytes = 1024;
 
 // What self-sampling needs from the copier that owns the signal.

@@ -83,3 +83,10 @@ std::unique_ptr<OutputFile> OutputFile::create(const std::string& path, Status* 
 }
 
 }  // namespace inprof::internal
+
+namespace inprof::internal {
+
+// Not known here: an exec'd image (POSIX only) or none.
+bool OutputFile::written_by_earlier_image(const std::string&) { return false; }
+
+}  // namespace inprof::internal
