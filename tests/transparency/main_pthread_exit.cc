@@ -22,9 +22,9 @@ void* worker(void*) {
 
 int main() {
   transparency::spin_cpu_ms(20);
+  std::printf("main: pthread_exit\n");  // before the worker starts: the order never changes
+  std::fflush(stdout);
   pthread_t thread;
   if (pthread_create(&thread, nullptr, worker, nullptr) != 0) return 2;
-  std::printf("main: pthread_exit\n");
-  std::fflush(stdout);
   pthread_exit(nullptr);
 }
