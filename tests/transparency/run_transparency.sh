@@ -5,8 +5,12 @@
 # and fails unless every profiled run prints the same and exits the same as the unprofiled one.
 # A profiled run must also leave a dump that symbolicate reads (when --symbolicate is given).
 # Extra variables for every profiled run: TRANSPARENCY_ENV="NAME=VALUE ...".
+# With --launcher, once more under `inprof record` (the launcher preloads the library itself).
+# --args: words given to the program in every run (one argument, split on spaces).
+# Every run is killed after 60 s: a program that never exits (profiled) fails as "hung", not as a
+# ctest timeout.
 set -uo pipefail
-plain= linked= preload= symbolicate= work=
+plain= linked= preload= symbolicate= work= launcher= args=
 while (($#)); do
   case $1 in
     --plain) plain=$2; shift 2 ;;
@@ -14,6 +18,8 @@ while (($#)); do
     --preload) preload=$2; shift 2 ;;
     --symbolicate) symbolicate=$2; shift 2 ;;
     --work-dir) work=$2; shift 2 ;;
+    --launcher) launcher=$2; shift 2 ;;
+    --args) args=$2; shift 2 ;;
     *) echo "run_transparency: unknown argument $1"; exit 2 ;;
   esac
 done
@@ -21,10 +27,15 @@ done
 rm -rf "$work"; mkdir -p "$work"
 name=$(basename "$plain")
 
-run() {  # run LABEL COMMAND...: output in $work/LABEL.out, status in $work/LABEL.status
-  local label=$1; shift
-  (cd "$work" && "$@") >"$work/$label.out" 2>"$work/$label.err" </dev/null
-  echo $? >"$work/$label.status"
+read -r -a prog_args <<<"$args"
+# run LABEL COMMAND...: output in $work/LABEL.out, status in $work/LABEL.status ("hung" when it
+# had to be killed after 60 s; timeout's own 124, or 137 after the KILL 5 s later).
+run() {
+  local label=$1 status; shift
+  (cd "$work" && timeout -k 5 60 "$@" "${prog_args[@]}") >"$work/$label.out" 2>"$work/$label.err" </dev/null
+  status=$?
+  if ((status == 124 || status == 137)); then status="hung (killed after 60 s)"; fi
+  echo "$status" >"$work/$label.status"
 }
 
 run plain "$plain"
@@ -40,6 +51,7 @@ failed=0
 variants=(linked-1ms preload-1ms linked-100us preload-100us preload-100us-timer)
 interposer=$(dirname "$preload")/libinprof_allocations.so
 [[ -f $interposer ]] && variants+=(allocations-1ms)
+[[ -n $launcher ]] && variants+=(record-1ms)
 for variant in "${variants[@]}"; do
     IFS=- read -r how interval way <<<"$variant"
     label=$variant
@@ -48,6 +60,9 @@ for variant in "${variants[@]}"; do
     if [[ $how == linked ]]; then
       run "$label" env INPROF_STARTUP=1 INPROF_INTERVAL=$interval INPROF_OUTPUT="$dump" \
         $way_env ${TRANSPARENCY_ENV:-} "$linked"
+    elif [[ $how == record ]]; then
+      run "$label" env INPROF_LIBRARY="$preload" ${TRANSPARENCY_ENV:-} "$launcher" record \
+        -i "$interval" -o "$dump" -- "$plain"
     elif [[ $how == allocations ]]; then
       run "$label" env LD_PRELOAD="$interposer:$preload" INPROF_STARTUP=1 INPROF_ALLOCATIONS=4K \
         INPROF_INTERVAL=$interval INPROF_OUTPUT="$dump" ${TRANSPARENCY_ENV:-} "$plain"
