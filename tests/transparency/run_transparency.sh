@@ -52,7 +52,9 @@ variants=(linked-1ms preload-1ms linked-100us preload-100us preload-100us-timer)
 interposer=$(dirname "$preload")/libinprof_allocations.so
 [[ -f $interposer ]] && variants+=(allocations-1ms)
 [[ -n $launcher ]] && variants+=(record-1ms)
+# TRANSPARENCY_SKIP="variant ...": variants whose difference is inherent (said where it is set).
 for variant in "${variants[@]}"; do
+    [[ " ${TRANSPARENCY_SKIP:-} " == *" $variant "* ]] && { echo "== $variant: skipped (inherent)"; continue; }
     IFS=- read -r how interval way <<<"$variant"
     label=$variant
     dump="$work/$label.inprof"
@@ -82,6 +84,10 @@ for variant in "${variants[@]}"; do
       sed 's/^/   stderr: /' "$work/$label.err" | head -20
     fi
     if [[ -n $symbolicate ]]; then
+      # A program that exec'd itself: the last image writes the last "-execN" dump beside it.
+      for n in $(seq 9 -1 1); do
+        [[ -s ${dump%.inprof}-exec$n.inprof ]] && { dump=${dump%.inprof}-exec$n.inprof; break; }
+      done
       if [[ ! -s $dump ]]; then
         echo "   no dump at $dump"; failed=1
       elif ! "$symbolicate" --summary "$dump" >"$work/$label.summary" 2>&1; then
