@@ -16,6 +16,7 @@
 #include <link.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <optional>
 
 #include "dwarf/cfi_provider.h"
@@ -36,6 +37,15 @@ class LoadedModuleView final : public RegionView {
   }
 };
 
+constexpr unsigned long long kNeverVerified = ~0ull;
+
+struct Module {
+  ModuleInfo info;
+  // The loader's unload count (dlpi_subs) when the object at this address last showed the
+  // module's build-id: while it stays the same, nothing was unloaded and the check holds.
+  unsigned long long verified_at_subs = kNeverVerified;
+};
+
 bool same_module(const ModuleInfo& a, const ModuleInfo& b) {
   return a.start == b.start && a.path == b.path && a.build_id == b.build_id;
 }
@@ -43,40 +53,41 @@ bool same_module(const ModuleInfo& a, const ModuleInfo& b) {
 // One rule_for() call's question and answer, passed through dl_iterate_phdr.
 struct Lookup {
   uint64_t pc;
-  const ModuleInfo* module;
+  Module* module;
   std::vector<ExpressionRule>* expressions;
   UnwindRule rule;
 };
 
-bool holds(const dl_phdr_info* info, uint64_t pc) {
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr) ph = program_header(info, i);
-    const uint64_t begin = info->dlpi_addr + ph.p_vaddr;
-    if (ph.p_type == PT_LOAD && pc >= begin && pc - begin < ph.p_memsz) return true;
-  }
-  return false;
+// Whether the object is the module asked about: another file loaded where the module was would
+// give wrong rules.
+bool is_module(const dl_phdr_info* info, size_t size, Module& m) {
+  const bool has_subs = size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs);
+  if (has_subs && m.verified_at_subs == info->dlpi_subs) return true;
+  if (!m.info.build_id.empty() && find_build_id(info) != m.info.build_id) return false;
+  if (has_subs) m.verified_at_subs = info->dlpi_subs;
+  return true;
 }
 
 // The rule for lookup->pc from this object's tables, if it is the module asked about.
-int lookup_in_object(dl_phdr_info* info, size_t, void* data) {
+int lookup_in_object(dl_phdr_info* info, size_t size, void* data) {
   auto* lookup = static_cast<Lookup*>(data);
-  if (info->dlpi_addr != lookup->module->load_bias || !holds(info, lookup->pc)) return 0;
-  // Another file loaded where the module was: its tables would give wrong rules.
-  if (!lookup->module->build_id.empty() && find_build_id(info) != lookup->module->build_id) {
-    return 1;
-  }
+  if (info->dlpi_addr != lookup->module->info.load_bias) return 0;
   LoadedModuleView view;
   EhFrameSections sections;
+  bool holds_pc = false;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr) ph = program_header(info, i);
     const uint64_t address = info->dlpi_addr + ph.p_vaddr;
-    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_R)) {
-      view.add(address, reinterpret_cast<const void*>(address), ph.p_memsz);
+    if (ph.p_type == PT_LOAD) {
+      holds_pc |= lookup->pc >= address && lookup->pc - address < ph.p_memsz;
+      if (ph.p_flags & PF_R) view.add(address, reinterpret_cast<const void*>(address), ph.p_memsz);
     } else if (ph.p_type == PT_GNU_EH_FRAME) {
       sections.hdr = address;
       sections.hdr_size = ph.p_memsz;
     }
   }
+  if (!holds_pc) return 0;
+  if (!is_module(info, size, *lookup->module)) return 1;
   std::optional<CfiRow> row;
   if (sections.hdr != 0) row = find_cfi_row(view, sections, lookup->pc);
   if (row) {
@@ -90,19 +101,22 @@ int lookup_in_object(dl_phdr_info* info, size_t, void* data) {
 class ElfCfiProvider final : public CfiProvider {
  public:
   void set_modules(const std::vector<ModuleInfo>& infos) override {
-    const bool removed = std::any_of(modules_.begin(), modules_.end(), [&](const ModuleInfo& m) {
+    const bool removed = std::any_of(modules_.begin(), modules_.end(), [&](const Module& m) {
       return std::none_of(infos.begin(), infos.end(),
-                          [&](const ModuleInfo& i) { return same_module(i, m); });
+                          [&](const ModuleInfo& i) { return same_module(i, m.info); });
     });
-    modules_ = infos;
-    std::sort(modules_.begin(), modules_.end(),
-              [](const ModuleInfo& a, const ModuleInfo& b) { return a.start < b.start; });
+    std::vector<Module> next;
+    next.reserve(infos.size());
+    for (const ModuleInfo& info : infos) next.push_back(Module{info});
+    std::sort(next.begin(), next.end(),
+              [](const Module& a, const Module& b) { return a.info.start < b.info.start; });
+    modules_ = std::move(next);
     if (removed) ++generation_;  // rules of unloaded code must not be reused at new addresses
   }
 
   UnwindRule rule_for(uint64_t pc) override {
     if (is_sigreturn_trampoline(pc)) return sigreturn_rule();
-    const ModuleInfo* m = find(pc);
+    Module* m = find(pc);
     if (m == nullptr) return {};
     Lookup lookup{pc, m, &expressions_, UnwindRule{}};
     dl_iterate_phdr(lookup_in_object, &lookup);
@@ -113,12 +127,12 @@ class ElfCfiProvider final : public CfiProvider {
   uint32_t generation() const override { return generation_; }
 
  private:
-  const ModuleInfo* find(uint64_t pc) const {
+  Module* find(uint64_t pc) {
     auto it = std::upper_bound(modules_.begin(), modules_.end(), pc,
-                               [](uint64_t a, const ModuleInfo& m) { return a < m.start; });
+                               [](uint64_t a, const Module& m) { return a < m.info.start; });
     if (it == modules_.begin()) return nullptr;
     --it;
-    return pc < it->end ? &*it : nullptr;
+    return pc < it->info.end ? &*it : nullptr;
   }
 
   // One shared expression for every signal trampoline the CFI does not describe fully.
@@ -134,7 +148,7 @@ class ElfCfiProvider final : public CfiProvider {
     return rule;
   }
 
-  std::vector<ModuleInfo> modules_;
+  std::vector<Module> modules_;
   // Append-only: a cached rule's index stays valid. Expression rules are rare (PLT stubs, signal
   // trampolines, realigned frames), so the table stays small.
   std::vector<ExpressionRule> expressions_;
