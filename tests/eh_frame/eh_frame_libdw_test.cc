@@ -30,8 +30,12 @@ bool same_register(int r, const RegisterRule& a, const RegisterRule& b) {
   if ((r == 0 || r == 3) && defaults) return true;
 #else
   (void)defaults;
-  (void)r;
 #endif
+  // Where the CFI says nothing of SP, we say "the CFA" (the caller's SP by definition) on every
+  // architecture; libdw only on x86-64. The unwinder takes SP from the CFA either way.
+  const bool sp_is_cfa = a.kind == RegisterRule::Kind::kValue && a.ops.size() == 1 &&
+                         a.ops[0].atom == DW_OP_call_frame_cfa;
+  if (r == kRegSp && sp_is_cfa && b.kind == RegisterRule::Kind::kUndefined) return true;
   if (a.kind != b.kind || a.ops.size() != b.ops.size()) return false;
   for (size_t i = 0; i < a.ops.size(); ++i) {
     if (a.ops[i].atom != b.ops[i].atom || a.ops[i].number != b.ops[i].number ||
