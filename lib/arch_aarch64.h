@@ -16,6 +16,10 @@ inline constexpr int kRegLr = 30;
 // CFI describes the caller's PC in the x30 column: "same value" there means it is still in LR.
 inline constexpr int kRegReturnAddress = 30;
 
+// Registers whose caller value is unchanged where the CFI says nothing about them: the
+// callee-saved x19-x28, the frame pointer, and LR, which holds the return address until saved.
+inline constexpr int kCfiDefaultSameValue[] = {19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30};
+
 // Pointer authentication (-mbranch-protection=pac-ret, off by default in Debian 12's GCC) signs
 // return addresses in their unused top bits; user-space code lies below 2^48, so clearing them
 // gives the code address whether or not the code signs.

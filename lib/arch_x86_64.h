@@ -15,6 +15,10 @@ inline constexpr int kRegLr = -1;  // none: the return address lives on the stac
 // The column CFI uses for the return address (the caller's PC).
 inline constexpr int kRegReturnAddress = 16;
 
+// Registers whose caller value is unchanged where the CFI says nothing about them: the psABI's
+// callee-saved rbx, rbp, r12-r15. (libdw's table has rax in place of rbx, an error of its own.)
+inline constexpr int kCfiDefaultSameValue[] = {3, 6, 12, 13, 14, 15};
+
 // A return address as stored is the code address.
 inline constexpr uint64_t code_address(uint64_t stored) { return stored; }
 

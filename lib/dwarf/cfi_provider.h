@@ -1,8 +1,8 @@
 // Reads the unwind tables (DWARF CFI) of the modules mapped in this process and turns the row
 // that covers an address into an UnwindRule. Implemented per object format under platform/.
 //
-// Used by the sampler thread only, after the sampled thread has resumed: it may open files,
-// allocate and take the unwind library's locks, but never while any thread is stopped.
+// Used by the sampler thread only, after the sampled thread has resumed: it may allocate and take
+// the loader's lock, but never while any thread is stopped. It never opens a file.
 #ifndef INPROF_LIB_DWARF_CFI_PROVIDER_H_
 #define INPROF_LIB_DWARF_CFI_PROVIDER_H_
 

@@ -1,6 +1,8 @@
 #include "dwarf/dwarf_expression.h"
 
-#include <dwarf.h>
+#include <utility>
+
+#include "dwarf/dwarf_constants.h"
 
 namespace inprof::internal {
 

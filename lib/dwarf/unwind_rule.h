@@ -34,7 +34,7 @@ struct UnwindRule {
   uint32_t expression_index = 0;
 };
 
-// One DWARF expression operation (the fields of libdw's Dwarf_Op that matter).
+// One DWARF expression operation: its opcode and up to two operands.
 struct ExprOp {
   uint8_t atom = 0;
   uint64_t number = 0;

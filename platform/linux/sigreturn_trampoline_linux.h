@@ -9,7 +9,6 @@
 #ifndef INPROF_PLATFORM_LINUX_SIGRETURN_TRAMPOLINE_LINUX_H_
 #define INPROF_PLATFORM_LINUX_SIGRETURN_TRAMPOLINE_LINUX_H_
 
-#include <dwarf.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -17,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "dwarf/dwarf_constants.h"
 #include "dwarf/unwind_rule.h"
 #include "process_info.h"
 

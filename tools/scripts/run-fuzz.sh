@@ -48,7 +48,7 @@ if [[ -z ${INPROF_SKIP_INSTALL:-} ]]; then
 fi
 
 targets=(fuzz_dump_reader fuzz_dump_records fuzz_symbolicate_profile fuzz_jit_map
-         fuzz_macho_file fuzz_dwarf_expression fuzz_unwinders)
+         fuzz_macho_file fuzz_dwarf_expression fuzz_eh_frame fuzz_unwinders)
 if [[ -n $only ]]; then targets=("$only"); fi
 
 start=$SECONDS
