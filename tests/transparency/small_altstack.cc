@@ -49,6 +49,7 @@ struct Result {
   bool handler_on_altstack = false;
   bool below_intact = false;
   bool above_intact = false;
+  size_t used = 0;  // bytes of the alternate stack written while the thread computed
 };
 
 bool intact(const unsigned char* p, size_t n) {
@@ -85,23 +86,32 @@ int main() {
       transparency::spin_cpu_ms(20);
       pthread_kill(pthread_self(), SIGUSR1);
       results[t].handler_on_altstack = handled && ran_on_altstack;
+      std::memset(stack_low, kCanary, size);  // to see below how deep a later handler went
       transparency::spin_cpu_ms(300);  // sampled, with the small alternate stack in place
       // The stack is left in place (and the block allocated) until the canaries are read.
       stack_t off = {};
       off.ss_flags = SS_DISABLE;
       sigaltstack(&off, nullptr);
+      size_t untouched = 0;
+      while (untouched < size && block[kGuard + untouched] == kCanary) ++untouched;
+      results[t].used = size - untouched;
       results[t].below_intact = intact(block, kGuard);
       results[t].above_intact = intact(block + kGuard + size, kGuard);
     });
   }
   for (auto& t : threads) t.join();
   int on_altstack = 0, below = 0, above = 0;
+  size_t deepest = 0;
   for (int t = 0; t < kThreads; ++t) {
     on_altstack += results[t].handler_on_altstack;
     below += results[t].below_intact;
     above += results[t].above_intact;
+    if (results[t].used > deepest) deepest = results[t].used;
     std::free(blocks[t]);
   }
+  // Information only (the canaries judge): 0 unprofiled, a handler's frame when profiled.
+  std::fprintf(stderr, "deepest use of a %zu-byte alternate stack while computing: %zu bytes\n",
+               size, deepest);
   std::printf("threads whose own handler ran on their alternate stack: %d of %d\n", on_altstack,
               kThreads);
   std::printf("canaries intact below the alternate stacks: %d of %d\n", below, kThreads);
