@@ -59,18 +59,21 @@ std::string OutputFile::exec_suffixed_path(const std::string& path, int n) {
 }
 
 std::unique_ptr<OutputFile> OutputFile::create_unshared(const std::string& requested,
-                                                        Status* status, std::string* actual_path) {
+                                                        Status* status, std::string* actual_path,
+                                                        std::string* earlier_image) {
   // An image that replaced an earlier one of this process (execve) keeps the earlier image's
   // dump: it writes the first free "-execN" name beside it.
-  std::string path = requested;
+  std::string path = requested, earlier;
   for (int n = 1;
        n < 1000 && !written_by_this_image(path) && written_by_earlier_image(path); ++n) {
+    earlier = path;
     path = exec_suffixed_path(requested, n);
   }
-  if (path != requested) {
+  if (!earlier.empty()) {
     std::fprintf(stderr, "inprof: %s holds this process's profile from before exec; this image "
-                 "writes %s\n", requested.c_str(), path.c_str());
+                 "writes %s\n", earlier.c_str(), path.c_str());
   }
+  if (earlier_image) *earlier_image = earlier;
   *actual_path = path;
   bool held_elsewhere = false;
   auto file = create(path, status, &held_elsewhere);

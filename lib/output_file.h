@@ -21,8 +21,15 @@ class OutputFile {
                                             bool* held_elsewhere = nullptr);
   // create(), except that a path another live process is writing is never shared: this process
   // writes pid_suffixed_path(path) instead, says so once on stderr, and `*actual_path` is set.
+  // A dump an earlier image of this process left at `path` (written_by_earlier_image()) is kept
+  // too: this one writes the first free exec_suffixed_path() and `*earlier_image` (if given)
+  // names the earlier image's dump, for its end (kExecEnd) to be written; else it is emptied.
   static std::unique_ptr<OutputFile> create_unshared(const std::string& path, Status* status,
-                                                     std::string* actual_path);
+                                                     std::string* actual_path,
+                                                     std::string* earlier_image = nullptr);
+  // Opens an existing regular file to append (never through a link, never creating it); null
+  // where it cannot (or per OS, where not supported).
+  static std::unique_ptr<OutputFile> append(const std::string& path);
   // "dir/app.inprof" -> "dir/app-PID.inprof"; "dir/app" -> "dir/app-PID".
   static std::string pid_suffixed_path(const std::string& path, uint64_t pid);
   // "dir/app.inprof" -> "dir/app-execN.inprof".

@@ -54,6 +54,16 @@ void retire(RingBuffer* ring) {
   retired->push_back(ring);
 }
 
+// The dump of the image this process replaced (execve) ends without its end record, no exit code
+// having run there: the record that stands for it goes after what that image wrote.
+void end_earlier_image(const std::string& path) {
+  auto file = OutputFile::append(path);
+  if (!file) return;
+  auto dump = DumpWriter::append_to(std::move(file));
+  dump->add(RecordType::kExecEnd, ExecEndRecord{wall_clock_ns()});
+  (void)dump->close();
+}
+
 Status invalid(const std::string& message) {
   return Status::error(Status::Code::kInvalidOption, message);
 }
@@ -158,9 +168,12 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   if (options.rotate_interval.count() != 0) {
     window_files = std::make_unique<WindowFiles>(output_path, options.keep_files, process_id());
   }
+  std::string earlier_image;
   auto file = OutputFile::create_unshared(
-      window_files ? window_files->path(1, wall_clock_ns()) : output_path, status, &path);
+      window_files ? window_files->path(1, wall_clock_ns()) : output_path, status, &path,
+      &earlier_image);
   if (!file) return nullptr;
+  if (!earlier_image.empty()) end_earlier_image(earlier_image);
 
   const uint64_t start_ns = monotonic_ns();
   std::unique_ptr<Session> session(new Session(options, start_ns));

@@ -79,6 +79,13 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
         ok = dispatch(payload, v, &DumpVisitor::on_end);
         result.complete = ok;
         break;
+      case RecordType::kExecEnd: {
+        ExecEndRecord record;
+        ok = decode(payload, record);
+        result.complete |= ok;
+        result.ended_by_exec |= ok;
+        break;
+      }
       case RecordType::kCategory:
         ok = dispatch(payload, v, &DumpVisitor::on_category);
         break;

@@ -48,6 +48,7 @@ struct DumpReadResult {
   std::string error;                  // why, when !ok
   std::vector<std::string> warnings;  // damage that was skipped (the rest was delivered)
   bool complete = false;              // the end record was seen: the session stopped cleanly
+  bool ended_by_exec = false;         // complete because the process exec'd (kExecEnd)
   // Damage before the end (records lost in the middle: a chunk that does not decompress or holds
   // a malformed record, bytes skipped to the next chunk); a cut-off last chunk is not counted.
   uint64_t damaged = 0;

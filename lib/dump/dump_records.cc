@@ -244,6 +244,10 @@ void encode(ByteWriter& w, const EndRecord& r) { w.varint(r.time_ns); }
 
 bool decode(ByteReader& r, EndRecord& out) { return r.varint(out.time_ns); }
 
+void encode(ByteWriter& w, const ExecEndRecord& r) { w.varint(r.unix_ns); }
+
+bool decode(ByteReader& r, ExecEndRecord& out) { return r.varint(out.unix_ns); }
+
 void encode(ByteWriter& w, const CategoryRecord& r) {
   w.varint(r.id);
   w.u8(r.color);

@@ -76,6 +76,9 @@ enum class RecordType : uint8_t {
   kAllocation = 24,
   kFree = 25,
   kAllocationStats = 26,
+  // Written by the image that replaced this dump's process image (execve): no exit code ran, so
+  // this stands for the end record. Older readers skip it (and report no end).
+  kExecEnd = 27,
 };
 
 struct ProcessRecord {
@@ -194,6 +197,10 @@ struct StatsRecord {               // cumulative; the last one in a dump counts
 
 struct EndRecord {
   uint64_t time_ns = 0;
+};
+
+struct ExecEndRecord {
+  uint64_t unix_ns = 0;  // wall clock when the next image found this dump (after the exec)
 };
 
 struct CategoryRecord {
@@ -328,6 +335,7 @@ void encode(ByteWriter& w, const ThreadEndRecord& r);
 void encode(ByteWriter& w, const SampleRepeatRecord& r);
 void encode(ByteWriter& w, const StatsRecord& r);
 void encode(ByteWriter& w, const EndRecord& r);
+void encode(ByteWriter& w, const ExecEndRecord& r);
 void encode(ByteWriter& w, const CategoryRecord& r);
 void encode(ByteWriter& w, const MarkerSchemaRecord& r);
 void encode(ByteWriter& w, const StringRecord& r);
@@ -383,6 +391,7 @@ bool decode(ByteReader& r, SampleRecord& out);
 bool decode(ByteReader& r, SampleRepeatRecord& out);
 bool decode(ByteReader& r, StatsRecord& out);
 bool decode(ByteReader& r, EndRecord& out);
+bool decode(ByteReader& r, ExecEndRecord& out);
 bool decode(ByteReader& r, CategoryRecord& out);
 bool decode(ByteReader& r, MarkerSchemaRecord& out);
 bool decode(ByteReader& r, MarkerRecord& out);

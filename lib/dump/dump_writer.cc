@@ -53,6 +53,11 @@ std::unique_ptr<DumpWriter> DumpWriter::create(std::unique_ptr<OutputFile> file,
   return writer;
 }
 
+std::unique_ptr<DumpWriter> DumpWriter::append_to(std::unique_ptr<OutputFile> file) {
+  return std::unique_ptr<DumpWriter>(
+      new DumpWriter(std::move(file), kDefaultCompressionLevel, /*compact_samples=*/true));
+}
+
 DumpWriter::DumpWriter(std::unique_ptr<OutputFile> file, int level, bool compact_samples)
     : file_(std::move(file)),
       level_(level),

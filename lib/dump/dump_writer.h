@@ -26,6 +26,8 @@ class DumpWriter {
   static std::unique_ptr<DumpWriter> create(std::unique_ptr<OutputFile> file, Status* status,
                                             int compression_level = kDefaultCompressionLevel,
                                             uint32_t format_version = kDumpFormatVersion);
+  // Continues an existing dump: chunks go after what `file` (opened to append) holds, no header.
+  static std::unique_ptr<DumpWriter> append_to(std::unique_ptr<OutputFile> file);
   ~DumpWriter();
   DumpWriter(const DumpWriter&) = delete;
   DumpWriter& operator=(const DumpWriter&) = delete;

@@ -214,3 +214,22 @@ bool OutputFile::written_by_earlier_image(const std::string& path) {
 }
 
 }  // namespace inprof::internal
+
+namespace inprof::internal {
+
+std::unique_ptr<OutputFile> OutputFile::append(const std::string& path) {
+  const int fd = ::open(path.c_str(),
+                        O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return nullptr;
+  FileIdentity identity;
+  struct stat st;
+  if (!identity_of(fd, &identity) || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return nullptr;
+  }
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags >= 0) (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return std::make_unique<PosixOutputFile>(fd, identity, path);
+}
+
+}  // namespace inprof::internal

@@ -8,9 +8,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 #include "arch.h"
+#include "owned_fd_linux.h"
 #include "seccomp_state_linux.h"
 #include "thread_proc_linux.h"
 
@@ -33,6 +35,16 @@ constexpr int kDwarfFromPerf[kRegisterCount] = {0,  1,  2,  3,  4,  5,  6,  7,  
                                                 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
 #endif
 constexpr int kRegsInRecord = __builtin_popcountll(kRegsMask);
+
+// The process's pinned memory (/proc/self/status VmPin, kB), which the kernel charges against the
+// program's RLIMIT_MEMLOCK: a ring beyond the user's perf_event_mlock_kb allowance (other
+// processes of the same user, a perf record, used it up) is charged there. -1 if unknown.
+long pinned_kb() {
+  char text[4096];
+  if (read_small_file("/proc/self/status", text, sizeof(text)) <= 0) return -1;
+  const char* line = std::strstr(text, "\nVmPin:");
+  return line ? std::strtol(line + 7, nullptr, 10) : -1;
+}
 
 }  // namespace
 
@@ -71,6 +83,7 @@ int PerfEventRing::open(const Spec& spec) {
   if (fd < 0) return errno;
   const size_t page = static_cast<size_t>(getpagesize());
   const size_t bytes = (1 + size_t(spec.data_pages)) * page;
+  const long pinned_before = pinned_kb();
   void* map = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   const int error = errno;
   // The mapping keeps the event alive (unmapping it ends the event): the descriptor is closed at
@@ -79,6 +92,12 @@ int PerfEventRing::open(const Spec& spec) {
   // fstat could check.)
   ::close(fd);
   if (map == MAP_FAILED) return error;
+  // Charged to the program's locked-memory limit: that is the program's to use, not ours.
+  const long pinned_after = pinned_kb();
+  if (pinned_before < 0 || pinned_after < 0 || pinned_after > pinned_before) {
+    munmap(map, bytes);
+    return ENOMEM;
+  }
   spec_ = spec;
   map_ = map;
   mapped_bytes_ = bytes;

@@ -11,6 +11,7 @@
 #include <cstdlib>
 
 #include "owned_fd_linux.h"
+#include "seccomp_state_linux.h"
 #include "thread_lister.h"
 #include "thread_proc_linux.h"
 
@@ -29,6 +30,9 @@ class LinuxThreadLister final : public ThreadLister {
  public:
   bool list(std::vector<uint64_t>& tids) override {
     tids.clear();
+    // The sampler lists threads every tick: the moment to notice a seccomp filter applied to
+    // every thread (TSYNC) before its next memory copy (seccomp_state_linux.h).
+    (void)seccomp_filtered();
     OwnedFd task("/proc/self/task", O_RDONLY | O_DIRECTORY);
     if (!task.is_open()) return false;
     alignas(8) char buf[8192];

@@ -97,5 +97,6 @@ namespace inprof::internal {
 
 // Not known here: an exec'd image (POSIX only) or none.
 bool OutputFile::written_by_earlier_image(const std::string&) { return false; }
+std::unique_ptr<OutputFile> OutputFile::append(const std::string&) { return nullptr; }
 
 }  // namespace inprof::internal

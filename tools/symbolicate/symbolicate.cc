@@ -246,6 +246,11 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
       diag.info(who +
                 "a crash capture: the ring as it was when the process crashed (see the Crash "
                 "marker)");
+    } else if (read.ended_by_exec) {
+      diag.info(who +
+                "the process replaced this program with another (exec): no exit code ran, so "
+                "the last moments before the exec (at most the writer's last half second) are "
+                "not in the dump; the next image wrote a dump of its own");
     } else if (!read.complete) {
       diag.warn(who +
                 "the dump has no end record (its process is still running, or did not stop "
