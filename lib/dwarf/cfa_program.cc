@@ -85,12 +85,12 @@ bool CfaMachine::step(ByteReader& r, uint8_t opcode) {
       return true;
     case DW_CFA_offset:
       if (!r.uleb(&offset)) return false;
-      set(opcode & 0x3f, CfiRegister::Kind::kOffset,
-          factored(offset, cie_.data_alignment));
+      set(opcode & 0x3f, CfiRegister::Kind::kOffset, factored(offset, cie_.data_alignment));
       return true;
     case DW_CFA_restore:
       reg = opcode & 0x3f;
-      if (reg < static_cast<uint64_t>(kRegisterCount)) row_.registers[reg] = initial_.registers[reg];
+      if (reg < static_cast<uint64_t>(kRegisterCount))
+        row_.registers[reg] = initial_.registers[reg];
       return true;
   }
   switch (opcode) {
@@ -201,7 +201,8 @@ bool CfaMachine::step_register(ByteReader& r, uint8_t opcode) {
       return true;
     case DW_CFA_restore_extended:
       if (!r.uleb(&reg)) return false;
-      if (reg < static_cast<uint64_t>(kRegisterCount)) row_.registers[reg] = initial_.registers[reg];
+      if (reg < static_cast<uint64_t>(kRegisterCount))
+        row_.registers[reg] = initial_.registers[reg];
       return true;
     case DW_CFA_undefined:
     case DW_CFA_same_value:

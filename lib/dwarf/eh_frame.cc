@@ -168,11 +168,11 @@ bool parse_cie(const MemoryView& view, uint64_t address, CieInfo* cie) {
   return r.ok();
 }
 
-bool parse_fde(const MemoryView& view, uint64_t address, const PointerBases& bases,
-               FdeInfo* fde, CieInfo* cie) {
+bool parse_fde(const MemoryView& view, uint64_t address, const PointerBases& bases, FdeInfo* fde,
+               CieInfo* cie) {
   Record rec;
-  if (!read_record(view, address, &rec) || rec.terminator || rec.id == 0 ||
-      rec.id > rec.id_field || !parse_cie(view, rec.id_field - rec.id, cie)) {
+  if (!read_record(view, address, &rec) || rec.terminator || rec.id == 0 || rec.id > rec.id_field ||
+      !parse_cie(view, rec.id_field - rec.id, cie)) {
     return false;
   }
   ByteReader r(view, rec.id_field + 4, rec.end);

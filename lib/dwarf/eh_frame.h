@@ -36,8 +36,8 @@ std::optional<CfiRow> find_cfi_row(const MemoryView& view, const EhFrameSections
 // Parses the CIE at `address`.
 bool parse_cie(const MemoryView& view, uint64_t address, CieInfo* cie);
 // Parses the FDE at `address` and its CIE; false for a CIE, a terminator or malformed input.
-bool parse_fde(const MemoryView& view, uint64_t address, const PointerBases& bases,
-               FdeInfo* fde, CieInfo* cie);
+bool parse_fde(const MemoryView& view, uint64_t address, const PointerBases& bases, FdeInfo* fde,
+               CieInfo* cie);
 
 }  // namespace inprof::internal
 

@@ -44,16 +44,16 @@ bool read_value(ByteReader& reader, uint8_t format, uint64_t* out) {
     case DW_EH_PE_sdata2: {
       uint16_t v;
       if (!reader.u16(&v)) return false;
-      *out = format == DW_EH_PE_sdata2 ? static_cast<uint64_t>(int64_t{static_cast<int16_t>(v)})
-                                       : v;
+      *out =
+          format == DW_EH_PE_sdata2 ? static_cast<uint64_t>(int64_t{static_cast<int16_t>(v)}) : v;
       return true;
     }
     case DW_EH_PE_udata4:
     case DW_EH_PE_sdata4: {
       uint32_t v;
       if (!reader.u32(&v)) return false;
-      *out = format == DW_EH_PE_sdata4 ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(v)})
-                                       : v;
+      *out =
+          format == DW_EH_PE_sdata4 ? static_cast<uint64_t>(int64_t{static_cast<int32_t>(v)}) : v;
       return true;
     }
     default:

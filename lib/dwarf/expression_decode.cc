@@ -11,13 +11,38 @@ bool bare(uint8_t atom) {
     return true;
   }
   switch (atom) {
-    case DW_OP_deref: case DW_OP_dup: case DW_OP_drop: case DW_OP_over: case DW_OP_swap:
-    case DW_OP_rot: case DW_OP_xderef: case DW_OP_abs: case DW_OP_and: case DW_OP_div:
-    case DW_OP_minus: case DW_OP_mod: case DW_OP_mul: case DW_OP_neg: case DW_OP_not:
-    case DW_OP_or: case DW_OP_plus: case DW_OP_shl: case DW_OP_shr: case DW_OP_shra:
-    case DW_OP_xor: case DW_OP_eq: case DW_OP_ge: case DW_OP_gt: case DW_OP_le: case DW_OP_lt:
-    case DW_OP_ne: case DW_OP_nop: case DW_OP_push_object_address: case DW_OP_form_tls_address:
-    case DW_OP_call_frame_cfa: case DW_OP_stack_value:
+    case DW_OP_deref:
+    case DW_OP_dup:
+    case DW_OP_drop:
+    case DW_OP_over:
+    case DW_OP_swap:
+    case DW_OP_rot:
+    case DW_OP_xderef:
+    case DW_OP_abs:
+    case DW_OP_and:
+    case DW_OP_div:
+    case DW_OP_minus:
+    case DW_OP_mod:
+    case DW_OP_mul:
+    case DW_OP_neg:
+    case DW_OP_not:
+    case DW_OP_or:
+    case DW_OP_plus:
+    case DW_OP_shl:
+    case DW_OP_shr:
+    case DW_OP_shra:
+    case DW_OP_xor:
+    case DW_OP_eq:
+    case DW_OP_ge:
+    case DW_OP_gt:
+    case DW_OP_le:
+    case DW_OP_lt:
+    case DW_OP_ne:
+    case DW_OP_nop:
+    case DW_OP_push_object_address:
+    case DW_OP_form_tls_address:
+    case DW_OP_call_frame_cfa:
+    case DW_OP_stack_value:
       return true;
     default:
       return false;
@@ -43,24 +68,39 @@ bool operands(ByteReader& r, ExprOp& op) {
     return true;
   }
   switch (a) {
-    case DW_OP_addr: case DW_OP_const8u: case DW_OP_const8s:
+    case DW_OP_addr:
+    case DW_OP_const8u:
+    case DW_OP_const8s:
       return r.u64(&op.number);
-    case DW_OP_const1u: case DW_OP_const1s: case DW_OP_pick: case DW_OP_deref_size:
+    case DW_OP_const1u:
+    case DW_OP_const1s:
+    case DW_OP_pick:
+    case DW_OP_deref_size:
     case DW_OP_xderef_size:
       if (!r.u8(&b1)) return false;
       op.number = a == DW_OP_const1s ? sign_extend(b1, 8) : b1;
       return true;
-    case DW_OP_const2u: case DW_OP_const2s: case DW_OP_skip: case DW_OP_bra: case DW_OP_call2:
+    case DW_OP_const2u:
+    case DW_OP_const2s:
+    case DW_OP_skip:
+    case DW_OP_bra:
+    case DW_OP_call2:
       if (!r.u16(&b2)) return false;
       op.number = (a == DW_OP_const2u || a == DW_OP_call2) ? b2 : sign_extend(b2, 16);
       return true;
-    case DW_OP_const4u: case DW_OP_const4s: case DW_OP_call4:
+    case DW_OP_const4u:
+    case DW_OP_const4s:
+    case DW_OP_call4:
       if (!r.u32(&b4)) return false;
       op.number = a == DW_OP_const4s ? sign_extend(b4, 32) : b4;
       return true;
-    case DW_OP_constu: case DW_OP_plus_uconst: case DW_OP_regx: case DW_OP_piece:
+    case DW_OP_constu:
+    case DW_OP_plus_uconst:
+    case DW_OP_regx:
+    case DW_OP_piece:
       return r.uleb(&op.number);
-    case DW_OP_consts: case DW_OP_fbreg:
+    case DW_OP_consts:
+    case DW_OP_fbreg:
       if (!r.sleb(&s)) return false;
       op.number = static_cast<uint64_t>(s);
       return true;

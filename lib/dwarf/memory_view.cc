@@ -27,8 +27,7 @@ void RegionView::copy(void* out, const uint8_t* from, size_t size) const {
 }
 
 bool ByteReader::fixed(void* out, size_t size) {
-  if (!ok_ || position_ > end_ || size > end_ - position_ ||
-      !view_->read(position_, out, size)) {
+  if (!ok_ || position_ > end_ || size > end_ - position_ || !view_->read(position_, out, size)) {
     ok_ = false;
     return false;
   }

@@ -19,9 +19,9 @@
 namespace inprof::internal {
 
 enum class PltPosition {
-  kNone,        // not in a stub
+  kNone,          // not in a stub
   kLinkRegister,  // the return address is still in LR, SP unchanged
-  kPushed,      // in PLT0 after its stp: x30 at [SP + 8], CFA = SP + 16
+  kPushed,        // in PLT0 after its stp: x30 at [SP + 8], CFA = SP + 16
 };
 
 // Where `pc` is in an aarch64 PLT stub, from the instruction words around it (any host: the

@@ -22,10 +22,9 @@ namespace {
 // rax and rbx differ by design where no CFI mentions them: libdw's x86-64 table says rax is
 // callee-saved where the psABI (and we) say rbx.
 bool same_register(int r, const RegisterRule& a, const RegisterRule& b) {
-  const bool defaults = (a.kind == RegisterRule::Kind::kSame ||
-                         a.kind == RegisterRule::Kind::kUndefined) &&
-                        (b.kind == RegisterRule::Kind::kSame ||
-                         b.kind == RegisterRule::Kind::kUndefined);
+  const bool defaults =
+      (a.kind == RegisterRule::Kind::kSame || a.kind == RegisterRule::Kind::kUndefined) &&
+      (b.kind == RegisterRule::Kind::kSame || b.kind == RegisterRule::Kind::kUndefined);
 #if defined(__x86_64__)
   if ((r == 0 || r == 3) && defaults) return true;
 #else
@@ -92,8 +91,8 @@ void compare_module(CfiProvider& provider, const ModuleInfo& m, LibdwReference& 
         }
       }
       if (!same && ++c->mismatches <= 10) {
-        ADD_FAILURE() << m.path << " +0x" << std::hex << pc - m.load_bias << std::dec
-                      << ": ours " << describe(ours) << ", libdw " << describe(theirs);
+        ADD_FAILURE() << m.path << " +0x" << std::hex << pc - m.load_bias << std::dec << ": ours "
+                      << describe(ours) << ", libdw " << describe(theirs);
       }
     }
   }
@@ -112,8 +111,8 @@ TEST(EhFrameAgainstLibdw, SameRulesForLibcLibstdcxxThisProgramAndTheVdso) {
     const bool cxx = m.path.find("/libstdc++.so") != std::string::npos;
     if (!vdso && !main && !libc && !cxx) continue;
     LibdwReference reference;
-    const bool opened = vdso ? reference.open_memory(vdso_image(m.start, m.end))
-                             : reference.open_file(m.path);
+    const bool opened =
+        vdso ? reference.open_memory(vdso_image(m.start, m.end)) : reference.open_file(m.path);
     if (!opened) {
       ADD_FAILURE() << "libdw cannot read " << m.path;
       continue;

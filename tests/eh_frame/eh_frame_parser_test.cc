@@ -139,8 +139,8 @@ TEST(EhFrameParser, PointerEncodingsAndCieVersions) {
       CieSpec spec = usual_cie();
       spec.fde_encoding = encoding;
       spec.version = version;
-      b.add_fde(b.add_cie(spec), 0x5000, 0x40, Bytes{}.u8(DW_CFA_advance_loc | 8)
-                                                    .u8(DW_CFA_def_cfa_offset).uleb(24));
+      b.add_fde(b.add_cie(spec), 0x5000, 0x40,
+                Bytes{}.u8(DW_CFA_advance_loc | 8).u8(DW_CFA_def_cfa_offset).uleb(24));
       Tables t;
       t.eh_frame = b.finish();
       t.map();
@@ -270,8 +270,8 @@ TEST(EhFrameParser, MalformedProgramsGiveNoRow) {
   Bytes deep;
   for (int i = 0; i < 9; ++i) deep.u8(DW_CFA_remember_state);
   EXPECT_FALSE(row_of_program(deep));
-  EXPECT_FALSE(row_of_program(Bytes{}.u8(0x3f)));                             // unknown opcode
-  EXPECT_FALSE(row_of_program(Bytes{}.u8(DW_CFA_def_cfa).uleb(7)));           // cut short
+  EXPECT_FALSE(row_of_program(Bytes{}.u8(0x3f)));                                 // unknown opcode
+  EXPECT_FALSE(row_of_program(Bytes{}.u8(DW_CFA_def_cfa).uleb(7)));               // cut short
   EXPECT_FALSE(row_of_program(Bytes{}.u8(DW_CFA_expression).uleb(3).uleb(200)));  // past the end
   Bytes long_leb;
   long_leb.u8(DW_CFA_def_cfa_offset);
@@ -279,8 +279,12 @@ TEST(EhFrameParser, MalformedProgramsGiveNoRow) {
   long_leb.u8(0);
   EXPECT_FALSE(row_of_program(long_leb));
   // A def_cfa_register after a CFA expression has no offset to keep.
-  EXPECT_FALSE(row_of_program(
-      Bytes{}.u8(DW_CFA_def_cfa_expression).uleb(1).u8(DW_OP_lit0).u8(DW_CFA_def_cfa_register).uleb(6)));
+  EXPECT_FALSE(row_of_program(Bytes{}
+                                  .u8(DW_CFA_def_cfa_expression)
+                                  .uleb(1)
+                                  .u8(DW_OP_lit0)
+                                  .u8(DW_CFA_def_cfa_register)
+                                  .uleb(6)));
   // Instructions past the pc are not run, malformed or not.
   EXPECT_TRUE(row_of_program(Bytes{}.u8(DW_CFA_advance_loc | 15).u8(DW_CFA_restore_state)));
 }

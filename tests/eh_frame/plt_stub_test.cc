@@ -18,9 +18,9 @@ constexpr uint32_t kNop = 0xd503201fu;
 
 TEST(PltStub, PositionsInPlt0AndPltN) {
   // PLT0 (32 bytes) then two PLTn, at 0x10000; then code that is no stub.
-  const std::vector<uint32_t> words = {kPush,   kAdrpX16, kLdrX17, kAddX16, kBrX17, kNop,
-                                       kNop,    kNop,     kAdrpX16, kLdrX17, kAddX16, kBrX17,
-                                       kAdrpX16, kLdrX17, kAddX16, kBrX17,  kNop,    kAddX16};
+  const std::vector<uint32_t> words = {kPush,    kAdrpX16, kLdrX17,  kAddX16, kBrX17,  kNop,
+                                       kNop,     kNop,     kAdrpX16, kLdrX17, kAddX16, kBrX17,
+                                       kAdrpX16, kLdrX17,  kAddX16,  kBrX17,  kNop,    kAddX16};
   RegionView view;
   view.add(0x10000, words.data(), words.size() * 4);
   EXPECT_EQ(aarch64_plt_position(view, 0x10000), PltPosition::kLinkRegister);  // before the push
