@@ -3,7 +3,6 @@
 #include "output_file.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <mutex>
 #include <vector>
 
@@ -70,8 +69,8 @@ std::unique_ptr<OutputFile> OutputFile::create_unshared(const std::string& reque
     path = exec_suffixed_path(requested, n);
   }
   if (!earlier.empty()) {
-    std::fprintf(stderr, "inprof: %s holds this process's profile from before exec; this image "
-                 "writes %s\n", earlier.c_str(), path.c_str());
+    say_on_stderr("inprof: " + earlier + " holds this process's profile from before exec; this "
+                  "image writes " + path + "\n");
   }
   if (earlier_image) *earlier_image = earlier;
   *actual_path = path;
@@ -84,9 +83,8 @@ std::unique_ptr<OutputFile> OutputFile::create_unshared(const std::string& reque
   if (!file) return file;
   note_written(own);
   *actual_path = own;
-  std::fprintf(stderr,
-               "inprof: %s is being written by another process; this one (%llu) writes %s\n",
-               path.c_str(), static_cast<unsigned long long>(process_id()), own.c_str());
+  say_on_stderr("inprof: " + path + " is being written by another process; this one (" +
+                std::to_string(process_id()) + ") writes " + own + "\n");
   return file;
 }
 

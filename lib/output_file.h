@@ -44,6 +44,11 @@ class OutputFile {
   virtual Status write(std::span<const uint8_t> bytes) = 0;
   // Flushes to the OS and closes; further writes fail.
   virtual Status close() = 0;
+  // The descriptor a thread given a private descriptor table keeps (-1: none, or not a POSIX OS).
+  virtual int descriptor() const { return -1; }
+  // Called on the thread that created the file, once the writing thread keeps the file in a
+  // table of its own: the creator's copy is closed (checked first: only if still this file).
+  virtual void moved_to_private_table() {}
 };
 
 }  // namespace inprof::internal

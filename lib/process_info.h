@@ -32,6 +32,16 @@ int signal_number(const std::string& name);
 // from it (they belong to the program's threads). (The thread also holds a ProfilerThreadMark.)
 void setup_profiler_thread(const char* name);
 
+// Gives the calling thread (one of the profiler's) a descriptor table of its own, holding only
+// `keep` (-1: none) of the program's: what it opens from then on never takes one of the program's
+// numbers, and nothing the program closes or dup2()s reaches it. False where it cannot (the thread
+// then shares the program's table, and checks each descriptor before use).
+bool use_private_descriptor_table(int keep);
+
+// Writes `line` to the program's standard error as it is now (from a thread with a private table
+// too), with one system call, never through stdio (whose error flag is the program's).
+void say_on_stderr(const std::string& line);
+
 }  // namespace inprof::internal
 
 #endif  // INPROF_LIB_PROCESS_INFO_H_

@@ -262,15 +262,21 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
     // The writer starts first so that the sampler knows its id and never samples it.
     std::promise<uint64_t> writer_tid;
     auto writer_tid_ready = writer_tid.get_future();
-    s->writer_thread_ = std::thread([s, &writer_tid] {
+    std::atomic<bool> writer_table_private{false};
+    s->writer_thread_ = std::thread([s, &writer_tid, &writer_table_private] {
       // Marked before it is named: a sampler that sees it first sees no inprof name.
       const ProfilerThreadMark never_sampled;
       setup_profiler_thread("inprof-writer");
+      // Its files (the dump, rotation windows, the JIT map it copies) live in a table of its own.
+      writer_table_private =
+          use_private_descriptor_table(s->dump_ ? s->dump_->file().descriptor() : -1);
       AllocationRecorder::instance().exclude_this_thread();
       writer_tid.set_value(current_thread_id());
       s->writer_loop();
     });
     s->sampler_->exclude_thread(writer_tid_ready.get());
+    // The dump is the writer's alone now: the program's table keeps no copy of it.
+    if (writer_table_private && s->dump_) s->dump_->file().moved_to_private_table();
   }
   std::promise<void> sampler_ready;
   auto sampler_ready_done = sampler_ready.get_future();
@@ -278,6 +284,8 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
     // Marked before it is named: a sampler that sees it first sees no inprof name.
     const ProfilerThreadMark never_sampled;
     setup_profiler_thread("inprof-sampler");
+    // What it opens (/proc, perf events) never takes a number the program expects.
+    (void)use_private_descriptor_table(-1);
     AllocationRecorder::instance().exclude_this_thread();
     s->sampler_->exclude_thread(current_thread_id());
     if (s->allocation_pool_) s->sampler_->prepare_modules();
@@ -415,6 +423,11 @@ void Session::writer_loop() {
   }
   lock.unlock();
   drain(true);
+  // Closed here, in the table that holds it (a private one: see Session::start).
+  if (dump_) {
+    Status closed = dump_->close();
+    if (!closed.ok() && write_status_.ok()) write_status_ = closed;
+  }
 }
 
 uint64_t Session::next_drain_in_ns(uint64_t filled, uint64_t waited, uint64_t rotate_ns) const {

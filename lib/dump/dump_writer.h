@@ -42,6 +42,7 @@ class DumpWriter {
     add_payload(type, w.view());
   }
 
+  OutputFile& file() { return *file_; }
   // Bytes added to the current chunk, before compression.
   size_t pending_bytes() const;
   // Compresses the current chunk into one zstd frame and writes it.

@@ -20,6 +20,7 @@
 #include "output_file.h"
 #include "output_open_linux.h"
 #include "owned_fd_linux.h"
+#include "process_info.h"
 
 namespace inprof::internal {
 namespace {
@@ -55,6 +56,14 @@ class PosixOutputFile final : public OutputFile {
       bytes = bytes.subspan(static_cast<size_t>(n));
     }
     return {};
+  }
+
+  int descriptor() const override { return fd_; }
+
+  void moved_to_private_table() override {
+    FileIdentity now;
+    // The lock is the open file's (output_open_linux.h): the writer's copy keeps it.
+    if (fd_ >= 0 && identity_of(fd_, &now) && now == identity_) ::close(fd_);
   }
 
   Status close() override {
@@ -102,26 +111,27 @@ class PosixOutputFile final : public OutputFile {
       return false;
     }
     // The program's close of our descriptor dropped our lock with it.
-    struct flock lock = {};
-    lock.l_type = F_WRLCK;
-    lock.l_whence = SEEK_SET;
-    (void)fcntl(fd, F_SETLK, &lock);
+    lock(fd);
     const int flags = fcntl(fd, F_GETFL);
     if (flags >= 0) (void)fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
     fd_ = fd;
     return true;
   }
 
+  // Held against other processes while the file is written (see output_open_linux.h).
+  static void lock(int fd) {
+    struct flock lock = {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    (void)fcntl(fd, F_OFD_SETLK, &lock);
+  }
+
   // Said once, when it happens: what is recorded from now on cannot be written.
   Status lost(Status why) {
     if (failure_.ok()) {
       failure_ = why;
-      // One write(2) to the program's stderr, not stdio: its FILE lock is the program's.
-      char line[1024];
-      const int n = std::snprintf(line, sizeof(line),
-                                  "inprof: %s; the profile recorded from now on is lost\n",
-                                  why.message().c_str());
-      if (n > 0) (void)!::write(2, line, std::min<size_t>(size_t(n), sizeof(line) - 1));
+      // Not stdio: its FILE lock and error flag are the program's.
+      say_on_stderr("inprof: " + why.message() + "; the profile recorded from now on is lost\n");
     }
     return failure_;
   }
@@ -210,7 +220,7 @@ bool OutputFile::written_by_earlier_image(const std::string& path) {
   struct flock lock = {};
   lock.l_type = F_WRLCK;
   lock.l_whence = SEEK_SET;
-  return fcntl(fd, F_GETLK, &lock) == 0 && lock.l_type == F_UNLCK;
+  return fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type == F_UNLCK;
 }
 
 }  // namespace inprof::internal

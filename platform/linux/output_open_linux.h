@@ -44,13 +44,14 @@ inline int open_output_file(const std::string& path, const std::string& what, st
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     return fail("refusing to write " + what + "'" + path + "': not a regular file");
   }
-  // A process's record lock (F_SETLK), not an open-file-description one: a child of fork() does
-  // not inherit it, so a forked child that keeps the descriptor never holds the path. (It is
-  // lost if this process closes another descriptor of the same file; nothing here opens one.)
+  // An open-file-description lock (F_OFD_SETLK): it belongs to this open file, which the writing
+  // thread keeps in a descriptor table of its own (process_info.h), so it stays held however
+  // the program's table changes, and goes with the file's last descriptor. (A process lock would
+  // be owned by the table that took it, and dropped by a close in that table.)
   struct flock lock = {};
   lock.l_type = F_WRLCK;
   lock.l_whence = SEEK_SET;
-  if (fcntl(fd, F_SETLK, &lock) != 0) {
+  if (fcntl(fd, F_OFD_SETLK, &lock) != 0) {
     if (errno == EAGAIN || errno == EACCES) {
       *held_elsewhere = true;
       return fail(what + "'" + path + "' is being written by another process");

@@ -30,7 +30,11 @@
 
 namespace inprof::internal {
 
-inline constexpr size_t kMaxPerfThreads = 8;
+// The most rings; how many really open is the memory budget's say (at the least size, 14 in the
+// usual 516 KiB allowance per CPU on 2 CPUs).
+inline constexpr size_t kMaxPerfThreads = 16;
+// Room kept for this many more rings at their least size when one opens (see open_ring()).
+inline constexpr size_t kRingsKeptRoomFor = 7;
 
 class PerfSelfSampling final : public SelfSampling {
  public:

@@ -112,6 +112,9 @@ void fill(Mailbox& box, const siginfo_t* info, const ucontext_t* context, int pi
 // runs on (the kernel records it in the context) or on the thread's own stack (its mapping as last
 // published). A small alternate stack, or a thread deep in its stack, must not be overrun by us.
 bool enough_stack(const ucontext_t* context, const Mailbox& box) {
+  // Interrupted on its alternate stack (in a handler of its own): our frame went below the
+  // program's there. It fitted this time; the thread is not given the chance again.
+  if (context->uc_stack.ss_flags & SS_ONSTACK) return false;
   const auto here = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
   const auto alt_begin = reinterpret_cast<uint64_t>(context->uc_stack.ss_sp);
   const uint64_t alt_end = alt_begin + context->uc_stack.ss_size;

@@ -66,7 +66,10 @@ struct sigaction our_action() {
   struct sigaction action = {};
   action.sa_sigaction = on_sample_signal;
   action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-  sigemptyset(&action.sa_mask);
+  // Every signal waits the microseconds our handler runs: a program's own signal arriving during
+  // it would otherwise stack a second kernel frame (3.3 KiB with AVX-512) below ours, overrunning
+  // a small alternate stack into the memory under it.
+  sigfillset(&action.sa_mask);
   return action;
 }
 

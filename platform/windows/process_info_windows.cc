@@ -7,6 +7,8 @@
 // clang-format on
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "process_info.h"
 #include "text_windows.h"
@@ -127,5 +129,14 @@ void setup_profiler_thread(const char* name) {
           GetProcAddress(GetModuleHandleW(L"kernel32.dll"), "SetThreadDescription")));
   if (set_description != nullptr) set_description(GetCurrentThread(), to_wide(name).c_str());
 }
+
+}  // namespace inprof::internal
+
+namespace inprof::internal {
+
+// One descriptor table per process here: the checks before each use are what protect it.
+bool use_private_descriptor_table(int) { return false; }
+
+void say_on_stderr(const std::string& line) { std::fputs(line.c_str(), stderr); }
 
 }  // namespace inprof::internal
