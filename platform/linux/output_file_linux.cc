@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "dump/dump_records.h"
 #include "output_file.h"
 #include "output_open_linux.h"
 #include "owned_fd_linux.h"
@@ -212,6 +213,13 @@ bool OutputFile::written_by_earlier_image(const std::string& path) {
   // image of this process (or by another process that ended after this one started: kept too).
   const uint64_t modified = uint64_t(st.st_mtim.tv_sec) * 1000000000u + uint64_t(st.st_mtim.tv_nsec);
   if (modified <= started + 20000000) return false;
+  // A dump (its magic number), not some other file this process wrote there.
+  char magic[8] = {};
+  if (OwnedFd probe(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+      probe.read(magic, sizeof(magic)) != sizeof(magic) ||
+      std::memcmp(magic, kDumpMagic, sizeof(magic)) != 0) {
+    return false;
+  }
   // A live process writing it (a parent shell with the same path) holds its lock: that file is
   // not an earlier image's, and create_unshared() gives this process a name of its own.
   OwnedFd file(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);

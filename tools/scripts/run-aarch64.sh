@@ -100,10 +100,14 @@ cmake --build "$build" -j"$jobs" --target \
 #                        are registered only with the tools (symbolicate_core, the launcher),
 #                        which the cross build does not build: no ctest entry to leave out. The
 #                        interposer itself (libinprof_allocations) is built here.
-#   docs_*, disabled_build_c, shared_library_exports
+#   docs_*, disabled_build_c, shared_library_exports, shared_library_dependencies
 #                        host-side checks of the documentation, the C header and the shared
-#                        library's export list: the same on every architecture, run by the
-#                        native job (the cross build has no shared library or host compiler).
+#                        library's export list and dependencies: the same on every architecture,
+#                        run by the native job (the cross build has no shared library or host
+#                        compiler).
+#   eh_frame_tests       the .eh_frame parser's own tests compare with libdw reading the host's
+#                        files: run natively and under ASan; here the unwinding tests
+#                        (DwarfUnwinderTest, CallChainTest) run the parser on aarch64 code.
 # Inside the unit tests, checks that need signals to land on every instruction (qemu delivers
 # them at block boundaries) or a thread created after fork() (which aborts qemu-user 7.2) step
 # aside when INPROF_TEST_EMULATOR is set (tests/test_util.h), as does the resident-memory check of
@@ -111,5 +115,5 @@ cmake --build "$build" -j"$jobs" --target \
 phase "ctest under $(command -v qemu-aarch64)"
 cd "$build"
 ctest --output-on-failure --timeout 600 -j"$jobs" -LE perf \
-  -E '^(e2e_markers|e2e_flight_recorder|inprof_perf_tests_NOT_BUILT|docs_links|docs_snippets_compile|disabled_build_c|shared_library_exports)$'
+  -E '^(e2e_markers|e2e_flight_recorder|inprof_perf_tests_NOT_BUILT|docs_links|docs_snippets_compile|disabled_build_c|shared_library_exports|shared_library_dependencies|eh_frame_tests_NOT_BUILT)$'
 phase "done"

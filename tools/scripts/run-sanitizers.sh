@@ -35,7 +35,7 @@ supp="$root/tests/sanitizers"
 # Only what the sanitized tests need.
 targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_checker_test
          torture torture_dump_check torture_spin_a torture_spin_b torture_killed_child
-         output_safety_test inprof_allocation_tests)
+         output_safety_test inprof_allocation_tests eh_frame_tests)
 
 # ctest entries not built here, or with nothing a sanitizer adds (whole-program runs of code the
 # tests above already cover): the e2e tests (node + the Firefox Profiler's code, minutes each),
@@ -55,6 +55,7 @@ targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_c
 # like c_api_features).
 never_here=('e2e_.*' 'consumer_.*' 'preload_.*' 'perf\..*' 'inprof_perf_tests.*' disabled_build
             disabled_build_c 'example_.*' 'transparency_.*' 'launcher_.*' shared_library_exports
+            shared_library_dependencies
             c_api_features c_api_rotation 'truth_.*' 'mach\..*' 'mach_backend_tests.*'
             'allocations_.*' 'torture_allocations_.*')
 
@@ -140,7 +141,8 @@ run_tsan() {
   #     between threads, and these ran 120-300 s each under it (ASan runs them all).
   #     symbolicate's threads are still run: Determinism.*, SymbolCacheRun.*, the CLI and
   #     cache tests, IncrementalReader.SymbolicateKeepsEverySampleOfTheCompleteChunks.
-  local left_out=("${never_here[@]}" 'DwarfUnwinderTest\..*' MarkersTest.CountersBecomeTimeSeries
+  local left_out=("${never_here[@]}" 'DwarfUnwinderTest\..*' 'dwarf_eh_frame\..*'
+                  MarkersTest.CountersBecomeTimeSeries
                   CallChainTest.SamplesHoldTheKnownChainInnermostFirst
                   MarkersTest.ForkLeavesTheParentProfilingAndTheChildClean
                   MarkersTest.LabelsAppearInSamplesInStackOrder
