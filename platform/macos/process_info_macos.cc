@@ -1,7 +1,6 @@
 // Process facts and clocks on macOS. Timestamps are mach_absolute_time in nanoseconds (the clock
 // the suspend copier stamps samples with); thread ids are pthread_threadid_np's 64-bit ids.
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -99,13 +98,11 @@ void setup_profiler_thread(const char* name) {
   d::pthread_sigmask(d::kSigBlock, &all, nullptr);
 }
 
-}  // namespace inprof::internal
-
-namespace inprof::internal {
-
 // One descriptor table per process here: the checks before each use are what protect it.
 bool use_private_descriptor_table(int) { return false; }
 
-void say_on_stderr(const std::string& line) { std::fputs(line.c_str(), stderr); }
+void say_on_stderr(const std::string& line) {
+  (void)d::write(2, line.data(), line.size());
+}
 
 }  // namespace inprof::internal

@@ -37,7 +37,7 @@ native() {
 
 step "native build and tests" native
 if [[ -z ${INPROF_QUICK:-} ]]; then
-  step "fuzzing (short run over the corpus)" bash "$root/tools/scripts/run-fuzz.sh" --seconds 15
+  step "fuzzing (short run over the corpus)" bash "$root/tools/scripts/run-fuzz.sh" --seconds 5
   step "aarch64 under qemu-user" env INPROF_HOST_BUILD_DIR="$build" \
     bash "$root/tools/scripts/run-aarch64.sh"
   step "Windows (MinGW-w64) under Wine" bash "$root/tools/scripts/run-windows.sh"
