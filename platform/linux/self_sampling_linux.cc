@@ -108,6 +108,9 @@ void fill(Mailbox& box, const siginfo_t* info, const ucontext_t* context, int pi
   box.queue.commit();
 }
 
+// The kernel's signal frame on this CPU (AT_MINSIGSTKSZ), for the handler: set before any timer.
+std::atomic<uint64_t> g_signal_frame_bytes{2048};
+
 // SUSPENDED: whether the handler has kHandlerStackBytes below its frame, on the alternate stack it
 // runs on (the kernel records it in the context) or on the thread's own stack (its mapping as last
 // published). A small alternate stack, or a thread deep in its stack, must not be overrun by us.
@@ -115,6 +118,14 @@ bool enough_stack(const ucontext_t* context, const Mailbox& box) {
   // Interrupted on its alternate stack (in a handler of its own): our frame went below the
   // program's there. It fitted this time; the thread is not given the chance again.
   if (context->uc_stack.ss_flags & SS_ONSTACK) return false;
+  // An alternate stack too small for the program's own handler's frame and ours below it: one of
+  // our signals landing while that handler runs (its mask does not hold our signal) would overrun
+  // it. The thread is not timer-sampled (counted), whatever this sample's luck.
+  if (!(context->uc_stack.ss_flags & SS_DISABLE) &&
+      context->uc_stack.ss_size <
+          2 * g_signal_frame_bytes.load(std::memory_order_relaxed) + kHandlerStackBytes) {
+    return false;
+  }
   const auto here = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
   const auto alt_begin = reinterpret_cast<uint64_t>(context->uc_stack.ss_sp);
   const uint64_t alt_end = alt_begin + context->uc_stack.ss_size;
@@ -138,13 +149,15 @@ constexpr uint64_t kStopAllWaitNs = 20000000;  // when the session stops: stop()
 // What a timer's signal takes of a thread's stack: the kernel's frame (AT_MINSIGSTKSZ says how
 // large on this CPU; 2 KiB where it does not say), our handler, and room for the code the thread
 // runs next.
-uint64_t min_timer_headroom() {
+uint64_t signal_frame_bytes() {
   static const uint64_t frame = [] {
     const unsigned long reported = getauxval(AT_MINSIGSTKSZ);
     return reported != 0 ? uint64_t(reported) : uint64_t(2048);
   }();
-  return frame + kHandlerStackBytes + 1024;
+  return frame;
 }
+
+uint64_t min_timer_headroom() { return signal_frame_bytes() + kHandlerStackBytes + 1024; }
 
 bool valid_handle(int handle) {
   return handle >= 0 && static_cast<size_t>(handle) < kMaxSelfSampledThreads;
@@ -186,7 +199,9 @@ void on_self_sample_signal(const siginfo_t* info, const ucontext_t* context, int
 
 LinuxSelfSampling::LinuxSelfSampling(SamplingSignalOwner owner, uint64_t interval_ns,
                                      size_t stack_copy_size)
-    : owner_(std::move(owner)), interval_ns_(interval_ns), stack_copy_size_(stack_copy_size) {}
+    : owner_(std::move(owner)), interval_ns_(interval_ns), stack_copy_size_(stack_copy_size) {
+  g_signal_frame_bytes.store(signal_frame_bytes(), std::memory_order_relaxed);
+}
 
 LinuxSelfSampling::~LinuxSelfSampling() {
   stop_all();
