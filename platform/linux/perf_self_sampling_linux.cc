@@ -1,5 +1,6 @@
 #include "perf_self_sampling_linux.h"
 
+#include <errno.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -316,8 +317,11 @@ bool PerfSelfSampling::wait(uint64_t timeout_ns) {
 }
 
 void PerfSelfSampling::interrupt_wait() {
+  // Called from allocating threads too (inside malloc): their errno is theirs.
+  const int saved_errno = errno;
   wake_word_.fetch_add(1, std::memory_order_release);
   futex_wake_all(wake_word_);
+  errno = saved_errno;
 }
 
 }  // namespace inprof::internal
