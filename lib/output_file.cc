@@ -63,14 +63,15 @@ std::unique_ptr<OutputFile> OutputFile::create_unshared(const std::string& reque
   // An image that replaced an earlier one of this process (execve) keeps the earlier image's
   // dump: it writes the first free "-execN" name beside it.
   std::string path = requested, earlier;
-  for (int n = 1;
-       n < 1000 && !written_by_this_image(path) && written_by_earlier_image(path); ++n) {
+  for (int n = 1; n < 1000 && !written_by_this_image(path) && written_by_earlier_image(path); ++n) {
     earlier = path;
     path = exec_suffixed_path(requested, n);
   }
   if (!earlier.empty()) {
-    say_on_stderr("inprof: " + earlier + " holds this process's profile from before exec; this "
-                  "image writes " + path + "\n");
+    say_on_stderr("inprof: " + earlier +
+                  " holds this process's profile from before exec; this "
+                  "image writes " +
+                  path + "\n");
   }
   if (earlier_image) *earlier_image = earlier;
   *actual_path = path;

@@ -9,7 +9,7 @@
 namespace inprof::internal {
 
 enum class FutexWait {
-  kWoken,    // woken, or the word had already changed
+  kWoken,  // woken, or the word had already changed
   kTimedOut,
   kRefused,  // the call failed for another reason (a seccomp policy): the caller must not spin
 };

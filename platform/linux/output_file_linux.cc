@@ -211,7 +211,8 @@ bool OutputFile::written_by_earlier_image(const std::string& path) {
   if (started == 0) return false;
   // Written after this process started, a tick of the start's rounding aside: by an earlier
   // image of this process (or by another process that ended after this one started: kept too).
-  const uint64_t modified = uint64_t(st.st_mtim.tv_sec) * 1000000000u + uint64_t(st.st_mtim.tv_nsec);
+  const uint64_t modified =
+      uint64_t(st.st_mtim.tv_sec) * 1000000000u + uint64_t(st.st_mtim.tv_nsec);
   if (modified <= started + 20000000) return false;
   // A dump (its magic number), not some other file this process wrote there.
   char magic[8] = {};
@@ -236,8 +237,8 @@ bool OutputFile::written_by_earlier_image(const std::string& path) {
 namespace inprof::internal {
 
 std::unique_ptr<OutputFile> OutputFile::append(const std::string& path) {
-  const int fd = ::open(path.c_str(),
-                        O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return nullptr;
   FileIdentity identity;
   struct stat st;

@@ -7,9 +7,9 @@
 // Costs: one mapping of (1 + data_pages) pages, charged by the kernel to the user's
 // perf_event_mlock_kb allowance. No descriptor: it is closed as soon as the ring is mapped (the
 // mapping keeps the event alive), and nothing wakes a reader: the sampler reads on its own clock,
-// knowing how soon a ring can fill (samples_until_reading()). Every record takes the full requested stack size in the
-// ring (the kernel reserves it before it knows how deep the stack is), so the stack size is chosen
-// per thread (see PerfSelfSampling).
+// knowing how soon a ring can fill (samples_until_reading()). Every record takes the full requested
+// stack size in the ring (the kernel reserves it before it knows how deep the stack is), so the
+// stack size is chosen per thread (see PerfSelfSampling).
 #ifndef INPROF_PLATFORM_LINUX_PERF_EVENT_RING_LINUX_H_
 #define INPROF_PLATFORM_LINUX_PERF_EVENT_RING_LINUX_H_
 

@@ -158,9 +158,10 @@ int PerfSelfSampling::open_ring(Ring& r, uint32_t stack_bytes) {
   // Room kept for the rings not yet opened, at the least a ring may hold: the first busy threads
   // must not leave a later one a timer (whose signal a thread deep in its stack may not survive).
   const size_t open_others = active() - (r.active ? 1 : 0);
-  const uint64_t least_ring = std::max(round_up_pow2(kMinRecordsPerRing * (kUnknownDepthStackBytes +
-                                                                           kRecordOverhead)),
-                                       page) + page;
+  const uint64_t least_ring =
+      std::max(round_up_pow2(kMinRecordsPerRing * (kUnknownDepthStackBytes + kRecordOverhead)),
+               page) +
+      page;
   const size_t kept = (kRingsKeptRoomFor - std::min(open_others, kRingsKeptRoomFor)) * least_ring;
   while (data > least && others + kept + data + page > budget_bytes_) data /= 2;
   if (others + data + page > budget_bytes_) return ENOMEM;

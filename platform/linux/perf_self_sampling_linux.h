@@ -7,12 +7,12 @@
 // What it cannot do: copy the thread's labels (no code of ours runs on the thread), so threads
 // with a label stack are left to the signal-based SelfSampling (see SelfSamplingRouter).
 //
-// Bounds: at most kMaxPerfThreads rings (each a mapping; no descriptor is kept), their mappings together within a
-// memory budget (half the user's perf_event_mlock_kb allowance, at most 1 MiB): beyond that,
-// start() refuses and the thread gets a timer instead. Each ring takes the stack size its
-// thread's walks need (note_walk(): larger at once when a walk runs out of copied stack, smaller
-// when the most any walk used over many samples is much less): the kernel copies the whole size
-// at every sample, so the size is most of what a sample costs the thread.
+// Bounds: at most kMaxPerfThreads rings (each a mapping; no descriptor is kept), their mappings
+// together within a memory budget (half the user's perf_event_mlock_kb allowance, at most 1 MiB):
+// beyond that, start() refuses and the thread gets a timer instead. Each ring takes the stack size
+// its thread's walks need (note_walk(): larger at once when a walk runs out of copied stack,
+// smaller when the most any walk used over many samples is much less): the kernel copies the whole
+// size at every sample, so the size is most of what a sample costs the thread.
 #ifndef INPROF_PLATFORM_LINUX_PERF_SELF_SAMPLING_LINUX_H_
 #define INPROF_PLATFORM_LINUX_PERF_SELF_SAMPLING_LINUX_H_
 

@@ -14,8 +14,8 @@
 
 #include "file_util_linux.h"
 #include "owned_fd_linux.h"
-#include "seccomp_state_linux.h"
 #include "process_info.h"
+#include "seccomp_state_linux.h"
 
 namespace inprof::internal {
 
@@ -86,7 +86,8 @@ static size_t read_memory_through_pipe(uint64_t address, void* out, size_t size)
 size_t read_memory(uint64_t address, void* out, size_t size) {
   iovec local{out, size};
   iovec remote{reinterpret_cast<void*>(address), size};
-  // Under a seccomp filter the call may be fatal: a pipe's write() fails as cleanly on a bad address.
+  // Under a seccomp filter the call may be fatal: a pipe's write() fails as cleanly on a bad
+  // address.
   if (seccomp_filter_seen()) return read_memory_through_pipe(address, out, size);
   long n = syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0);
   if (n < 0 && errno == ENOSYS) return read_memory_through_pipe(address, out, size);

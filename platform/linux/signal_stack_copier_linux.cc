@@ -122,8 +122,7 @@ uint64_t thread_cpu_ns(uint64_t tid) { return read_thread_cpu_ns(tid).value_or(U
 
 class SignalStackCopier final : public StackCopier {
  public:
-  SignalStackCopier(int sig, const Config& config)
-      : signal_(sig) {
+  SignalStackCopier(int sig, const Config& config) : signal_(sig) {
     read_stack_regions(&regions_);
     SamplingSignalOwner owner;
     owner.signal = sig;

@@ -101,8 +101,6 @@ void setup_profiler_thread(const char* name) {
 // One descriptor table per process here: the checks before each use are what protect it.
 bool use_private_descriptor_table(int) { return false; }
 
-void say_on_stderr(const std::string& line) {
-  (void)d::write(2, line.data(), line.size());
-}
+void say_on_stderr(const std::string& line) { (void)d::write(2, line.data(), line.size()); }
 
 }  // namespace inprof::internal

@@ -89,7 +89,7 @@ int main() {
   for (int f = 0; f < 2; ++f) {
     const std::string got = read_file(paths[f]);
     std::printf("%s holds exactly its %d lines: %s\n", paths[f], kLines,
-                got == expected[f] ? "yes"
+                got == expected[f]                ? "yes"
                 : got.size() > expected[f].size() ? "no (more bytes)"
                 : got.size() < expected[f].size() ? "no (fewer bytes)"
                                                   : "no (other bytes)");

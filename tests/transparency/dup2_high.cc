@@ -66,7 +66,8 @@ int main() {
                       ? 1 << 20
                       : int(limit.rlim_cur);
   if (cap < 512) {  // the test needs the top of a usual range
-    limit.rlim_cur = limit.rlim_max == RLIM_INFINITY || limit.rlim_max >= 1024 ? 1024 : limit.rlim_max;
+    limit.rlim_cur =
+        limit.rlim_max == RLIM_INFINITY || limit.rlim_max >= 1024 ? 1024 : limit.rlim_max;
     setrlimit(RLIMIT_NOFILE, &limit);
   }
 
@@ -166,7 +167,8 @@ int main() {
       struct stat st;
       if (fcntl(fd, F_GETFD) < 0 || fstat(fd, &st) != 0) continue;
       ++still_open;
-      if (st.st_dev == original_stat[k].st_dev && st.st_ino == original_stat[k].st_ino) ++same_object;
+      if (st.st_dev == original_stat[k].st_dev && st.st_ino == original_stat[k].st_ino)
+        ++same_object;
     }
   }
   std::printf("high descriptors still open: %d of %d, on what they were dup2()ed to: %d\n",

@@ -70,7 +70,9 @@ int main() {
   for (int i = 0; i < kThreads; ++i) {
     pthread_join(threads[i], nullptr);
     std::printf("thread %d (%zu KiB left): %s\n", i, headrooms[i] / 1024,
-                !jobs[i].ok ? "did not finish" : jobs[i].reached ? "ok" : "ok, but not that low");
+                !jobs[i].ok       ? "did not finish"
+                : jobs[i].reached ? "ok"
+                                  : "ok, but not that low");
   }
   return 0;
 }

@@ -61,7 +61,8 @@ int main() {
   int fds[2];
   for (int i = 0; i < 2; ++i) {
     fds[i] = open(paths[i].c_str(), O_RDONLY | O_CLOEXEC);
-    std::printf("%s: read lock taken: %s\n", names[i], fds[i] >= 0 && read_lock(fds[i]) ? "yes" : "no");
+    std::printf("%s: read lock taken: %s\n", names[i],
+                fds[i] >= 0 && read_lock(fds[i]) ? "yes" : "no");
   }
 
   std::atomic<bool> stop{false};

@@ -88,9 +88,9 @@ int main() {
   // On stderr only: the profiler's sampling signal is SIGURG by design (its handler is there);
   // what the program must not see is the EINTRs.
   std::fprintf(stderr, "SIGURG disposition: %s\n",
-              (now.sa_flags & SA_SIGINFO) ? "a handler"
-              : now.sa_handler == SIG_DFL ? "default"
-              : now.sa_handler == SIG_IGN ? "ignored"
-                                          : "a handler");
+               (now.sa_flags & SA_SIGINFO) ? "a handler"
+               : now.sa_handler == SIG_DFL ? "default"
+               : now.sa_handler == SIG_IGN ? "ignored"
+                                           : "a handler");
   return 0;
 }

@@ -40,7 +40,8 @@ size_t altstack_size() {
   size_t size = 4096;
 #ifdef _SC_MINSIGSTKSZ
   const long minimum = sysconf(_SC_MINSIGSTKSZ);
-  if (minimum > 0 && size_t(minimum) + 512 > size) size = (size_t(minimum) + 1024 + 4095) & ~size_t(4095);
+  if (minimum > 0 && size_t(minimum) + 512 > size)
+    size = (size_t(minimum) + 1024 + 4095) & ~size_t(4095);
 #endif
   return size;
 }
@@ -87,7 +88,7 @@ int main() {
       pthread_kill(pthread_self(), SIGUSR1);
       results[t].handler_on_altstack = handled && ran_on_altstack;
       std::memset(stack_low, kCanary, size);  // to see below how deep a later handler went
-      transparency::spin_cpu_ms(300);  // sampled, with the small alternate stack in place
+      transparency::spin_cpu_ms(300);         // sampled, with the small alternate stack in place
       // The stack is left in place (and the block allocated) until the canaries are read.
       stack_t off = {};
       off.ss_flags = SS_DISABLE;
