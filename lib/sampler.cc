@@ -338,6 +338,7 @@ void Sampler::request_stop() {
   {
     std::lock_guard lock(stop_mutex_);
     stop_requested_ = true;
+    stopping_.store(true, std::memory_order_relaxed);
     stop_cv_.notify_all();
   }
   wake();
@@ -389,6 +390,9 @@ void Sampler::tick() {
   }
   const bool crashed = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
   for (auto& [tid, state] : threads_) {
+    // Where the program's threads leave the sampler little CPU (200 busy threads at exit), one
+    // tick's walks took hundreds of milliseconds that a stop waited for.
+    if (stopping_.load(std::memory_order_relaxed)) break;
     // The crashed thread is in its crash handler now: its crash sample is its last.
     if (!state.selected || (crashed && tid == crash_tid_)) {
       stop_self_sampling(state);

@@ -296,6 +296,9 @@ class Sampler {
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;
   bool stop_requested_ = false;
+  // The same, read without the lock inside a tick: a stop (exit()) does not wait for a tick's
+  // remaining threads, each of which the stop's tail accounts for (write_tail).
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace inprof::internal
