@@ -115,20 +115,24 @@ std::atomic<uint64_t> g_signal_frame_bytes{2048};
 // runs on (the kernel records it in the context) or on the thread's own stack (its mapping as last
 // published). A small alternate stack, or a thread deep in its stack, must not be overrun by us.
 bool enough_stack(const ucontext_t* context, const Mailbox& box) {
-  // Interrupted on its alternate stack (in a handler of its own): our frame went below the
-  // program's there. It fitted this time; the thread is not given the chance again.
-  if (context->uc_stack.ss_flags & SS_ONSTACK) return false;
-  // An alternate stack too small for the program's own handler's frame and ours below it: one of
-  // our signals landing while that handler runs (its mask does not hold our signal) would overrun
-  // it. The thread is not timer-sampled (counted), whatever this sample's luck.
-  if (!(context->uc_stack.ss_flags & SS_DISABLE) &&
-      context->uc_stack.ss_size <
-          2 * g_signal_frame_bytes.load(std::memory_order_relaxed) + kHandlerStackBytes) {
-    return false;
-  }
-  const auto here = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
+  // The kernel records the thread's alternate stack as set (its flags as given, not whether the
+  // thread was on it): a thread without one has a size of 0.
   const auto alt_begin = reinterpret_cast<uint64_t>(context->uc_stack.ss_sp);
   const uint64_t alt_end = alt_begin + context->uc_stack.ss_size;
+  if (context->uc_stack.ss_size != 0 && !(context->uc_stack.ss_flags & SS_DISABLE)) {
+    // Interrupted on it (in a handler of its own): our frame went below the program's there. It
+    // fitted this time; the thread is not given the chance again.
+    const uint64_t interrupted = context_sp(context);
+    if (interrupted > alt_begin && interrupted <= alt_end) return false;
+    // Too small for the program's own handler's frame and ours below it: one of our signals
+    // landing while that handler runs (its mask does not hold our signal) would overrun it. The
+    // thread is not timer-sampled (counted), whatever this sample's luck.
+    if (context->uc_stack.ss_size <
+        2 * g_signal_frame_bytes.load(std::memory_order_relaxed) + kHandlerStackBytes) {
+      return false;
+    }
+  }
+  const auto here = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
   if (!(context->uc_stack.ss_flags & SS_DISABLE) && here > alt_begin && here <= alt_end) {
     return here - alt_begin >= kHandlerStackBytes;
   }

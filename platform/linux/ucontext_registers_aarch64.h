@@ -22,6 +22,9 @@ inline void capture_registers(const ucontext_t* uc, uint64_t* regs) {
 // A hint for a spin-wait loop.
 inline void cpu_relax() { asm volatile("yield" ::: "memory"); }
 
+// SUSPENDED: the interrupted stack pointer.
+inline uint64_t context_sp(const ucontext_t* uc) { return uc->uc_mcontext.sp; }
+
 }  // namespace inprof::internal
 
 #endif  // INPROF_PLATFORM_LINUX_UCONTEXT_REGISTERS_AARCH64_H_

@@ -21,6 +21,11 @@ inline void capture_registers(const ucontext_t* uc, uint64_t* regs) {
   for (int i = 0; i < kRegisterCount; ++i) regs[i] = static_cast<uint64_t>(g[kOrder[i]]);
 }
 
+// SUSPENDED: the interrupted stack pointer.
+inline uint64_t context_sp(const ucontext_t* uc) {
+  return static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RSP]);
+}
+
 // A hint for a spin-wait loop.
 inline void cpu_relax() { __builtin_ia32_pause(); }
 
