@@ -4,11 +4,21 @@
 
 #include <fcntl.h>
 
+#include <cstdint>
 #include <string>
 
 #include "owned_fd_linux.h"
 
 namespace inprof::internal {
+
+// One entry of getdents64(2)'s answer (glibc declares no such type for the raw call).
+struct LinuxDirent64 {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[];
+};
 
 // Reads a whole (small, /proc-like) file; false if it cannot be opened or read. The descriptor
 // lives for the call only and is checked before each use (owned_fd_linux.h).

@@ -65,19 +65,6 @@ ssize_t OwnedFd::read(void* buf, size_t size) {
   return n;
 }
 
-ssize_t OwnedFd::pread(void* buf, size_t size, uint64_t offset) {
-  const int fd = checked_fd();
-  if (fd < 0) {
-    errno = EBADF;
-    return -1;
-  }
-  ssize_t n;
-  do {
-    n = ::pread(fd, buf, size, static_cast<off_t>(offset));
-  } while (n < 0 && errno == EINTR);
-  return n;
-}
-
 void OwnedFd::close() {
   if (still_ours()) ::close(fd_);
   fd_ = -1;

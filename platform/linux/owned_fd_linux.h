@@ -38,9 +38,8 @@ class OwnedFd {
   bool still_ours();
   // The descriptor after a still_ours() check; -1 when it is not ours any more.
   int checked_fd() { return still_ours() ? fd_ : -1; }
-  // read(2) and pread(2) after the check, retrying EINTR; -1 with errno EBADF when not ours.
+  // read(2) after the check, retrying EINTR; -1 with errno EBADF when not ours.
   ssize_t read(void* buf, size_t size);
-  ssize_t pread(void* buf, size_t size, uint64_t offset);
   // Closes it if it is still ours; forgets it either way.
   void close();
 

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "file_util_linux.h"
 #include "process_info.h"
 #include "seccomp_state_linux.h"
 
@@ -22,14 +23,6 @@ namespace inprof::internal {
 namespace {
 
 thread_local bool t_private_table = false;
-
-struct LinuxDirent64 {
-  uint64_t d_ino;
-  int64_t d_off;
-  unsigned short d_reclen;
-  unsigned char d_type;
-  char d_name[];
-};
 
 // Closes every descriptor of this thread's (private) table but `keep`.
 void close_all_but(int keep) {

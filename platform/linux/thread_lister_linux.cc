@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "file_util_linux.h"
 #include "owned_fd_linux.h"
 #include "seccomp_state_linux.h"
 #include "thread_lister.h"
@@ -17,14 +18,6 @@
 
 namespace inprof::internal {
 namespace {
-
-struct LinuxDirent64 {
-  uint64_t d_ino;
-  int64_t d_off;
-  unsigned short d_reclen;
-  unsigned char d_type;
-  char d_name[];
-};
 
 class LinuxThreadLister final : public ThreadLister {
  public:
