@@ -10,6 +10,7 @@
 #include "copies.h"
 #include "declarations.h"
 #include "label_stack.h"
+#include "memory/own_heap.h"
 #include "process_info.h"
 #include "session.h"
 #include "thread_names.h"
@@ -37,9 +38,15 @@ void stop_at_exit() { (void)internal::here::stop(); }
   internal::Declarations::instance().mutex().lock();
   internal::ThreadNames::instance().mutex().lock();
   internal::label_stacks_mutex().lock();
+#if defined(__linux__)
+  internal::own_heap_hold_for_fork();  // last: the holders of the locks above allocate
+#endif
 }
 
 void unlock_registries() {
+#if defined(__linux__)
+  internal::own_heap_release_after_fork();
+#endif
   internal::label_stacks_mutex().unlock();
   internal::ThreadNames::instance().mutex().unlock();
   internal::Declarations::instance().mutex().unlock();

@@ -7,6 +7,7 @@
 #define INPROF_LIB_PROFILER_THREADS_H_
 
 #include <cstdint>
+#include <functional>
 
 namespace inprof::internal {
 
@@ -22,6 +23,31 @@ class ProfilerThreadMark {
 };
 
 bool is_profiler_thread(uint64_t tid);
+
+// A thread of the profiler's: marked (never sampled; its memory from the own heap) and named
+// before anything else runs on it, the process's signals blocked, and a stack sized to what the
+// profiler's threads use (on Linux 256 KiB with a guard page, not the 8 MiB of RLIMIT_STACK).
+class ProfilerThread {
+ public:
+  ProfilerThread() = default;
+  ProfilerThread(ProfilerThread&& other) noexcept : handle_(other.handle_) { other.handle_ = 0; }
+  ProfilerThread& operator=(ProfilerThread&& other) noexcept;
+  ~ProfilerThread();  // joins a thread neither joined nor detached
+
+  // False when the OS refuses a thread (the object stays empty).
+  bool start(const char* name, std::function<void()> body);
+  bool joinable() const { return handle_ != 0; }
+  void join();
+  void detach();
+
+ private:
+  uintptr_t handle_ = 0;
+};
+
+// Whether the calling thread is one of the profiler's: set by its ProfilerThreadMark and kept
+// until the thread ends (what its start-up allocated is freed after the mark's scope). Read by
+// every allocation of libinprof.so (platform/linux/operator_new_linux.cc): no lock, no call.
+bool on_profiler_thread();
 
 }  // namespace inprof::internal
 

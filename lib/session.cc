@@ -263,27 +263,24 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
     std::promise<uint64_t> writer_tid;
     auto writer_tid_ready = writer_tid.get_future();
     std::atomic<bool> writer_table_private{false};
-    s->writer_thread_ = std::thread([s, &writer_tid, &writer_table_private] {
-      // Marked before it is named: a sampler that sees it first sees no inprof name.
-      const ProfilerThreadMark never_sampled;
-      setup_profiler_thread("inprof-writer");
-      // Its files (the dump, rotation windows, the JIT map it copies) live in a table of its own.
-      writer_table_private =
-          use_private_descriptor_table(s->dump_ ? s->dump_->file().descriptor() : -1);
-      AllocationRecorder::instance().exclude_this_thread();
-      writer_tid.set_value(current_thread_id());
-      s->writer_loop();
-    });
+    const bool writer_started =
+        s->writer_thread_.start("inprof-writer", [s, &writer_tid, &writer_table_private] {
+          // Its files (the dump, rotation windows, the JIT map it copies) live in a table of its
+          // own.
+          writer_table_private =
+              use_private_descriptor_table(s->dump_ ? s->dump_->file().descriptor() : -1);
+          AllocationRecorder::instance().exclude_this_thread();
+          writer_tid.set_value(current_thread_id());
+          s->writer_loop();
+        });
+    if (!writer_started) return s->refuse_start(status);
     s->sampler_->exclude_thread(writer_tid_ready.get());
     // The dump is the writer's alone now: the program's table keeps no copy of it.
     if (writer_table_private && s->dump_) s->dump_->file().moved_to_private_table();
   }
   std::promise<void> sampler_ready;
   auto sampler_ready_done = sampler_ready.get_future();
-  s->sampler_thread_ = std::thread([s, &sampler_ready] {
-    // Marked before it is named: a sampler that sees it first sees no inprof name.
-    const ProfilerThreadMark never_sampled;
-    setup_profiler_thread("inprof-sampler");
+  const bool sampler_started = s->sampler_thread_.start("inprof-sampler", [s, &sampler_ready] {
     // What it opens (/proc, perf events) never takes a number the program expects.
     (void)use_private_descriptor_table(-1);
     AllocationRecorder::instance().exclude_this_thread();
@@ -292,6 +289,7 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
     sampler_ready.set_value();
     s->sampler_->run();
   });
+  if (!sampler_started) return s->refuse_start(status);
   sampler_ready_done.wait();
   // Markers, categories and counters flow into this session from now on.
   Declarations::instance().attach(&s->metadata_);
@@ -311,6 +309,15 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   s->started_ = true;
   *status = {};
   return session;
+}
+
+std::unique_ptr<Session> Session::refuse_start(Status* status) {
+  *status = Status::error(Status::Code::kPlatformError,
+                          "the system refused a thread for the profiler (too many threads, or no "
+                          "memory)");
+  started_ = true;
+  (void)stop();
+  return nullptr;
 }
 
 Status Session::start_ring_services(const std::string& output_path) {

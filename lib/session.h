@@ -17,6 +17,7 @@
 #include "dump/dump_writer.h"
 #include "inprof/profiler.h"
 #include "metadata_queue.h"
+#include "profiler_threads.h"
 #include "ring_buffer.h"
 #include "sampler.h"
 #include "signal_trigger.h"
@@ -59,6 +60,8 @@ class Session {
  private:
   Session(const Options& options, uint64_t start_ns);
   Status start_ring_services(const std::string& output_path);
+  // A thread of the profiler's was refused: says so, ends what started, null.
+  std::unique_ptr<Session> refuse_start(Status* status);
   void writer_loop();
   // How long the writer may sleep: `filled` bytes came into the ring in the last `waited` ns.
   uint64_t next_drain_in_ns(uint64_t filled, uint64_t waited, uint64_t rotate_ns) const;
@@ -99,8 +102,8 @@ class Session {
   MetadataQueue metadata_;
   std::unique_ptr<AllocationPool> allocation_pool_;  // before the sampler: it outlives it
   std::unique_ptr<Sampler> sampler_;
-  std::thread sampler_thread_;
-  std::thread writer_thread_;
+  ProfilerThread sampler_thread_;
+  ProfilerThread writer_thread_;
 
   std::mutex writer_mutex_;
   std::condition_variable writer_cv_;

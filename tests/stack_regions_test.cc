@@ -27,6 +27,23 @@ TEST(StackRegions, KeepsWritableMappingsAndMarksTheMainStack) {
   EXPECT_EQ(find_stack_region(regions.data(), regions.size(), 0x1000), nullptr);
 }
 
+TEST(StackRegions, MarksMappingsRightAboveAGuard) {
+  const char* maps =
+      "7ffff6ff0000-7ffff6ff1000 ---p 00000000 00:00 0\n"
+      "7ffff6ff1000-7ffff6ff9000 rw-p 00000000 00:00 0\n"  // a thread stack over its guard
+      "7ffff6ff9000-7ffff6ffa000 rw-p 00000000 00:00 0\n"  // above a writable one
+      "7ffff6ffb000-7ffff6ffc000 ---p 00000000 00:00 0\n"
+      "7ffff6ffd000-7ffff6ffe000 rw-p 00000000 00:00 0\n"  // a gap between
+      "7ffff6ffe000-7ffff6fff000 ---p 00000000 00:00 0\n"
+      "7ffff6fff000-7ffff7000000 rw-p 00000000 00:00 0  [heap]\n";
+  auto regions = parse_stack_regions(maps);
+  ASSERT_EQ(regions.size(), 4u);
+  EXPECT_TRUE(regions[0].guarded);
+  EXPECT_FALSE(regions[1].guarded);
+  EXPECT_FALSE(regions[2].guarded);
+  EXPECT_FALSE(regions[3].guarded);
+}
+
 TEST(StackRegions, ReadsThisProcess) {
   std::vector<StackRegion> regions;
   ASSERT_TRUE(read_stack_regions(&regions));

@@ -22,7 +22,7 @@
 namespace inprof::internal {
 namespace {
 
-thread_local bool t_private_table = false;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_private_table = false;
 
 // Closes every descriptor of this thread's (private) table but `keep`.
 void close_all_but(int keep) {

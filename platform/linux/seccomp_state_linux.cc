@@ -34,8 +34,8 @@ bool read_filtered() {
 }  // namespace
 
 bool seccomp_filtered() {
-  thread_local bool filtered = false;
-  thread_local uint64_t checked_ns = 0;
+  __attribute__((tls_model("initial-exec"))) thread_local bool filtered = false;
+  __attribute__((tls_model("initial-exec"))) thread_local uint64_t checked_ns = 0;
   if (filtered) return true;
   const uint64_t now = now_ns();
   if (checked_ns != 0 && now - checked_ns < kRecheckNs) return false;

@@ -11,6 +11,7 @@
 
 #include "process_info.h"
 #include "self_sample_queue.h"
+#include "small_mappings_linux.h"
 #include "thread_proc_linux.h"
 #include "thread_stack_copy_linux.h"
 #if defined(__x86_64__)
@@ -138,8 +139,11 @@ bool enough_stack(const ucontext_t* context, const Mailbox& box) {
   }
   StackRegion region;
   // The main thread's stack grows on demand below its mapping: nothing to judge by.
-  if (!box.read_stack(here, &region) || region.main_stack) return true;
-  return here - region.begin >= kHandlerStackBytes;
+  // Not known yet (the timer's first signals): the mappings the sampler read before arming it.
+  if (!box.read_stack(here, &region)) return !in_small_mapping(here);
+  if (region.main_stack) return true;
+  return here - region.begin >= kHandlerStackBytes &&
+         region.end - region.begin >= kSmallestTimerStack;
 }
 
 uint64_t encode_value(size_t index, uint32_t generation) {
@@ -321,8 +325,18 @@ int LinuxSelfSampling::arm(size_t index, uint64_t tid, uint64_t sp, const LabelS
   const std::optional<StackRegion> region =
       sp != 0 ? owner_.locate_stack(tid, sp) : std::optional<StackRegion>();
   // A thread last seen this deep in its stack would take the kernel's signal frame and our
-  // handler below it: not timer-sampled (the sampler counts what it gives up).
-  if (region && !region->main_stack && sp - region->begin < min_timer_headroom()) return -1;
+  // handler below it, and one with a small stack may be that deep at any moment: not
+  // timer-sampled (the sampler counts what it gives up).
+  if (region && !region->main_stack &&
+      (sp - region->begin < min_timer_headroom() ||
+       region->end - region->begin < kSmallestTimerStack)) {
+    return -1;
+  }
+  // Its stack unknown yet (it has run since it was first seen): where the process has small
+  // thread stacks, it may be deep in one, and the first signal's frame would not fit. It waits
+  // until a sample read while it slept shows its stack (the sampler counts what it gives up
+  // meanwhile). The handler of a first signal checks its own stack too (small_mappings_linux.h).
+  if (!region && refresh_small_mappings(kSmallestTimerStack)) return -1;
   box.queue.reset();
   box.tid.store(tid, std::memory_order_relaxed);
   box.publish_stack(region);

@@ -44,6 +44,13 @@ inline constexpr size_t kSelfSampleEntries = 32;
 // lazily: libinprof.so is linked -z now). A thread with less left, on its alternate stack or its
 // own, is given up.
 inline constexpr uint64_t kHandlerStackBytes = 1024;
+// A thread whose stack is smaller than this is not timer-sampled. A timer's signal lands wherever
+// the thread is at that moment; the kernel's frame (3.3 KiB with AVX-512) and our handler go
+// below it, and a thread with a stack this small may well be running within that of its end
+// (PTHREAD_STACK_MIN is 16 KiB; musl's default stack is 128 KiB). The sampler learns a thread's
+// stack at its first sample and counts what it gives up; kernel rings sample such a thread
+// without touching its stack.
+inline constexpr uint64_t kSmallestTimerStack = 64 << 10;
 
 // What self-sampling needs from the copier that owns the signal.
 struct SamplingSignalOwner {

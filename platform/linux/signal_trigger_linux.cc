@@ -9,7 +9,6 @@
 
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "process_info.h"
 #include "profiler_threads.h"
@@ -46,10 +45,7 @@ class LinuxSignalTrigger final : public SignalTrigger {
  public:
   LinuxSignalTrigger(const char* name, std::function<void()> action) {
     (void)pipe2(stop_pipe_, O_CLOEXEC | O_NONBLOCK);
-    thread_ = std::thread([this, name, action = std::move(action)] {
-      // Marked before it is named: a sampler that sees it first sees no inprof name.
-      const ProfilerThreadMark never_sampled;
-      setup_profiler_thread(name);
+    (void)thread_.start(name, [this, action = std::move(action)] {
       for (;;) {
         pollfd fds[2] = {{g_signal_pipe[0], POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
         if (poll(fds, 2, -1) < 0) {
@@ -72,14 +68,14 @@ class LinuxSignalTrigger final : public SignalTrigger {
     g_armed_signal = 0;
     const char byte = 1;
     (void)!write(stop_pipe_[1], &byte, 1);
-    thread_.join();
+    thread_.join();  // nothing to join when the thread was refused
     close_pipe(stop_pipe_);
     close_pipe(g_signal_pipe);
   }
 
  private:
   int stop_pipe_[2] = {-1, -1};
-  std::thread thread_;
+  ProfilerThread thread_;
 };
 
 }  // namespace

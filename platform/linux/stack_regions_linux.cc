@@ -17,6 +17,7 @@ bool parse_hex(std::string_view s, uint64_t* out) {
 
 std::vector<StackRegion> parse_stack_regions(std::string_view maps) {
   std::vector<StackRegion> regions;
+  uint64_t inaccessible_end = 0;  // of the last "---p" mapping
   while (!maps.empty()) {
     size_t eol = maps.find('\n');
     std::string_view line = maps.substr(0, eol);
@@ -34,8 +35,10 @@ std::vector<StackRegion> parse_stack_regions(std::string_view maps) {
       continue;
     }
     std::string_view perms = line.substr(space + 1, 4);
+    if (perms.starts_with("---")) inaccessible_end = r.end;
     if (perms[0] != 'r' || perms[1] != 'w') continue;
     r.main_stack = line.ends_with("[stack]");
+    r.guarded = inaccessible_end == r.begin && !line.ends_with("[heap]");
     regions.push_back(r);
   }
   return regions;

@@ -15,6 +15,9 @@ struct StackRegion {
   uint64_t begin = 0;
   uint64_t end = 0;
   bool main_stack = false;  // "[stack]": the main thread's stack, never unmapped
+  // Right above an inaccessible mapping: laid out as a thread's stack over its guard page (glibc,
+  // musl), though any mapping may happen to be.
+  bool guarded = false;
 };
 
 // Parses the text of /proc/<pid>/maps, keeping readable+writable mappings, sorted by address.

@@ -11,7 +11,6 @@
 
 #include <atomic>
 #include <climits>
-#include <thread>
 
 #include "process_info.h"
 #include "profiler_threads.h"
@@ -76,25 +75,28 @@ Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signa
   const uint64_t generation = ++g_generation;
   const uint64_t deadline = after ? monotonic_ns() + static_cast<uint64_t>(after->count()) : 0;
   const uint32_t seen = g_wakeups.load();
-  std::thread([deadline, generation, seen] {
-    // Marked before it is named: a sampler that sees it first sees no inprof name.
-    const ProfilerThreadMark never_sampled;
-    setup_profiler_thread("inprof-stopper");
-    for (;;) {
-      if (g_generation.load() != generation) return;  // the session ended otherwise
-      if (g_wakeups.load() != seen) break;            // the dump signal
-      timespec timeout{};
-      if (deadline != 0) {
-        const uint64_t now = monotonic_ns();
-        if (now >= deadline) break;
-        timeout.tv_sec = static_cast<time_t>((deadline - now) / 1000000000u);
-        timeout.tv_nsec = static_cast<long>((deadline - now) % 1000000000u);
-      }
-      syscall(SYS_futex, &g_wakeups, FUTEX_WAIT_PRIVATE, seen, deadline ? &timeout : nullptr,
-              nullptr, 0);
-    }
-    if (g_generation.load() == generation) (void)Profiler::stop();
-  }).detach();
+  ProfilerThread stopper;
+  if (!stopper.start("inprof-stopper", [deadline, generation, seen] {
+        for (;;) {
+          if (g_generation.load() != generation) return;  // the session ended otherwise
+          if (g_wakeups.load() != seen) break;            // the dump signal
+          timespec timeout{};
+          if (deadline != 0) {
+            const uint64_t now = monotonic_ns();
+            if (now >= deadline) break;
+            timeout.tv_sec = static_cast<time_t>((deadline - now) / 1000000000u);
+            timeout.tv_nsec = static_cast<long>((deadline - now) % 1000000000u);
+          }
+          syscall(SYS_futex, &g_wakeups, FUTEX_WAIT_PRIVATE, seen, deadline ? &timeout : nullptr,
+                  nullptr, 0);
+        }
+        if (g_generation.load() == generation) (void)Profiler::stop();
+      })) {
+    g_armed.store(false);
+    give_signal_back();
+    return Status::error(Status::Code::kPlatformError, "the system refused the stopping thread");
+  }
+  stopper.detach();
   return {};
 }
 
