@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <new>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -15,7 +17,7 @@ namespace {
 // Each block is preceded by this header (16 bytes: the block keeps malloc's alignment): how it was
 // obtained and how large the whole allocation is.
 struct Header {
-  uint64_t total;  // bytes mapped, header included (0: from malloc)
+  uint64_t total;  // bytes mapped, header included (0: from operator new)
   uint64_t magic;
 };
 constexpr uint64_t kMagic = 0x6c72676c6c6f6361ull;
@@ -40,9 +42,12 @@ void* allocate(size_t bytes, [[maybe_unused]] bool always_map) {
   }
 #endif
   if (h == nullptr) {
-    h = static_cast<Header*>(std::calloc(1, want));
+    // operator new, not malloc: in libinprof.so the profiler's threads get their own heap's
+    // (platform/linux/operator_new_linux.cc), never an arena of malloc's (zstd's 24 KiB
+    // workspace, asked for by the writer, once took one: 64 MiB of the program's address space).
+    h = static_cast<Header*>(::operator new(want, std::nothrow));
     if (h == nullptr) return nullptr;
-    h->total = 0;
+    std::memset(h, 0, want);
   }
   h->magic = kMagic;
   return h + 1;
@@ -64,7 +69,7 @@ void large_free(void* block) {
     return;
   }
 #endif
-  std::free(h);
+  ::operator delete(h);
 }
 
 void* large_alloc_callback(void*, size_t bytes) { return large_alloc(bytes); }

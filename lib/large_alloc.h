@@ -5,7 +5,8 @@
 // One such free by a profiler thread changes how the program's own later blocks are served and
 // how often its heap is trimmed: a python benchmark profiled at 1 kHz had a quarter of its page
 // faults (item 17 of "Invisible to the program it profiles"; tests/transparency/malloc_threshold).
-// Small blocks still come from malloc: they never raise the threshold.
+// Small blocks come from operator new (malloc for the program's threads, libinprof.so's own heap
+// for the profiler's): they never raise the threshold.
 #ifndef INPROF_LIB_LARGE_ALLOC_H_
 #define INPROF_LIB_LARGE_ALLOC_H_
 

@@ -24,7 +24,12 @@ namespace inprof::internal {
 namespace {
 
 struct Mailbox {
-  Mailbox(size_t arena_bytes) : queue(kSelfSampleEntries, arena_bytes) {}
+  // Room for two copies of the most it takes (one being read, one being written; a ring with room
+  // for one only lost every deep sample) and dozens of a shallow stack's.
+  Mailbox(size_t entries, size_t copy_limit)
+      : copy_limit(copy_limit), queue(entries, 2 * copy_limit) {}
+
+  const size_t copy_limit;  // the largest stack copy it takes
 
   // Odd while a timer feeds it; bumped on every start and stop, so that a signal carrying an
   // older generation is ignored.
@@ -301,9 +306,10 @@ int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels
   }
   for (size_t i = 0; i < kMaxSelfSampledThreads && index < 0; ++i) {
     if (g_mailboxes[i].load(std::memory_order_relaxed) == nullptr) {
-      // Room for two copies of the most allowed (one being read, one being written; a ring
-      // with room for one only lost every deep sample) and dozens of a shallow stack's.
-      g_mailboxes[i].store(new Mailbox(2 * stack_copy_size_), std::memory_order_seq_cst);
+      auto* box = i < kDeepMailboxes ? new Mailbox(kSelfSampleEntries, stack_copy_size_)
+                                     : new Mailbox(kSelfSampleEntries / 2,
+                                                   std::min(stack_copy_size_, kShallowCopyBytes));
+      g_mailboxes[i].store(box, std::memory_order_seq_cst);
       index = static_cast<int>(i);
     }
   }
@@ -340,7 +346,7 @@ int LinuxSelfSampling::arm(size_t index, uint64_t tid, uint64_t sp, const LabelS
   box.queue.reset();
   box.tid.store(tid, std::memory_order_relaxed);
   box.publish_stack(region);
-  box.max_copy = stack_copy_size_;
+  box.max_copy = box.copy_limit;
   box.labels.store(labels, std::memory_order_relaxed);
   box.answered.store(0, std::memory_order_relaxed);
   box.missed.store(0, std::memory_order_relaxed);

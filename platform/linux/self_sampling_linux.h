@@ -16,10 +16,12 @@
 //
 // The queues ("mailboxes") are found by the handler through a fixed table indexed by the timer's
 // si_value (index and generation), so a late signal of a stopped timer finds a newer generation
-// and does nothing. Memory per self-sampled thread: kSelfSampleEntries snapshots (~1.7 KB each)
-// plus an arena of 2 x the stack copy size (128 KiB with the default 64 KiB), allocated when a
-// mailbox is first used and reused after; at most kMaxSelfSampledThreads mailboxes (and timers:
-// each holds one slot of RLIMIT_SIGPENDING).
+// and does nothing. Mailboxes are made when first needed and reused after, within one budget
+// whatever the thread count: the first kDeepMailboxes hold kSelfSampleEntries snapshots (~1.7 KB
+// each) and an arena of 2 x the stack copy size (572 KiB with the default 256 KiB); the others
+// half the snapshots and copies of at most kShallowCopyBytes, as the kernel's rings take (their
+// deeper stacks end there). At most kMaxSelfSampledThreads mailboxes (and timers: each holds one
+// slot of RLIMIT_SIGPENDING): 4.6 + 56 x 0.15 MiB = 13 MiB of address space at most.
 #ifndef INPROF_PLATFORM_LINUX_SELF_SAMPLING_LINUX_H_
 #define INPROF_PLATFORM_LINUX_SELF_SAMPLING_LINUX_H_
 
@@ -38,6 +40,8 @@ namespace inprof::internal {
 
 inline constexpr size_t kMaxSelfSampledThreads = 64;
 inline constexpr size_t kSelfSampleEntries = 32;
+inline constexpr size_t kDeepMailboxes = 8;
+inline constexpr size_t kShallowCopyBytes = 64 << 10;
 // The stack the timer's handler needs below its first frame, twice what it uses: -fstack-usage
 // gives on_self_sample_signal (fill() inlined) 256 bytes, copy_own_stack 48, kernel_copy 64, the
 // signal entry 48, and libc's syscall() and the vDSO's clock a few dozen more (nothing is bound
