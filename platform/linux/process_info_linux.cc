@@ -86,9 +86,10 @@ static size_t read_memory_through_pipe(uint64_t address, void* out, size_t size)
 size_t read_memory(uint64_t address, void* out, size_t size) {
   iovec local{out, size};
   iovec remote{reinterpret_cast<void*>(address), size};
-  // Under a seccomp filter the call may be fatal: a pipe's write() fails as cleanly on a bad
-  // address.
-  if (seccomp_filter_seen()) return read_memory_through_pipe(address, out, size);
+  // Under a seccomp filter the call may be fatal (this thread's, asked now: a program thread
+  // reading its own stack for an allocation sample too): a pipe's write() fails as cleanly on a
+  // bad address.
+  if (seccomp_filtered()) return read_memory_through_pipe(address, out, size);
   long n = syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0);
   if (n < 0 && errno == ENOSYS) return read_memory_through_pipe(address, out, size);
   return n > 0 ? static_cast<size_t>(n) : 0;

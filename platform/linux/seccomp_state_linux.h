@@ -7,14 +7,13 @@
 
 namespace inprof::internal {
 
-// /proc/thread-self/status's "Seccomp:" (1: strict, 2: filter), read again at most every 10 ms
-// per thread; once true, true for good (filters are never removed). A filter another thread
-// applies to this one (SECCOMP_FILTER_FLAG_TSYNC) is seen within those 10 ms. Not in a signal
-// handler (it opens a file).
+// The calling thread's mode as prctl(PR_GET_SECCOMP) says it now, asked before each call that may
+// be fatal: a filter another thread applies to this one (SECCOMP_FILTER_FLAG_TSYNC) is seen at
+// the next call, not up to 10 ms later as when /proc/thread-self/status was read (8 us a read).
+// Once true, true for good (filters are never removed) and never asked again. A prctl refused
+// (a filter answering errors) counts as a filter. What remains: a filter installed between the
+// check and the call, and one that kills prctl itself.
 bool seccomp_filtered();
-
-// Whether any seccomp_filtered() call has seen a filter (no file read: any thread, any time).
-bool seccomp_filter_seen();
 
 }  // namespace inprof::internal
 
