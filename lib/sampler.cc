@@ -16,6 +16,7 @@ namespace {
 
 constexpr uint64_t kOsNamesRefreshNs = 250000000;  // threads rename themselves after start
 constexpr uint64_t kThreadListingPeriodNs = 4000000;
+constexpr uint64_t kFullListingPeriodNs = 100000000;
 // Without CPU samples a tick lists threads (for their names and ends: an allocating thread is
 // added when its first allocation is drained) and drains the allocation pool, which wakes the
 // sampler itself when half full.
@@ -29,6 +30,17 @@ constexpr uint64_t kSelfSamplingMinPeriodNs = 1000000;
 // A self-sampled thread's business is judged over at least this long (and 4 ticks): the OS's
 // count of time waiting for a CPU moves in scheduler ticks (4 ms at 250 Hz).
 constexpr uint64_t kSelfSamplingWindowNs = 20000000;
+// A thread that ran within this keeps its timer or ring while it sleeps (it costs nothing then),
+// unless another running thread waits for one: its next burst is sampled from its first
+// interval, not from the tick that sees it again (a thread running 2 ms every 50 ms kept a
+// quarter of its CPU in the profile; the rest went to its sleeping stack).
+constexpr uint64_t kKeepWhileRanWithinNs = 1000000000;
+constexpr uint64_t kScarceForTicks = 64;
+// Timers or rings given at one tick to threads found asleep after a burst: each costs the sampler
+// system calls (a ring: an event opened and mapped), and a pool of threads that all wake at once
+// must not make one tick long.
+constexpr uint32_t kBurstArmsPerTick = 2;
+constexpr uint32_t kMostIdleBackoffShift = 4;
 // Repeats written for timer expirations a self-sampled thread missed while it waited for a CPU
 // (or was stopped): at most this many per sample.
 constexpr uint64_t kMaxMergedExpirations = 1000;
@@ -375,7 +387,14 @@ void Sampler::tick() {
   // new thread is seen within 4 ms (an exited one simply stops answering meanwhile).
   if (tick_count_ == 0 || now - last_thread_listing_ns_ >= kThreadListingPeriodNs) {
     last_thread_listing_ns_ = now;
-    refresh_threads(now);
+    // Not when the count is what the last listing found (a few microseconds to ask, where
+    // listing 1,000 threads cost a quarter of a CPU at this pace); at least every 100 ms, for a
+    // thread born as another ended.
+    const std::optional<uint64_t> count = thread_lister_->thread_count();
+    if (!count || *count != tids_.size() || now - last_full_listing_ns_ >= kFullListingPeriodNs) {
+      last_full_listing_ns_ = now;
+      refresh_threads(now);
+    }
   }
   refresh_names(now);
   if (!config_.cpu_samples) {
@@ -389,6 +408,7 @@ void Sampler::tick() {
     self_sampling_ = nullptr;
   }
   const bool crashed = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
+  burst_arms_at_tick_ = 0;
   for (auto& [tid, state] : threads_) {
     // Where the program's threads leave the sampler little CPU (200 busy threads at exit), one
     // tick's walks took hundreds of milliseconds that a stop waited for.
@@ -402,7 +422,7 @@ void Sampler::tick() {
       collect_self_samples(tid, state, now);
       continue;
     }
-    if (state.retry_at_tick > tick_count_) continue;
+    if (state.retry_at_tick > tick_count_ || state.next_check_ns > now) continue;
     sample_thread(tid, state, now);
   }
   ++tick_count_;
@@ -528,7 +548,11 @@ void Sampler::refresh_names(uint64_t now) {
     std::string name;
     if (given) {
       name = *given;
-    } else if (os_names_due) {
+    } else if (os_names_due && now >= state.next_os_name_ns) {
+      // Threads name themselves soon after they start, seldom later: read again after 0.25,
+      // 0.5, 1 ... 8 s (1,000 threads' names read every 0.25 s cost 4 % of a CPU).
+      state.os_name_reads = std::min<uint32_t>(state.os_name_reads + 1, 5);
+      state.next_os_name_ns = now + (kOsNamesRefreshNs << state.os_name_reads) / 2;
       name = thread_lister_->name(tid);
       // As in add_thread: a profiler thread may have marked and named itself since the check.
       if (is_profiler_thread(tid)) continue;
@@ -575,10 +599,18 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   state.ran_since_tick = !(state.has_stack && cpu_delta == 0u);
   if (!state.ran_since_tick) {
     // It has not run since its last sample, so its stack cannot have changed: no need to stop it.
+    // The repeat stands for the whole time since the last sample (the wall-clock view weighs a
+    // sleeping sample by it), so a thread asleep at its last checks is read again after 2, 4 ...
+    // 16 intervals: reading every clock at every tick cost 1,000 sleeping threads half a CPU. 16
+    // at most, the gap after which one sample no longer stands for all the CPU before it. (Half
+    // an interval early: ticks are not exactly an interval apart.)
     write_repeat(tid, state, now, cpu_delta);
     state.last_cpu_ns = cpu;
+    state.idle_checks = std::min<uint32_t>(state.idle_checks + 1, kMostIdleBackoffShift);
+    state.next_check_ns = now + (period_ns() << state.idle_checks) - period_ns() / 2;
     return;
   }
+  state.idle_checks = 0;
   snapshot_.label_source = find_label_stack(tid);
   snapshot_.label_owner = tid;
   snapshot_.label_count = 0;
@@ -613,15 +645,37 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     // time it spent stopped is not its work.
     cpu = after;
   }
-  state.last_cpu_ns = cpu;
   state.last_sp = snapshot_.sp();
-  write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
+  const bool may_arm = self_sampling_ && state.arm_after_tick <= tick_count_ &&
+                       now - state.first_seen_ns >= kNewThreadGraceNs;
   // Caught outside a system call, in the middle of its code: it gets a timer of its own like a
   // thread found on a CPU.
-  if (snapshot_.runnable && self_sampling_ && state.arm_after_tick <= tick_count_ &&
-      now - state.first_seen_ns >= kNewThreadGraceNs) {
+  if (snapshot_.runnable && may_arm) {
+    state.last_cpu_ns = cpu;
+    write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
     start_self_sampling(tid, state, now);
+    return;
   }
+  // Asleep again after running between two ticks (a burst shorter than the tick): where it ran
+  // is not in this stack, where it sleeps. It gets a timer or ring now, which costs nothing while
+  // it sleeps; this sample carries no CPU, and the burst's goes with the first snapshot of its
+  // own (where it runs then). Without one, the burst's CPU stays here, the only stack known.
+  if (cpu_delta && *cpu_delta > 0 && may_arm && !scarce_self_sampling() &&
+      burst_arms_at_tick_ < kBurstArmsPerTick) {
+    ++burst_arms_at_tick_;
+    start_self_sampling(tid, state, now);
+    if (state.self_handle >= 0) {
+      write_sample(tid, state, snapshot_, uint64_t{0}, snapshot_.time_ns);
+      return;
+    }
+  }
+  state.last_cpu_ns = cpu;
+  write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
+}
+
+bool Sampler::scarce_self_sampling() const {
+  return self_sampling_refused_at_tick_ != 0 &&
+         tick_count_ < self_sampling_refused_at_tick_ + kScarceForTicks;
 }
 
 void Sampler::write_repeat(uint64_t tid, ThreadState& state, uint64_t at,
@@ -696,6 +750,7 @@ std::optional<uint64_t> Sampler::runnable_ns(uint64_t tid, std::optional<uint64_
 void Sampler::start_self_sampling(uint64_t tid, ThreadState& state, uint64_t now) {
   const int handle = self_sampling_->start(tid, state.last_sp, find_label_stack(tid));
   if (handle < 0) {
+    if (self_sampling_->full()) self_sampling_refused_at_tick_ = tick_count_ + 1;
     // It blocks the signal, runs under seccomp, or every timer is taken: asked again later, less
     // and less often while the answer stays no.
     state.arm_refusals = std::min<uint32_t>(state.arm_refusals + 1, 10);
@@ -824,6 +879,7 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
   if (!cpu) return;  // gone; the next listing ends it
   state.ran_since_tick =
       state.drained != drained_before || !state.cpu_at_tick || *cpu != *state.cpu_at_tick;
+  if (state.last_ran_ns == 0 || state.ran_since_tick) state.last_ran_ns = now;
   state.cpu_at_tick = cpu;
   observe_cpu(state, cpu, now);
   if (state.self_counts.answered != answered_before) {
@@ -860,13 +916,14 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
       snapshot_.label_source = find_label_stack(tid);
       snapshot_.label_owner = tid;
       snapshot_.label_count = 0;
-      // Kept only if no snapshot of its own arrived meanwhile (samples stay in time order).
+      // Kept only if no snapshot of its own arrived meanwhile (samples stay in time order). It
+      // carries no CPU: what the thread ran since its last snapshot is less than an interval of
+      // its clock, still counting on its timer or ring, and goes with the snapshot that ends it
+      // (where it runs then), never to the stack it sleeps in now.
       if (copier_->copy(tid, snapshot_) == CopyResult::kOk &&
           self_sampling_->front(state.self_handle) == nullptr) {
-        const uint64_t delta = snapshot_.thread_cpu_ns - *state.last_cpu_ns;
-        state.last_cpu_ns = snapshot_.thread_cpu_ns;
         state.last_self_sample_ns = snapshot_.time_ns;
-        write_sample(tid, state, snapshot_, delta, snapshot_.time_ns);
+        write_sample(tid, state, snapshot_, uint64_t{0}, snapshot_.time_ns);
       }
     }
   }
@@ -883,7 +940,11 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
                         thread_lister_->asleep(tid).value_or(true);
   state.probe_ns = now;
   state.probe_runnable_ns = runnable;
-  if (sleeping) {
+  if (sleeping && (scarce_self_sampling() || now - state.last_ran_ns >= kKeepWhileRanWithinNs)) {
+    // What it ran since its last snapshot (under an interval: its clock never reached the next
+    // one) is settled now, on its last stack, so that it is neither lost nor taken for a new
+    // burst.
+    write_tail(tid, state);
     stop_self_sampling(state);
   } else if (!self_sampling_->still_allowed(state.self_handle)) {
     self_sampling_->abandon(state.self_handle);  // it blocks the signal now, or runs sandboxed

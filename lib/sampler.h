@@ -169,6 +169,12 @@ class Sampler {
     uint32_t arm_refusals = 0;                // consecutive times it could not get a timer
     uint64_t arm_after_tick = 0;              // no new attempt before this tick
     uint64_t first_seen_ns = 0;               // when the sampler first listed it
+    uint64_t last_ran_ns = 0;    // the last tick that found its CPU time grown (with a timer)
+    uint32_t os_name_reads = 0;  // its OS name was read this many times; again from:
+    uint64_t next_os_name_ns = 0;
+    // Asleep at its last checks: its CPU clock is read again only from this time (backing off).
+    uint32_t idle_checks = 0;
+    uint64_t next_check_ns = 0;
     // How busy it is: time running or waiting for a CPU ("runnable"), since a probe.
     uint64_t probe_ns = 0;
     std::optional<uint64_t> probe_runnable_ns;
@@ -229,6 +235,11 @@ class Sampler {
   std::unique_ptr<StackCopier> copier_;
   SelfSampling* self_sampling_;  // the copier's, or null
   size_t self_sampled_count_ = 0;
+  // The last tick at which a running thread could not get a timer or ring: while they are
+  // scarce, one that mostly sleeps gives its own back.
+  uint64_t self_sampling_refused_at_tick_ = 0;
+  bool scarce_self_sampling() const;
+  uint32_t burst_arms_at_tick_ = 0;
   uint64_t self_sampling_starts_ = 0;
   std::unique_ptr<Unwinder> unwinder_;
   std::unique_ptr<ThreadLister> thread_lister_;
@@ -253,6 +264,7 @@ class Sampler {
   uint64_t names_generation_ = ~uint64_t(0);
   uint64_t last_os_names_ns_ = 0;
   uint64_t last_thread_listing_ns_ = 0;
+  uint64_t last_full_listing_ns_ = 0;
 
   // Pre-allocated per-sample scratch: the hot path does not allocate.
   LargeArray<uint8_t> stack_buffer_;  // large_alloc.h: a copy may be larger than malloc maps

@@ -54,6 +54,9 @@ class SelfSampling {
   // False once the program took the signal over (installed its own handler): no interruption
   // may be sent any more, and the sampler stops using self-sampling.
   virtual bool usable() { return true; }
+  // Whether every timer or ring is taken: a start() refused now is refused for want of room, not
+  // for the thread's sake.
+  virtual bool full() const { return false; }
   // The label stack may appear after start() (the thread pushed its first label).
   virtual void set_labels(int handle, const LabelStack* labels) = 0;
 

@@ -18,6 +18,8 @@ class ThreadLister {
 
   // Every thread id of the process; false if the OS would not say.
   virtual bool list(std::vector<uint64_t>& tids) = 0;
+  // How many threads the process has, where the OS says it for much less than a listing costs.
+  virtual std::optional<uint64_t> thread_count() { return std::nullopt; }
   // CPU time the thread has consumed, or nothing if it is gone.
   virtual std::optional<uint64_t> cpu_time_ns(uint64_t tid) = 0;
   // The OS's name for the thread ("comm" on Linux), empty if unknown.

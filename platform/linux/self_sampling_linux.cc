@@ -280,6 +280,13 @@ void LinuxSelfSampling::reap(bool force) {
   }
 }
 
+bool LinuxSelfSampling::full() const {
+  for (size_t i = 0; i < kMaxSelfSampledThreads; ++i) {
+    if (slots_[i] == Slot::kFree) return false;
+  }
+  return true;
+}
+
 bool LinuxSelfSampling::usable() {
   // Only while timers run can the program take the signal from under them; between timers the
   // next start() asks again.

@@ -90,6 +90,7 @@ class LinuxSelfSampling final : public SelfSampling {
   bool set_stack(int handle, uint64_t sp) override;
   bool still_allowed(int handle) override;
   bool usable() override;
+  bool full() const override;
   void set_labels(int handle, const LabelStack* labels) override;
   const StackSnapshot* front(int handle) override;
   void pop(int handle) override;

@@ -43,6 +43,15 @@ class SelfSamplingRouter final : public SelfSampling {
     if (perf_) perf_->interrupt_wait();
   }
   bool wakeable() override { return perf_ && perf_->wakeable(); }
+  // Rings refused for room fall back to timers: full when the timers are (or, without timers,
+  // every route is held).
+  bool full() const override {
+    if (timers_) return !timers_usable_ || timers_->full();
+    for (const Route& r : routes_) {
+      if (!r.held) return false;
+    }
+    return true;
+  }
   bool holds_collect_period(int handle) const override;
   bool holds_settled_period(int handle) const override;
 

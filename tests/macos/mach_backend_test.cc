@@ -4,6 +4,8 @@
 // stripping and the bounds of the copy.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "fake_mach_api.h"
@@ -270,7 +272,11 @@ TEST(MachBackendTest, TheSamplerSkipsThreadsWhoseCpuTimeDidNotMove) {
     sampler.tick();
     EXPECT_EQ(api->thread(3).suspensions, first);  // idle: not stopped again
     api->thread(3).times.user_ns += 500;
-    sampler.tick();
+    // Asleep at its last checks, it is looked at again after a few intervals (backing off).
+    for (int i = 0; i < 200 && api->thread(3).suspensions == first; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      sampler.tick();
+    }
     EXPECT_EQ(api->thread(3).suspensions, first + 1);
     EXPECT_EQ(api->self_suspensions(), 0);
     EXPECT_EQ(api->suspended_now(), 0);
