@@ -3,14 +3,17 @@
 bursts (one thread spinning, one "waker" running blip() in bursts) runs under LD_PRELOAD of the
 library at each interval, on the kernel's rings and on forced timers; symbolicate's summary gives
 the waker's on-CPU milliseconds. Prints one row per case: the waker's CPU by its own clock, by
-the profile, and the ratio.
+the profile, and the ratio; and, on the rings' rows, where `perf` is installed, `perf record -e cpu-clock` at the same
+period on the same case, interleaved (the waker's samples x the period).
 
   cc -O1 -g -o /tmp/bursts benchmarks/duty_cycle/bursts.c -lpthread
   /usr/bin/python3 benchmarks/duty_cycle/duty_cycle.py /tmp/bursts build/libinprof.so \
       build/tools/symbolicate/symbolicate [idle_threads] [seconds]
 """
+import collections
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +28,21 @@ def waker_profile_ms(symbolicate, dump):
         if re.search(r'\bblip\b', block):
             return float(re.search(r'; ([0-9.]+) ms on CPU', block).group(1))
     return 0.0
+
+
+def perf_ratio(program, args, period_ns, work):
+    data = os.path.join(work, 'perf.data')
+    run = subprocess.run(['perf', 'record', '-q', '-e', 'cpu-clock', '-c', str(period_ns), '-o',
+                          data, '--', program] + args, capture_output=True, text=True)
+    if run.returncode != 0:
+        return None
+    own = float(re.search(r'waker CPU: ([0-9.]+)', run.stdout).group(1))
+    # Samples by thread: the spinning one has the most, the waker the next most (the others
+    # sleep); blip() itself spends most of its time in the kernel reading its clock.
+    script = subprocess.run(['perf', 'script', '-i', data, '-F', 'tid'], capture_output=True,
+                            text=True).stdout
+    counts = sorted(collections.Counter(script.split()).values(), reverse=True)
+    return (counts[1] if len(counts) > 1 else 0) * period_ns / 1e6 / own
 
 
 def main():
@@ -43,12 +61,19 @@ def main():
                 env['INPROF_SELF_SAMPLING'] = 'timer'
             cells = []
             for burst, period in CASES:
-                out = subprocess.run([program, str(burst), str(period), seconds, idle], env=env,
-                                     capture_output=True, text=True, check=True).stdout
+                args = [str(burst), str(period), seconds, idle]
+                out = subprocess.run([program] + args, env=env, capture_output=True, text=True,
+                                     check=True).stdout
                 own = float(re.search(r'waker CPU: ([0-9.]+)', out).group(1))
                 seen = waker_profile_ms(symbolicate, dump)
-                cells.append(f'{burst}/{period} ({100 * burst / period:.0f}%): {own:.0f} '
-                             f'{seen:.0f} {seen / own:.2f}')
+                cell = f'{burst}/{period} ({100 * burst / period:.0f}%): {own:.0f} {seen:.0f} ' \
+                       f'{seen / own:.2f}'
+                if way == 'rings' and shutil.which('perf'):
+                    period_ns = 1000000 if interval == '1ms' else 100000
+                    ratio = perf_ratio(program, args, period_ns, work)
+                    if ratio is not None:
+                        cell += f' (perf {ratio:.2f})'
+                cells.append(cell)
             print(f'{interval} {way}: ' + '; '.join(cells))
 
 
