@@ -20,6 +20,9 @@ std::vector<std::string> command_line();
 uint64_t monotonic_ns();
 // Wall-clock time, to place the session on a calendar.
 uint64_t wall_clock_ns();
+// CPU time the calling thread has used (0 where the OS does not say): what the profiler's own
+// threads cost, stated in every dump.
+uint64_t current_thread_cpu_ns();
 
 // Copies up to `size` bytes at `address` of this process into `out` without risking a fault (an
 // unmapped page ends the copy). Returns the bytes copied.

@@ -206,6 +206,7 @@ void Sampler::run() {
       tick();
       interval = next_tick_in_ns();
     }
+    own_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);
     // Producers never wake the writer (markers come from any thread, samples from here): this
     // tick does, once the ring is a quarter full.
     if (ring_filling_ && ring_.held_bytes() > ring_.capacity() / 4) ring_filling_();
@@ -237,6 +238,7 @@ void Sampler::run() {
       // The counters' values at the end, so that each series ends where the program left it,
       // however late the last tick was (under qemu, ticks come 100 ms apart or more).
       if (!paused_.load(std::memory_order_relaxed)) sample_counters(monotonic_ns());
+      own_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);
       return;
     }
   }
@@ -368,8 +370,8 @@ void Sampler::wake() {
 }
 
 SamplerStats Sampler::stats() const {
-  return {samples_written_.load(), samples_dropped_.load(), threads_timed_out_.load(),
-          ticks_late_.load(), samples_given_up_.load()};
+  return {samples_written_.load(), samples_dropped_.load(),  threads_timed_out_.load(),
+          ticks_late_.load(),      samples_given_up_.load(), own_cpu_ns_.load()};
 }
 
 void Sampler::tick() {

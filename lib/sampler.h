@@ -56,6 +56,7 @@ struct SamplerStats {
   uint64_t threads_timed_out = 0;
   uint64_t ticks_late = 0;
   uint64_t samples_given_up = 0;
+  uint64_t cpu_ns = 0;  // the sampler thread's own CPU time so far
 };
 
 class Sampler {
@@ -303,6 +304,7 @@ class Sampler {
   // blocks the signal, runs under seccomp, the program took the signal, no timer was free).
   std::atomic<uint64_t> samples_given_up_{0};
   std::atomic<uint64_t> ticks_late_{0};
+  std::atomic<uint64_t> own_cpu_ns_{0};  // this thread's CPU time after its last tick
 
   std::mutex tick_mutex_;
   std::mutex stop_mutex_;

@@ -500,23 +500,28 @@ void Session::drain(bool final) {
     return;
   }
   if (dump_->pending_bytes() < kFlushBytes && now - last_flush_ns_ < kFlushPeriodNs) return;
-  const SamplerStats s = sampler_->stats();
-  dump_->add(RecordType::kStats,
-             StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
-                         MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
-                         s.samples_given_up});
+  writer_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);  // the writer's
+  dump_->add(RecordType::kStats, stats_record());
   if (allocation_pool_) dump_->add(RecordType::kAllocationStats, allocation_stats());
   Status flushed = dump_->flush();
   if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
   last_flush_ns_ = now;
 }
 
-void Session::end_window(uint64_t now) {
+StatsRecord Session::stats_record() const {
   const SamplerStats s = sampler_->stats();
-  dump_->add(RecordType::kStats,
-             StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
-                         MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
-                         s.samples_given_up});
+  return StatsRecord{s.samples_written,
+                     s.samples_dropped,
+                     s.threads_timed_out,
+                     s.ticks_late,
+                     MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
+                     s.samples_given_up,
+                     s.cpu_ns + writer_cpu_ns_.load(std::memory_order_relaxed)};
+}
+
+void Session::end_window(uint64_t now) {
+  writer_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);  // the writer's
+  dump_->add(RecordType::kStats, stats_record());
   if (allocation_pool_) dump_->add(RecordType::kAllocationStats, allocation_stats());
   if (rotating_) {
     dump_->add(RecordType::kCapture,
@@ -721,11 +726,7 @@ Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason re
   for (auto& [type, payload] : metadata_.snapshot(next_metadata, &next_metadata)) {
     dump->add_payload(type, payload);
   }
-  const SamplerStats s = sampler_->stats();
-  dump->add(RecordType::kStats,
-            StatsRecord{s.samples_written, s.samples_dropped, s.threads_timed_out, s.ticks_late,
-                        MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
-                        s.samples_given_up});
+  dump->add(RecordType::kStats, stats_record());
   if (allocation_pool_) dump->add(RecordType::kAllocationStats, allocation_stats());
   dump->add(RecordType::kCapture,
             CaptureRecord{trimmed ? cutoff : first, now, reason, ring_->overwritten()});

@@ -62,6 +62,8 @@ class Session {
   Status start_ring_services(const std::string& output_path);
   // A thread of the profiler's was refused: says so, ends what started, null.
   std::unique_ptr<Session> refuse_start(Status* status);
+  // The statistics record as of now (the profiler's CPU: the sampler's, the writer's at its last).
+  StatsRecord stats_record() const;
   void writer_loop();
   // How long the writer may sleep: `filled` bytes came into the ring in the last `waited` ns.
   uint64_t next_drain_in_ns(uint64_t filled, uint64_t waited, uint64_t rotate_ns) const;
@@ -108,6 +110,7 @@ class Session {
   std::mutex writer_mutex_;
   std::condition_variable writer_cv_;
   bool writer_stop_ = false;
+  std::atomic<uint64_t> writer_cpu_ns_{0};    // the writer thread's CPU time at its last stats
   std::atomic<bool> drain_requested_{false};  // set by the sampler: the ring is a quarter full
   uint64_t last_flush_ns_ = 0;
   // Rotating stream (options_.rotate_interval): the writer thread's alone.

@@ -141,6 +141,8 @@ TEST_F(ProfilerTest, SamplesABusyThreadWhereItRuns) {
   EXPECT_TRUE(found_exe);
   EXPECT_EQ(c.stats.samples_dropped, 0u);
   EXPECT_EQ(c.stats.samples_recorded, c.samples.size() + c.repeats);
+  // What the profiler cost is stated: its sampler and writer threads did some work.
+  EXPECT_GT(c.stats.profiler_cpu_ns, 0u);
 }
 
 TEST_F(ProfilerTest, IdleThreadsAreRepeatedNotStopped) {

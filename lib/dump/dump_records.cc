@@ -226,6 +226,7 @@ void encode(ByteWriter& w, const StatsRecord& r) {
   w.varint(r.ticks_late);
   w.varint(r.markers_dropped);
   w.varint(r.samples_given_up);
+  w.varint(r.profiler_cpu_ns);
 }
 
 bool decode(ByteReader& r, StatsRecord& out) {
@@ -235,9 +236,12 @@ bool decode(ByteReader& r, StatsRecord& out) {
   }
   out.markers_dropped = 0;
   out.samples_given_up = 0;
+  out.profiler_cpu_ns = 0;
   if (r.remaining() == 0) return true;  // older dumps end here
   if (!r.varint(out.markers_dropped)) return false;
-  return r.remaining() == 0 || r.varint(out.samples_given_up);
+  if (r.remaining() == 0) return true;
+  if (!r.varint(out.samples_given_up)) return false;
+  return r.remaining() == 0 || r.varint(out.profiler_cpu_ns);
 }
 
 void encode(ByteWriter& w, const EndRecord& r) { w.varint(r.time_ns); }

@@ -193,6 +193,8 @@ struct StatsRecord {               // cumulative; the last one in a dump counts
   // Ticks that found a thread on a CPU that could not be sampled without disturbing it (it
   // blocks the sampling signal, runs under seccomp, the program took the signal, no timer free).
   uint64_t samples_given_up = 0;
+  // CPU time the profiler's own threads (sampler, writer) have used so far: what it cost.
+  uint64_t profiler_cpu_ns = 0;
 };
 
 struct EndRecord {

@@ -170,6 +170,7 @@ struct timespec {
   long tv_nsec;
 };
 inline constexpr int kClockRealtime = 0;
+inline constexpr int kClockThreadCputime = 16;  // CLOCK_THREAD_CPUTIME_ID
 int clock_gettime(int clock, timespec* out) INPROF_DARWIN_SYMBOL(clock_gettime);
 
 // struct stat (64-bit inodes): only st_mode is read, at its offset; x86_64 names the function

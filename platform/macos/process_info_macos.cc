@@ -51,6 +51,12 @@ std::vector<std::string> command_line() {
 // Async-signal-safe: mach_absolute_time reads the commpage; the timebase was read beforehand.
 uint64_t monotonic_ns() { return system_mach_api().now_ns(); }
 
+uint64_t current_thread_cpu_ns() {
+  d::timespec ts{};
+  if (d::clock_gettime(d::kClockThreadCputime, &ts) != 0) return 0;
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
 uint64_t wall_clock_ns() {
   d::timespec ts{};
   d::clock_gettime(d::kClockRealtime, &ts);

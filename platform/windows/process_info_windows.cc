@@ -82,6 +82,15 @@ std::vector<std::string> command_line() {
 }
 
 // QueryPerformanceCounter: lock-free, so usable while a thread is suspended.
+uint64_t current_thread_cpu_ns() {
+  FILETIME created, exited, kernel, user;
+  if (!GetThreadTimes(GetCurrentThread(), &created, &exited, &kernel, &user)) return 0;
+  const auto ticks = [](const FILETIME& f) {
+    return (uint64_t(f.dwHighDateTime) << 32) | f.dwLowDateTime;
+  };
+  return (ticks(kernel) + ticks(user)) * 100;  // 100 ns units
+}
+
 uint64_t monotonic_ns() {
   static const uint64_t frequency = performance_frequency();
   LARGE_INTEGER counter;

@@ -271,7 +271,8 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
                 " dropped (buffer full), " + std::to_string(s->threads_timed_out) +
                 " sampling attempts timed out, " + std::to_string(s->samples_given_up) +
                 " given up (running threads that could not be interrupted unnoticed), " +
-                std::to_string(s->ticks_late) + " ticks late");
+                std::to_string(s->ticks_late) + " ticks late; the profiler's own threads used " +
+                profiler_cpu_text(s->profiler_cpu_ns, model.end_ns()));
     }
   }
 

@@ -251,6 +251,8 @@ void Converter::add_meta() {
     meta.extra.push_back(
         {"Samples given up (thread could not be interrupted unnoticed)", s->samples_given_up});
     meta.extra.push_back({"Sampler ticks late", s->ticks_late});
+    meta.extra.push_back({"Profiler's own CPU (sampler and writer threads)",
+                          profiler_cpu_text(s->profiler_cpu_ns, model_.end_ns())});
   }
   meta.extra.push_back({"Samples in this profile", uint64_t(model_.sample_count())});
   meta.extra.push_back({"Dump complete", model_.end_ns().has_value()});

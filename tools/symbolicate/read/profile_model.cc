@@ -1,5 +1,7 @@
 #include "read/profile_model.h"
 
+#include <cstdio>
+
 namespace inprof::symbolicate {
 
 namespace {
@@ -281,6 +283,17 @@ std::vector<RawSample> RawSampleList::to_vector() const {
   out.reserve(size_);
   for_each([&](const RawSample& s) { out.push_back(s); });
   return out;
+}
+
+std::string profiler_cpu_text(uint64_t cpu_ns, const std::optional<uint64_t>& end_ns) {
+  char text[96];
+  if (end_ns && *end_ns > 0) {
+    std::snprintf(text, sizeof(text), "%.1f ms of CPU (%.1f %% of one CPU over the profile)",
+                  double(cpu_ns) / 1e6, 100.0 * double(cpu_ns) / double(*end_ns));
+  } else {
+    std::snprintf(text, sizeof(text), "%.1f ms of CPU", double(cpu_ns) / 1e6);
+  }
+  return text;
 }
 
 }  // namespace inprof::symbolicate

@@ -247,6 +247,10 @@ class ProfileModel : public internal::DumpVisitor {
   uint64_t last_time_ns_ = 0;
 };
 
+// What the profiler's own threads cost, for the statistics line and Profile Info: "12.3 ms of
+// CPU (0.4 % of one CPU over the profile)", the share where the profile's end is known.
+std::string profiler_cpu_text(uint64_t cpu_ns, const std::optional<uint64_t>& end_ns);
+
 }  // namespace inprof::symbolicate
 
 #endif  // INPROF_TOOLS_SYMBOLICATE_PROFILE_MODEL_H_
