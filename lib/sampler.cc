@@ -913,9 +913,12 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
   // The wall-clock view still gets its sample: the same stack if it has not run at all, else
   // where it sleeps now (if it sleeps: when it runs, its timer has it).
   if (state.drained == drained_before) {
-    if (state.has_stack && state.last_cpu_ns && *cpu == *state.last_cpu_ns) {
+    // Compared with the last tick, not the last snapshot: the CPU it ran since that snapshot is
+    // still counting on its timer, but its stack changed only if it ran since the last tick
+    // (else a sleeping thread with a timer was copied again at every tick).
+    if (state.has_stack && !state.ran_since_tick) {
       write_repeat(tid, state, now, uint64_t{0});
-    } else if (state.last_cpu_ns && *cpu > *state.last_cpu_ns) {
+    } else if (state.ran_since_tick) {
       snapshot_.label_source = find_label_stack(tid);
       snapshot_.label_owner = tid;
       snapshot_.label_count = 0;
