@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <mutex>
 
@@ -24,10 +25,28 @@ std::mutex g_mutex;
 internal::Session* g_session = nullptr;
 std::atomic<bool> g_running{false};
 
+Status stop_session(bool at_exit) {
+  std::lock_guard lock(g_mutex);
+  if (g_session == nullptr) {
+    return Status::error(Status::Code::kNotRunning, "the profiler is not running");
+  }
+  std::unique_ptr<internal::Session> session(g_session);
+  g_session = nullptr;
+  g_running.store(false);
+  Status status = session->stop(at_exit);
+  // Its threads may still run on the session's objects until the process ends.
+  if (session->leaked_at_exit()) (void)session.release();
+  return status;
+}
+
 // Unconditionally: a stop() under way on another thread (the program's, or the INPROF_DURATION /
 // dump-signal stopper) has already cleared g_running, and exit() must wait on the mutex for it to
 // finish the dump instead of ending the process in the middle of it.
-void stop_at_exit() { (void)internal::here::stop(); }
+void stop_at_exit() {
+  const int saved_errno = errno;  // the last drain checks descriptors of the program's table
+  (void)stop_session(/*at_exit=*/true);
+  errno = saved_errno;
+}
 
 // fork(): the prepare handler takes every lock the library owns, so that the child never
 // inherits one held by a thread that does not exist there, and holds sampling still (a signal
@@ -92,16 +111,7 @@ Status internal::here::start(const Options& options) {
   return {};
 }
 
-Status internal::here::stop() {
-  std::lock_guard lock(g_mutex);
-  if (g_session == nullptr) {
-    return Status::error(Status::Code::kNotRunning, "the profiler is not running");
-  }
-  std::unique_ptr<internal::Session> session(g_session);
-  g_session = nullptr;
-  g_running.store(false);
-  return session->stop();
-}
+Status internal::here::stop() { return stop_session(/*at_exit=*/false); }
 
 bool internal::here::is_running() { return g_running.load(); }
 

@@ -6,6 +6,7 @@ namespace inprof::internal {
 uintptr_t start_thread_of_profiler(const char* name, std::function<void()> body);
 void join_thread_of_profiler(uintptr_t handle);
 void detach_thread_of_profiler(uintptr_t handle);
+std::optional<uint64_t> cpu_ns_of_profiler_thread(uintptr_t handle);
 
 ProfilerThread& ProfilerThread::operator=(ProfilerThread&& other) noexcept {
   if (this != &other) {
@@ -30,6 +31,11 @@ void ProfilerThread::join() {
   if (handle_ == 0) return;
   join_thread_of_profiler(handle_);
   handle_ = 0;
+}
+
+std::optional<uint64_t> ProfilerThread::cpu_ns() const {
+  if (handle_ == 0) return std::nullopt;
+  return cpu_ns_of_profiler_thread(handle_);
 }
 
 void ProfilerThread::detach() {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 namespace inprof::internal {
 
@@ -39,6 +40,8 @@ class ProfilerThread {
   bool joinable() const { return handle_ != 0; }
   void join();
   void detach();
+  // The thread's CPU time so far; none where the OS cannot tell (or the thread has ended).
+  std::optional<uint64_t> cpu_ns() const;
 
  private:
   uintptr_t handle_ = 0;

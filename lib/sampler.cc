@@ -239,6 +239,11 @@ void Sampler::run() {
       // however late the last tick was (under qemu, ticks come 100 ms apart or more).
       if (!paused_.load(std::memory_order_relaxed)) sample_counters(monotonic_ns());
       own_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);
+      {
+        std::lock_guard lock(stop_mutex_);
+        finished_ = true;
+      }
+      stop_cv_.notify_all();
       return;
     }
   }
@@ -356,6 +361,12 @@ void Sampler::request_stop() {
     stop_cv_.notify_all();
   }
   wake();
+}
+
+bool Sampler::wait_finished(uint64_t timeout_ns) {
+  std::unique_lock lock(stop_mutex_);
+  return stop_cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns),
+                           [this] { return finished_; });
 }
 
 void Sampler::set_paused(bool paused) {

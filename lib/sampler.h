@@ -90,6 +90,9 @@ class Sampler {
   // Ticks every interval, without drift, until request_stop().
   void run();
   void request_stop();
+  // After request_stop(): whether run() has returned (its last collection done) within
+  // `timeout_ns`.
+  bool wait_finished(uint64_t timeout_ns);
 
   // One round over every thread. Public for tests and benchmarks.
   void tick();
@@ -310,6 +313,7 @@ class Sampler {
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;
   bool stop_requested_ = false;
+  bool finished_ = false;  // run() has returned; under stop_mutex_
   // The same, read without the lock inside a tick: a stop (exit()) does not wait for a tick's
   // remaining threads, each of which the stop's tail accounts for (write_tail).
   std::atomic<bool> stopping_{false};

@@ -355,7 +355,7 @@ Status Session::start_ring_services(const std::string& output_path) {
 
 Session::~Session() { (void)stop(); }
 
-Status Session::stop() {
+Status Session::stop(bool at_exit) {
   if (stopped_) return write_status_;
   stopped_ = true;
   g_recording.store(false);
@@ -370,16 +370,36 @@ Status Session::stop() {
   crash_handler_.reset();
   if (sampler_thread_.joinable()) {
     sampler_->request_stop();
-    sampler_thread_.join();
+    if (at_exit && !wait_for_sampler_at_exit()) {
+      sampler_abandoned_.store(true, std::memory_order_relaxed);
+      sampler_thread_.detach();
+    } else {
+      sampler_thread_.join();
+    }
   }
   if (ring_mode_ && started_) {
     // Marker writers already inside finish what they reserved; later ones are refused.
     ring_->close();
-    for (int i = 0; i < 100000 && !ring_->all_published(); ++i) std::this_thread::yield();
+    wait_all_published([] {}, 100000);
     if (final_capture_)
       write_status_ = write_capture(std::move(final_capture_), CaptureReason::kStop);
   }
-  if (writer_thread_.joinable()) {
+  if (writer_thread_.joinable() && at_exit) {
+    // The writer's last drain, done here rather than by waking it: where the program's threads
+    // keep every CPU busy, the writer (which used more than its share) ran again only 50-400 ms
+    // later. This thread has the CPU now. writer_mutex_ is free unless the writer is draining,
+    // which it then finishes first; the dump's descriptor is in the writer's private table, so
+    // the dump is opened again by its path here, for these last writes (output_file.h).
+    {
+      std::lock_guard lock(writer_mutex_);
+      writer_stop_ = true;
+      final_drain_done_ = true;
+      drain(true);
+    }
+    writer_cv_.notify_all();
+    writer_thread_.detach();  // it sees writer_stop_ when it runs again, if it does
+    writer_detached_ = true;
+  } else if (writer_thread_.joinable()) {
     {
       std::lock_guard lock(writer_mutex_);
       writer_stop_ = true;
@@ -387,9 +407,13 @@ Status Session::stop() {
     writer_cv_.notify_all();
     writer_thread_.join();
   }
-  sampler_.reset();  // releases the signal
-  if (ring_->all_published()) {
-    ring_->release_storage();
+  if (leaked_at_exit()) {
+    // Its thread still runs (until the process ends), on this session's objects: here::stop()
+    // leaks them all.
+    (void)sampler_.release();
+  } else {
+    sampler_.reset();  // releases the signal
+    if (ring_->all_published()) ring_->release_storage();
   }
   retire(ring_);
   if (dump_) {
@@ -397,6 +421,50 @@ Status Session::stop() {
     if (write_status_.ok()) write_status_ = closed;
   }
   return write_status_;
+}
+
+bool Session::wait_for_sampler_at_exit() {
+  // exit() waits while the sampler works, not while it waits for a CPU: where the program's
+  // threads keep every CPU busy (200 spinning threads on 2 CPUs), a sampler that used more than
+  // its share at 100 us runs again only after hundreds of milliseconds, and exit() took 60-460 ms
+  // instead of 2.5. Once kExitStarvedNs have passed with the sampler on a CPU less than a
+  // kExitStarvedShare of the time, its last collection is given up (counted in the stats): at
+  // most what the rings and timers took since its last tick. A sampler merely slow (sanitizers,
+  // an emulator, a loaded machine) gets far more than that share, and is waited for.
+  constexpr uint64_t kExitStarvedNs = 20000000;
+  constexpr uint64_t kExitStarvedShare = 4;  // a quarter
+  // Few wake-ups: each one of this thread's is a wait for a CPU too.
+  constexpr uint64_t kPollNs = 5000000;
+  const std::optional<uint64_t> cpu_at_request = sampler_thread_.cpu_ns();
+  const uint64_t requested_at = monotonic_ns();
+  if (sampler_->wait_finished(kExitStarvedNs)) return true;
+  for (;;) {
+    const std::optional<uint64_t> cpu = sampler_thread_.cpu_ns();
+    if (!cpu || !cpu_at_request) return sampler_->wait_finished(UINT64_MAX / 2);  // no clock
+    const uint64_t waited = monotonic_ns() - requested_at;
+    if (waited >= kExitStarvedNs && (*cpu - *cpu_at_request) * kExitStarvedShare < waited) {
+      return false;
+    }
+    if (sampler_->wait_finished(kPollNs)) return true;
+  }
+}
+
+void Session::note_writer_cpu() {
+  if (on_profiler_thread()) {
+    writer_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);
+  } else if (const std::optional<uint64_t> cpu = writer_thread_.cpu_ns()) {
+    writer_cpu_ns_.store(*cpu, std::memory_order_relaxed);  // the last drain, at exit (stop())
+  }
+}
+
+void Session::wait_all_published(const std::function<void()>& meanwhile, size_t max_yields) {
+  constexpr uint64_t kAbandonedWaitNs = 10000000;
+  const uint64_t since = monotonic_ns();
+  for (size_t i = 0; i < max_yields && !ring_->all_published(); ++i) {
+    if (abandoned() && monotonic_ns() - since >= kAbandonedWaitNs) return;
+    std::this_thread::yield();
+    meanwhile();
+  }
 }
 
 void Session::writer_loop() {
@@ -429,7 +497,7 @@ void Session::writer_loop() {
     }
   }
   lock.unlock();
-  drain(true);
+  if (!final_drain_done_) drain(true);
   // Closed here, in the table that holds it (a private one: see Session::start).
   if (dump_) {
     Status closed = dump_->close();
@@ -488,10 +556,7 @@ void Session::drain(bool final) {
     // The sampler has stopped; marker writers racing with the end get refused from here on,
     // and those already inside finish publishing what they reserved.
     ring_->close();
-    while (!ring_->all_published()) {
-      std::this_thread::yield();
-      drain_records();
-    }
+    wait_all_published([this] { drain_records(); });
     drain_records();
   }
   const uint64_t now = monotonic_ns();
@@ -500,7 +565,7 @@ void Session::drain(bool final) {
     return;
   }
   if (dump_->pending_bytes() < kFlushBytes && now - last_flush_ns_ < kFlushPeriodNs) return;
-  writer_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);  // the writer's
+  note_writer_cpu();
   dump_->add(RecordType::kStats, stats_record());
   if (allocation_pool_) dump_->add(RecordType::kAllocationStats, allocation_stats());
   Status flushed = dump_->flush();
@@ -516,11 +581,12 @@ StatsRecord Session::stats_record() const {
                      s.ticks_late,
                      MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
                      s.samples_given_up,
-                     s.cpu_ns + writer_cpu_ns_.load(std::memory_order_relaxed)};
+                     s.cpu_ns + writer_cpu_ns_.load(std::memory_order_relaxed),
+                     abandoned() ? 1u : 0u};
 }
 
 void Session::end_window(uint64_t now) {
-  writer_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);  // the writer's
+  note_writer_cpu();
   dump_->add(RecordType::kStats, stats_record());
   if (allocation_pool_) dump_->add(RecordType::kAllocationStats, allocation_stats());
   if (rotating_) {

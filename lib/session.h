@@ -37,8 +37,13 @@ class Session {
   Session& operator=(const Session&) = delete;
 
   // Stops sampling, drains everything into the dump (ring mode: captures the ring to the output
-  // path) and closes it; reports the first I/O error.
-  Status stop();
+  // path) and closes it; reports the first I/O error. At exit, the wait for the sampler's last
+  // collection is bounded (wait_for_sampler_at_exit()): when it is given up, the session must be
+  // leaked (abandoned()), its sampler thread running on until the process ends.
+  Status stop(bool at_exit = false);
+  bool abandoned() const { return sampler_abandoned_.load(std::memory_order_relaxed); }
+  // At exit: a thread of the session's still runs; the session must not be deleted.
+  bool leaked_at_exit() const { return abandoned() || writer_detached_; }
 
   // Ring mode: writes what the ring holds now to a new dump at `path`; sampling goes on.
   Status capture(const std::string& path, CaptureReason reason = CaptureReason::kRequest);
@@ -65,6 +70,14 @@ class Session {
   // The statistics record as of now (the profiler's CPU: the sampler's, the writer's at its last).
   StatsRecord stats_record() const;
   void writer_loop();
+  // Stores the writer thread's CPU time for the stats (also from stop(), on the program's thread).
+  void note_writer_cpu();
+  // Whether the sampler finished its last collection; false when it had no CPU for
+  // kExitStarvedNs (see stop()).
+  bool wait_for_sampler_at_exit();
+  // Waits (yielding) until every reserved record is published; bounded once the sampler is
+  // abandoned, whose reservation may stay open until the process ends.
+  void wait_all_published(const std::function<void()>& meanwhile, size_t max_yields = SIZE_MAX);
   // How long the writer may sleep: `filled` bytes came into the ring in the last `waited` ns.
   uint64_t next_drain_in_ns(uint64_t filled, uint64_t waited, uint64_t rotate_ns) const;
   void drain(bool final);
@@ -123,6 +136,10 @@ class Session {
   Status write_status_;
   bool started_ = false;  // start() finished: there is something to write at stop()
   bool stopped_ = false;
+  // exit() went on without the sampler's last collection (see stop()).
+  std::atomic<bool> sampler_abandoned_{false};
+  bool writer_detached_ = false;   // at exit, after its last drain was done by stop()
+  bool final_drain_done_ = false;  // by stop(), at exit; under writer_mutex_
   bool paused_ = false;
   uint64_t markers_dropped_at_start_ = 0;
 };

@@ -7,7 +7,9 @@
 #include <random>
 #include <set>
 
+#include "dump/byte_io.h"
 #include "dump/dump_reader.h"
+#include "dump/dump_records.h"
 #include "dump/dump_writer.h"
 
 namespace inprof::internal {
@@ -496,3 +498,33 @@ TEST(ProcessRecordTest, MachineFactsAreAppendedCompatibly) {
 }
 
 }  // namespace
+
+namespace {
+
+std::vector<uint8_t> encoded(const inprof::internal::StatsRecord& r) {
+  std::vector<uint8_t> bytes;
+  {
+    inprof::internal::ByteWriter w(&bytes);
+    inprof::internal::encode(w, r);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+// The stats record grows by trailing fields; a reader takes every prefix an older dump wrote.
+TEST(DumpRoundTrip, StatsRecordKeepsEveryFieldAndReadsOlderPrefixes) {
+  using inprof::internal::StatsRecord;
+  const std::vector<uint8_t> bytes = encoded(StatsRecord{10, 9, 8, 7, 6, 5, 100, 1});
+  ASSERT_EQ(bytes.size(), 8u);  // one byte per field: each value is under 128
+  for (size_t fields = 4; fields <= 8; ++fields) {
+    inprof::internal::ByteReader prefix(std::span<const uint8_t>(bytes.data(), fields));
+    StatsRecord read;
+    read.sampler_cut_at_exit = 99;
+    ASSERT_TRUE(inprof::internal::decode(prefix, read)) << fields;
+    EXPECT_EQ(read.ticks_late, 7u) << fields;
+    EXPECT_EQ(read.samples_given_up, fields >= 6 ? 5u : 0u) << fields;
+    EXPECT_EQ(read.profiler_cpu_ns, fields >= 7 ? 100u : 0u) << fields;
+    EXPECT_EQ(read.sampler_cut_at_exit, fields == 8 ? 1u : 0u) << fields;
+  }
+}

@@ -227,6 +227,7 @@ void encode(ByteWriter& w, const StatsRecord& r) {
   w.varint(r.markers_dropped);
   w.varint(r.samples_given_up);
   w.varint(r.profiler_cpu_ns);
+  w.varint(r.sampler_cut_at_exit);
 }
 
 bool decode(ByteReader& r, StatsRecord& out) {
@@ -237,11 +238,14 @@ bool decode(ByteReader& r, StatsRecord& out) {
   out.markers_dropped = 0;
   out.samples_given_up = 0;
   out.profiler_cpu_ns = 0;
-  if (r.remaining() == 0) return true;  // older dumps end here
-  if (!r.varint(out.markers_dropped)) return false;
-  if (r.remaining() == 0) return true;
-  if (!r.varint(out.samples_given_up)) return false;
-  return r.remaining() == 0 || r.varint(out.profiler_cpu_ns);
+  out.sampler_cut_at_exit = 0;
+  // Older dumps end after any of the optional fields.
+  for (uint64_t* field : {&out.markers_dropped, &out.samples_given_up, &out.profiler_cpu_ns,
+                          &out.sampler_cut_at_exit}) {
+    if (r.remaining() == 0) return true;
+    if (!r.varint(*field)) return false;
+  }
+  return true;
 }
 
 void encode(ByteWriter& w, const EndRecord& r) { w.varint(r.time_ns); }

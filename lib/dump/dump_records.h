@@ -195,6 +195,9 @@ struct StatsRecord {               // cumulative; the last one in a dump counts
   uint64_t samples_given_up = 0;
   // CPU time the profiler's own threads (sampler, writer) have used so far: what it cost.
   uint64_t profiler_cpu_ns = 0;
+  // 1: the process exited while the sampler had no CPU (the program's threads kept every CPU
+  // busy); what it had not collected by then (at most one tick's samples) is not in the dump.
+  uint64_t sampler_cut_at_exit = 0;
 };
 
 struct EndRecord {

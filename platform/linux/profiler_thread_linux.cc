@@ -3,7 +3,9 @@
 // mapped blocks, not locals).
 #include <pthread.h>
 #include <signal.h>
+#include <time.h>
 
+#include <cerrno>
 #include <memory>
 
 #include "process_info.h"
@@ -62,6 +64,19 @@ void join_thread_of_profiler(uintptr_t handle) {
 
 void detach_thread_of_profiler(uintptr_t handle) {
   (void)pthread_detach(static_cast<pthread_t>(handle));
+}
+
+std::optional<uint64_t> cpu_ns_of_profiler_thread(uintptr_t handle) {
+  clockid_t clock;
+  timespec ts;
+  const int saved_errno = errno;  // asked from the program's exiting thread
+  const auto restore = [saved_errno] { errno = saved_errno; };
+  if (pthread_getcpuclockid(static_cast<pthread_t>(handle), &clock) != 0 ||
+      clock_gettime(clock, &ts) != 0) {
+    restore();
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 }  // namespace inprof::internal

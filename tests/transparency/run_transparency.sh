@@ -7,10 +7,11 @@
 # Extra variables for every profiled run: TRANSPARENCY_ENV="NAME=VALUE ...".
 # With --launcher, once more under `inprof record` (the launcher preloads the library itself).
 # --args: words given to the program in every run (one argument, split on spaces).
+# --complete: every profiled run's dump must have its end record (the profiler finished it).
 # Every run is killed after 60 s: a program that never exits (profiled) fails as "hung", not as a
 # ctest timeout.
 set -uo pipefail
-plain= linked= preload= symbolicate= work= launcher= args=
+plain= linked= preload= symbolicate= work= launcher= args= complete=
 while (($#)); do
   case $1 in
     --plain) plain=$2; shift 2 ;;
@@ -20,6 +21,7 @@ while (($#)); do
     --work-dir) work=$2; shift 2 ;;
     --launcher) launcher=$2; shift 2 ;;
     --args) args=$2; shift 2 ;;
+    --complete) complete=1; shift ;;
     *) echo "run_transparency: unknown argument $1"; exit 2 ;;
   esac
 done
@@ -92,6 +94,8 @@ for variant in "${variants[@]}"; do
         echo "   no dump at $dump"; failed=1
       elif ! "$symbolicate" --summary "$dump" >"$work/$label.summary" 2>&1; then
         echo "   symbolicate could not read $dump:"; sed 's/^/   /' "$work/$label.summary" | head; failed=1
+      elif [[ -n $complete ]] && grep -q "has no end record" "$work/$label.summary"; then
+        echo "   the dump is incomplete:"; grep "no end record" "$work/$label.summary" | sed 's/^/   /'; failed=1
       fi
     fi
 done

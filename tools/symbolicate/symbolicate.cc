@@ -273,6 +273,11 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
                 " given up (running threads that could not be interrupted unnoticed), " +
                 std::to_string(s->ticks_late) + " ticks late; the profiler's own threads used " +
                 profiler_cpu_text(s->profiler_cpu_ns, model.end_ns()));
+      if (s->sampler_cut_at_exit) {
+        diag.info(who +
+                  "the process exited while the profiler's sampler had no CPU (the program's "
+                  "threads kept every CPU busy): the samples of its last tick are missing");
+      }
     }
   }
 

@@ -253,6 +253,9 @@ void Converter::add_meta() {
     meta.extra.push_back({"Sampler ticks late", s->ticks_late});
     meta.extra.push_back({"Profiler's own CPU (sampler and writer threads)",
                           profiler_cpu_text(s->profiler_cpu_ns, model_.end_ns())});
+    if (s->sampler_cut_at_exit) {
+      meta.extra.push_back({"Samples missing at exit", "the sampler's last tick (no CPU for it)"});
+    }
   }
   meta.extra.push_back({"Samples in this profile", uint64_t(model_.sample_count())});
   meta.extra.push_back({"Dump complete", model_.end_ns().has_value()});
