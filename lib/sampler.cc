@@ -41,6 +41,9 @@ constexpr uint64_t kScarceForTicks = 64;
 // must not make one tick long.
 constexpr uint32_t kBurstArmsPerTick = 2;
 constexpr uint32_t kMostIdleBackoffShift = 4;
+// Threads the kernel reported before a listing showed them: more than this many waiting (a burst
+// of short-lived threads) and they are forgotten, asked by their clocks like unwatched ones.
+constexpr size_t kMostPendingActivity = 4096;
 // Repeats written for timer expirations a self-sampled thread missed while it waited for a CPU
 // (or was stopped): at most this many per sample.
 constexpr uint64_t kMaxMergedExpirations = 1000;
@@ -410,6 +413,7 @@ void Sampler::tick() {
     }
   }
   refresh_names(now);
+  if (activity_) drain_activity();
   if (!config_.cpu_samples) {
     ++tick_count_;
     return;
@@ -435,7 +439,9 @@ void Sampler::tick() {
       collect_self_samples(tid, state, now);
       continue;
     }
-    if (state.retry_at_tick > tick_count_ || state.next_check_ns > now) continue;
+    if (state.retry_at_tick > tick_count_) continue;
+    // Backing off while asleep, unless the kernel said it was switched on since.
+    if (state.next_check_ns > now && !state.activity.switched_on) continue;
     sample_thread(tid, state, now);
   }
   ++tick_count_;
@@ -530,6 +536,10 @@ void Sampler::add_thread(uint64_t tid, uint64_t now) {
   if (!inserted) return;
   ThreadState& state = it->second;
   state.first_seen_ns = now;
+  if (auto pending = activity_pending_.find(tid); pending != activity_pending_.end()) {
+    state.activity = pending->second;
+    activity_pending_.erase(pending);
+  }
   // Its CPU is counted from here, so that its first sample carries what it used before
   // (issue 21: else uncounted). Born during the session (the first listing has every thread
   // there was), its CPU clock started at 0.
@@ -545,6 +555,66 @@ void Sampler::add_thread(uint64_t tid, uint64_t now) {
     return;
   }
   select(tid, state, now);
+}
+
+bool Sampler::watch_activity(uint64_t starter) {
+  activity_ = thread_lister_->watch_activity(starter);
+  if (activity_) activity_pending_[starter].watched = true;
+  return activity_;
+}
+
+void Sampler::drain_activity() {
+  thread_lister_->drain_activity(
+      [](void* self, const ThreadLister::Activity& record) {
+        static_cast<Sampler*>(self)->on_activity(record);
+      },
+      this);
+}
+
+void Sampler::on_activity(const ThreadLister::Activity& record) {
+  using Kind = ThreadLister::Activity::Kind;
+  if (record.kind == Kind::kLost) {
+    // Any watched thread may have run, and may be on a CPU now: each is asked by its clock
+    // until its next switch off is seen. Threads not listed yet are asked like unwatched ones.
+    for (auto& [tid, state] : threads_) {
+      if (!state.activity.watched) continue;
+      state.activity.on_cpu = true;
+      state.activity.switched_on = true;
+    }
+    activity_pending_.clear();
+    return;
+  }
+  Activity* activity;
+  if (auto it = threads_.find(record.tid); it != threads_.end()) {
+    activity = &it->second.activity;
+  } else if (record.kind == Kind::kEnded) {
+    activity_pending_.erase(record.tid);
+    return;
+  } else {
+    if (activity_pending_.size() >= kMostPendingActivity &&
+        activity_pending_.count(record.tid) == 0) {
+      activity_pending_.clear();
+    }
+    activity = &activity_pending_[record.tid];
+  }
+  switch (record.kind) {
+    case Kind::kCreated:
+      activity->watched = true;
+      break;
+    case Kind::kOn:
+      activity->switched_on = true;
+      [[fallthrough]];
+    case Kind::kOff:
+      // Records of one thread come from the rings of the CPUs it ran on, read one ring after
+      // another: the newest says where it is.
+      if (record.time_ns >= activity->at_ns) {
+        activity->on_cpu = record.kind == Kind::kOn;
+        activity->at_ns = record.time_ns;
+      }
+      break;
+    default:
+      break;
+  }
 }
 
 void Sampler::refresh_names(uint64_t now) {
@@ -604,6 +674,20 @@ void Sampler::select(uint64_t tid, ThreadState& state, uint64_t now) {
 }
 
 void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
+  if (state.activity.watched) {
+    const bool ran = state.activity.on_cpu || state.activity.switched_on;
+    state.activity.switched_on = false;
+    if (!ran && state.has_stack && state.last_cpu_ns) {
+      // Off every CPU since its last check, as the kernel's records say: its stack and CPU time
+      // are what they were, known without asking its clock (most of what 1,000 sleeping
+      // threads cost the sampler).
+      state.ran_since_tick = false;
+      write_repeat(tid, state, now, uint64_t{0});
+      state.idle_checks = std::min<uint32_t>(state.idle_checks + 1, kMostIdleBackoffShift);
+      state.next_check_ns = now + (period_ns() << state.idle_checks) - period_ns() / 2;
+      return;
+    }
+  }
   std::optional<uint64_t> cpu = thread_lister_->cpu_time_ns(tid);
   if (!cpu) return;  // gone; the next listing ends it
   observe_cpu(state, cpu, now);

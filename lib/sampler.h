@@ -86,6 +86,10 @@ class Sampler {
 
   // Threads never sampled: the profiler's own. Call before run().
   void exclude_thread(uint64_t tid) { excluded_.insert(tid); }
+  // Follows `starter` and the threads it creates from now on by the kernel's records of when
+  // they run (thread_lister.h), where the OS keeps them: those found off every CPU since their
+  // last check cost no system call. Sampler thread, before run(); false where not.
+  bool watch_activity(uint64_t starter);
 
   // Ticks every interval, without drift, until request_stop().
   void run();
@@ -140,8 +144,16 @@ class Sampler {
   WaitEnd wait_until(uint64_t deadline);
   // Ends the sampler's wait for its next tick early. Any thread.
   void wake();
+  // A thread as the kernel's records tell it (watch_activity()).
+  struct Activity {
+    bool watched = false;      // its switches are recorded (else its clock is asked)
+    bool on_cpu = true;        // the latest record says it is on a CPU (true until one says not)
+    bool switched_on = false;  // switched onto a CPU since its last check
+    uint64_t at_ns = 0;        // time of the record on_cpu comes from
+  };
   struct ThreadState {
     std::string name;
+    Activity activity;
     std::optional<uint64_t> last_cpu_ns;
     // Its CPU time when the sampler last read it, and when: what it used after its last sample
     // is still known when it exits (write_tail).
@@ -184,6 +196,8 @@ class Sampler {
     std::optional<uint64_t> probe_runnable_ns;
   };
 
+  void drain_activity();
+  void on_activity(const ThreadLister::Activity& record);
   void refresh_modules(uint64_t now);
   void refresh_threads(uint64_t now);
   // A thread not listed yet (born since the last listing): known, named and announced from now.
@@ -253,6 +267,10 @@ class Sampler {
 
   std::unordered_set<uint64_t> excluded_;
   std::map<uint64_t, ThreadState> threads_;
+  bool activity_ = false;  // watch_activity() succeeded
+  // Records of threads not listed yet (bounded: cleared when it grows past kMostPendingActivity,
+  // those threads then asked as unwatched ones are).
+  std::unordered_map<uint64_t, Activity> activity_pending_;
   std::vector<uint64_t> tids_;  // scratch for the listing
 
   struct KnownModule {

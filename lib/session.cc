@@ -280,15 +280,21 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   }
   std::promise<void> sampler_ready;
   auto sampler_ready_done = sampler_ready.get_future();
-  const bool sampler_started = s->sampler_thread_.start("inprof-sampler", [s, &sampler_ready] {
-    // What it opens (/proc, perf events) never takes a number the program expects.
-    (void)use_private_descriptor_table(-1);
-    AllocationRecorder::instance().exclude_this_thread();
-    s->sampler_->exclude_thread(current_thread_id());
-    if (s->allocation_pool_) s->sampler_->prepare_modules();
-    sampler_ready.set_value();
-    s->sampler_->run();
-  });
+  // Every thread this one creates once start() returns is followed by the kernel's records of
+  // when it runs (where it keeps them): a preloaded session starts on the main thread, before
+  // the program has any other.
+  const uint64_t starter = current_thread_id();
+  const bool sampler_started =
+      s->sampler_thread_.start("inprof-sampler", [s, &sampler_ready, starter] {
+        // What it opens (/proc, perf events) never takes a number the program expects.
+        (void)use_private_descriptor_table(-1);
+        AllocationRecorder::instance().exclude_this_thread();
+        s->sampler_->exclude_thread(current_thread_id());
+        if (s->options_.cpu_samples) (void)s->sampler_->watch_activity(starter);
+        if (s->allocation_pool_) s->sampler_->prepare_modules();
+        sampler_ready.set_value();
+        s->sampler_->run();
+      });
   if (!sampler_started) return s->refuse_start(status);
   sampler_ready_done.wait();
   // Markers, categories and counters flow into this session from now on.

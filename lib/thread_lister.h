@@ -35,6 +35,30 @@ class ThreadLister {
   virtual std::optional<bool> ended(uint64_t) { return std::nullopt; }
   // The thread is gone: release anything kept for it.
   virtual void forget(uint64_t tid) = 0;
+
+  // The kernel's own account of when threads run, where it keeps one (Linux: context-switch
+  // records): a thread known to have been off every CPU since it was last looked at costs the
+  // sampler nothing, not even a clock read. Watches `starter` and every thread it creates from
+  // now on (and theirs). False where the OS cannot; the sampler then asks each thread's clock.
+  virtual bool watch_activity(uint64_t /*starter*/) { return false; }
+  struct Activity {
+    enum class Kind : uint8_t {
+      kOn,       // switched onto a CPU
+      kOff,      // switched off one
+      kCreated,  // a thread created by a watched one: watched from its start
+      kEnded,
+      kLost,  // records were lost: any watched thread may have run since
+    };
+    Kind kind;
+    uint64_t tid;      // 0 for kLost
+    uint64_t time_ns;  // monotonic clock
+  };
+  // What happened since the last call, in each CPU's order (not across CPUs: compare times).
+  virtual void drain_activity(void (*deliver)(void* context, const Activity& activity),
+                              void* context) {
+    (void)deliver;
+    (void)context;
+  }
 };
 
 }  // namespace inprof::internal

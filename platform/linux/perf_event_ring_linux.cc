@@ -36,17 +36,14 @@ constexpr int kDwarfFromPerf[kRegisterCount] = {0,  1,  2,  3,  4,  5,  6,  7,  
 #endif
 constexpr int kRegsInRecord = __builtin_popcountll(kRegsMask);
 
-// The process's pinned memory (/proc/self/status VmPin, kB), which the kernel charges against the
-// program's RLIMIT_MEMLOCK: a ring beyond the user's perf_event_mlock_kb allowance (other
-// processes of the same user, a perf record, used it up) is charged there. -1 if unknown.
+}  // namespace
+
 long pinned_kb() {
   char text[4096];
   if (read_small_file("/proc/self/status", text, sizeof(text)) <= 0) return -1;
   const char* line = std::strstr(text, "\nVmPin:");
   return line ? std::strtol(line + 7, nullptr, 10) : -1;
 }
-
-}  // namespace
 
 int PerfEventRing::open(const Spec& spec) {
   close();

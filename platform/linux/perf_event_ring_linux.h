@@ -24,6 +24,11 @@ namespace inprof::internal {
 // stack) must fit its 16-bit size.
 inline constexpr uint32_t kMaxPerfStackBytes = (65535 - 256) & ~7u;
 
+// The process's pinned memory (/proc/self/status VmPin, kB), which the kernel charges against the
+// program's RLIMIT_MEMLOCK: a ring beyond the user's perf_event_mlock_kb allowance (other
+// processes of the same user, a perf record, used it up) is charged there. -1 if unknown.
+long pinned_kb();
+
 class PerfEventRing {
  public:
   struct Spec {

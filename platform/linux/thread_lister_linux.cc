@@ -14,6 +14,7 @@
 #include "file_util_linux.h"
 #include "owned_fd_linux.h"
 #include "seccomp_state_linux.h"
+#include "thread_activity_linux.h"
 #include "thread_lister.h"
 #include "thread_proc_linux.h"
 
@@ -102,6 +103,15 @@ class LinuxThreadLister final : public ThreadLister {
   }
 
   void forget(uint64_t) override {}
+
+  bool watch_activity(uint64_t starter) override { return activity_.open(starter); }
+
+  void drain_activity(void (*deliver)(void*, const Activity&), void* context) override {
+    activity_.drain(deliver, context);
+  }
+
+ private:
+  ThreadActivityLinux activity_;
 };
 
 }  // namespace
