@@ -236,6 +236,7 @@ void Sampler::run() {
       // constructor allocated, ticks 50 ms apart without CPU samples) is listed before they are
       // unwound, and is in the dump for the records drained before.
       if (module_lister_->changed()) refresh_modules(monotonic_ns());
+      if (activity_) drain_activity();  // threads started (and named) since the last tick
       drain_allocations();
       stop_all_self_sampling(/*collect_first=*/true);  // what the threads queued is kept
       // The counters' values at the end, so that each series ends where the program left it,
@@ -514,20 +515,29 @@ void Sampler::refresh_threads(uint64_t now) {
     add_thread(tid, now);
   }
   for (auto it = threads_.begin(); it != threads_.end();) {
-    if (it->second.last_seen_tick != tick_count_) {
-      drain_self_samples(it->first, it->second);  // taken before it exited
-      write_tail(it->first, it->second);
-      stop_self_sampling(it->second);
-      if (it->second.announced) {
-        metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
-      }
-      thread_lister_->forget(it->first);
-      ThreadNames::instance().forget(it->first);  // the id may be reused by a new thread
-      it = threads_.erase(it);
+    // A watched thread is ended a drain after its end record: the records of its last moments
+    // (its name, say) may come from another CPU's ring, read later.
+    const Activity& activity = it->second.activity;
+    const bool awaiting_end = activity.watched && !(activity.ended && activity.ended_drains > 1);
+    if (it->second.last_seen_tick != tick_count_ && !awaiting_end) {
+      it = end_thread(it, now);
     } else {
       ++it;
     }
   }
+}
+
+std::map<uint64_t, Sampler::ThreadState>::iterator Sampler::end_thread(
+    std::map<uint64_t, ThreadState>::iterator it, uint64_t now) {
+  drain_self_samples(it->first, it->second);  // taken before it exited
+  write_tail(it->first, it->second);
+  stop_self_sampling(it->second);
+  if (it->second.announced) {
+    metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
+  }
+  thread_lister_->forget(it->first);
+  ThreadNames::instance().forget(it->first);  // the id may be reused by a new thread
+  return threads_.erase(it);
 }
 
 void Sampler::add_thread(uint64_t tid, uint64_t now) {
@@ -547,6 +557,8 @@ void Sampler::add_thread(uint64_t tid, uint64_t now) {
       tick_count_ != 0 ? std::optional<uint64_t>(0) : thread_lister_->cpu_time_ns(tid);
   auto given = ThreadNames::instance().get(tid);
   state.name = given ? *given : thread_lister_->name(tid);
+  // Ended before it was listed: the name it gave itself, as the kernel's record said.
+  if (state.name.empty()) state.name = state.activity.name;
   // One of the profiler's threads, listed between its start and its mark, may have named itself
   // since (it marks itself first): asked again once its name is read, so that no "inprof-…"
   // thread is ever announced (seen under TSan, which widens that window).
@@ -569,27 +581,48 @@ void Sampler::drain_activity() {
         static_cast<Sampler*>(self)->on_activity(record);
       },
       this);
+  // Kept for one more drain: a thread's records come from the rings of the CPUs it ran on and
+  // of the one its creator ran on, each read once per drain, one after another. Its start,
+  // written before it ran, may still come after its end (the creator's ring read first).
+  for (auto it = activity_pending_.begin(); it != activity_pending_.end();) {
+    if (it->second.ended && ++it->second.ended_drains > 1) {
+      it = activity_pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [tid, state] : threads_) {
+    if (state.activity.ended && state.activity.ended_drains < 2) ++state.activity.ended_drains;
+  }
 }
 
 void Sampler::on_activity(const ThreadLister::Activity& record) {
   using Kind = ThreadLister::Activity::Kind;
   if (record.kind == Kind::kLost) {
-    // Any watched thread may have run, and may be on a CPU now: each is asked by its clock
-    // until its next switch off is seen. Threads not listed yet are asked like unwatched ones.
+    // Any watched thread may have run, or ended: from now on each is asked by its clock and
+    // ended by the listing, as unwatched ones are (and so are those not listed yet).
     for (auto& [tid, state] : threads_) {
       if (!state.activity.watched) continue;
       state.activity.on_cpu = true;
       state.activity.switched_on = true;
+      state.activity.watched = false;
     }
     activity_pending_.clear();
     return;
   }
+  if (excluded_.count(record.tid) != 0) return;
   Activity* activity;
-  if (auto it = threads_.find(record.tid); it != threads_.end()) {
+  auto it = threads_.find(record.tid);
+  if (it == threads_.end() && record.kind == Kind::kCreated) {
+    // Listed at once, so that a thread that ends before the next listing is still in the
+    // profile, with its name.
+    activity_pending_[record.tid].watched = true;
+    add_thread(record.tid, monotonic_ns());
+    it = threads_.find(record.tid);
+    if (it == threads_.end()) return;  // one of the profiler's
+  }
+  if (it != threads_.end()) {
     activity = &it->second.activity;
-  } else if (record.kind == Kind::kEnded) {
-    activity_pending_.erase(record.tid);
-    return;
   } else {
     if (activity_pending_.size() >= kMostPendingActivity &&
         activity_pending_.count(record.tid) == 0) {
@@ -600,6 +633,15 @@ void Sampler::on_activity(const ThreadLister::Activity& record) {
   switch (record.kind) {
     case Kind::kCreated:
       activity->watched = true;
+      break;
+    case Kind::kEnded:
+      activity->ended = true;  // forgotten after this drain, unless it was listed meanwhile
+      break;
+    case Kind::kNamed:
+      activity->name = record.name;
+      if (it != threads_.end() && !ThreadNames::instance().get(record.tid)) {
+        rename(record.tid, it->second, activity->name, monotonic_ns());
+      }
       break;
     case Kind::kOn:
       activity->switched_on = true;
@@ -640,14 +682,18 @@ void Sampler::refresh_names(uint64_t now) {
       // As in add_thread: a profiler thread may have marked and named itself since the check.
       if (is_profiler_thread(tid)) continue;
     }
-    if (!name.empty() && name != state.name) {
-      state.name = name;
-      if (state.announced) {
-        metadata_.push(RecordType::kThreadName, ThreadRecord{tid, relative(now), 0, name});
-      }
-    }
-    select(tid, state, now);  // a rename or (un)registration may change the selection
+    rename(tid, state, name, now);
   }
+}
+
+void Sampler::rename(uint64_t tid, ThreadState& state, const std::string& name, uint64_t now) {
+  if (!name.empty() && name != state.name) {
+    state.name = name;
+    if (state.announced) {
+      metadata_.push(RecordType::kThreadName, ThreadRecord{tid, relative(now), 0, name});
+    }
+  }
+  select(tid, state, now);  // a rename or (un)registration may change the selection
 }
 
 void Sampler::select(uint64_t tid, ThreadState& state, uint64_t now) {

@@ -150,6 +150,9 @@ class Sampler {
     bool on_cpu = true;        // the latest record says it is on a CPU (true until one says not)
     bool switched_on = false;  // switched onto a CPU since its last check
     uint64_t at_ns = 0;        // time of the record on_cpu comes from
+    std::string name;          // the name it gave itself, if a record said so
+    bool ended = false;        // not listed yet, and already ended
+    uint8_t ended_drains = 0;  // drains since then
   };
   struct ThreadState {
     std::string name;
@@ -202,7 +205,12 @@ class Sampler {
   void refresh_threads(uint64_t now);
   // A thread not listed yet (born since the last listing): known, named and announced from now.
   void add_thread(uint64_t tid, uint64_t now);
+  // Writes what it left and its end; forgets it.
+  std::map<uint64_t, ThreadState>::iterator end_thread(std::map<uint64_t, ThreadState>::iterator it,
+                                                       uint64_t now);
   void refresh_names(uint64_t now);
+  // Takes `name` (if not empty) as the thread's, saying so in the dump once it is announced.
+  void rename(uint64_t tid, ThreadState& state, const std::string& name, uint64_t now);
   // Re-applies the filters after a (re)naming; announces a newly selected thread.
   void select(uint64_t tid, ThreadState& state, uint64_t now);
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);

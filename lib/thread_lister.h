@@ -47,11 +47,13 @@ class ThreadLister {
       kOff,      // switched off one
       kCreated,  // a thread created by a watched one: watched from its start
       kEnded,
-      kLost,  // records were lost: any watched thread may have run since
+      kNamed,  // it named itself (or was named): `name`
+      kLost,   // records were lost: any watched thread may have run since
     };
     Kind kind;
-    uint64_t tid;      // 0 for kLost
-    uint64_t time_ns;  // monotonic clock
+    uint64_t tid;                // 0 for kLost
+    uint64_t time_ns;            // monotonic clock
+    const char* name = nullptr;  // kNamed: valid during the call only
   };
   // What happened since the last call, in each CPU's order (not across CPUs: compare times).
   virtual void drain_activity(void (*deliver)(void* context, const Activity& activity),

@@ -51,6 +51,7 @@ bool ThreadActivityLinux::open(uint64_t starter) {
   attr.sample_id_all = 1;
   attr.context_switch = 1;
   attr.task = 1;
+  attr.comm = 1;  // renames: a thread's name as it sets it, even if it ends at once
   attr.inherit = 1;
   attr.inherit_thread = 1;  // the program's threads, not the processes it forks (Linux 5.13)
   attr.remove_on_exec = 1;  // nor the image it executes
@@ -158,6 +159,14 @@ void ThreadActivityLinux::drain_ring(Ring& ring,
         const bool created = header.type == PERF_RECORD_FORK;
         deliver(context, {created ? Kind::kCreated : Kind::kEnded, task.tid, task.time});
       }
+    } else if (header.type == PERF_RECORD_COMM && body_size > 8 &&
+               (header.misc & PERF_RECORD_MISC_COMM_EXEC) == 0) {
+      // pid, tid, then the name (at most 16 bytes with its NUL, padded to 8).
+      uint32_t ids[2];
+      read(body, ids, sizeof(ids));
+      char name[24] = {};
+      read(body + 8, name, std::min<size_t>(body_size - 8, sizeof(name) - 1));
+      if (ids[0] == own_pid) deliver(context, {Kind::kNamed, ids[1], 0, name});
     } else if (header.type == PERF_RECORD_LOST) {
       deliver(context, {Kind::kLost, 0, 0});
     }

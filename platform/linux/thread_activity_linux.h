@@ -1,14 +1,14 @@
 // When the program's threads run, as the kernel records it: one perf "dummy" event per CPU that
 // counts nothing and samples nothing, but writes a record into its ring at every context switch of
-// a watched thread on that CPU, and at every thread creation and end. Opened on one thread with
-// `inherit` (threads only, not forked processes; removed at exec), it follows every thread that
-// thread creates afterwards, and theirs: the 1,000 sleeping threads of a pool cost the sampler
+// a watched thread on that CPU, and at every thread creation, rename and end. Opened on one thread
+// with `inherit` (threads only, not forked processes; removed at exec), it follows every thread
+// that thread creates afterwards, and theirs: the 1,000 sleeping threads of a pool cost the sampler
 // nothing until one of them is switched in. (The kernel refuses to map an inherited event that
 // follows a thread on every CPU: hence one per CPU, as `perf record -- program` opens them.)
 //
 // Costs: per CPU, a ring of kDataPages pages charged to the user's perf_event_mlock_kb allowance
 // (never to the program's RLIMIT_MEMLOCK: refused then), and no descriptor (closed once mapped).
-// A record is 24 bytes (a switch) or 48 (a thread's start or end).
+// A record is 24 bytes (a switch), 40 (a rename) or 48 (a thread's start or end).
 #ifndef INPROF_PLATFORM_LINUX_THREAD_ACTIVITY_LINUX_H_
 #define INPROF_PLATFORM_LINUX_THREAD_ACTIVITY_LINUX_H_
 
