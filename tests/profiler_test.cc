@@ -172,10 +172,10 @@ TEST_F(ProfilerTest, IdleThreadsAreRepeatedNotStopped) {
     last_ns = std::max(last_ns, r.time_ns);
   }
   // One real sample when it was first seen (plus any after it woke), then repeats while it slept,
-  // to the end. While every thread sleeps the sampler ticks at most 12 intervals apart (each
-  // repeat weighs the time since the previous one): ~50 here, fewer on an overloaded machine.
+  // to the end, each weighing the time since the previous one: 2, 4 ... 16 intervals apart, or up
+  // to 128 where the kernel reports its switches (then ~10 here), fewer on an overloaded machine.
   ASSERT_GE(main_samples, 1u);
-  EXPECT_GE(main_repeats, 10u);
+  EXPECT_GE(main_repeats, 5u);
   EXPECT_GE(last_ns, first_ns + 300000000u);
   // Not one per interval: a process whose threads all sleep (a compiler driver waiting for cc1)
   // is not woken 1000 times a second for nothing. A loaded machine only ever ticks less.
