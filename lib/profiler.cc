@@ -24,6 +24,8 @@ std::mutex g_mutex;
 // destructors must not race with it.
 internal::Session* g_session = nullptr;
 std::atomic<bool> g_running{false};
+// A session whose threads were still running when exit() went on without them (Session::stop()).
+internal::Session* g_left_running = nullptr;
 
 Status stop_session(bool at_exit) {
   std::lock_guard lock(g_mutex);
@@ -34,8 +36,9 @@ Status stop_session(bool at_exit) {
   g_session = nullptr;
   g_running.store(false);
   Status status = session->stop(at_exit);
-  // Its threads may still run on the session's objects until the process ends.
-  if (session->leaked_at_exit()) (void)session.release();
+  // Its threads may still run on the session's objects until the process ends: kept reachable
+  // (a leak checker sees it in use, as it is).
+  if (session->leaked_at_exit()) g_left_running = session.release();
   return status;
 }
 

@@ -376,7 +376,11 @@ Status Session::stop(bool at_exit) {
   crash_handler_.reset();
   if (sampler_thread_.joinable()) {
     sampler_->request_stop();
-    if (at_exit && !wait_for_sampler_at_exit()) {
+    // At exit, its last collection (at most what the rings and timers took since its last tick)
+    // may be given up: counted in the stats.
+    if (at_exit && !wait_at_exit(sampler_thread_, [this](uint64_t timeout_ns) {
+          return sampler_->wait_finished(timeout_ns);
+        })) {
       sampler_abandoned_.store(true, std::memory_order_relaxed);
       sampler_thread_.detach();
     } else {
@@ -403,8 +407,17 @@ Status Session::stop(bool at_exit) {
       drain(true);
     }
     writer_cv_.notify_all();
-    writer_thread_.detach();  // it sees writer_stop_ when it runs again, if it does
-    writer_detached_ = true;
+    // It has nothing left to do but see writer_stop_; given up only if it gets no CPU for it.
+    if (wait_at_exit(writer_thread_, [this](uint64_t timeout_ns) {
+          std::unique_lock lock(writer_mutex_);
+          return writer_cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns),
+                                     [this] { return writer_finished_; });
+        })) {
+      writer_thread_.join();
+    } else {
+      writer_thread_.detach();
+      writer_detached_ = true;
+    }
   } else if (writer_thread_.joinable()) {
     {
       std::lock_guard lock(writer_mutex_);
@@ -429,29 +442,29 @@ Status Session::stop(bool at_exit) {
   return write_status_;
 }
 
-bool Session::wait_for_sampler_at_exit() {
-  // exit() waits while the sampler works, not while it waits for a CPU: where the program's
+bool Session::wait_at_exit(const ProfilerThread& thread,
+                           const std::function<bool(uint64_t timeout_ns)>& finished) {
+  // exit() waits while the thread works, not while it waits for a CPU: where the program's
   // threads keep every CPU busy (200 spinning threads on 2 CPUs), a sampler that used more than
   // its share at 100 us runs again only after hundreds of milliseconds, and exit() took 60-460 ms
-  // instead of 2.5. Once kExitStarvedNs have passed with the sampler on a CPU less than a
-  // kExitStarvedShare of the time, its last collection is given up (counted in the stats): at
-  // most what the rings and timers took since its last tick. A sampler merely slow (sanitizers,
-  // an emulator, a loaded machine) gets far more than that share, and is waited for.
+  // instead of 2.5. Once kExitStarvedNs have passed with the thread on a CPU less than a
+  // kExitStarvedShare of the time, it is given up. A thread merely slow (sanitizers, an
+  // emulator, a loaded machine) gets far more than that share, and is waited for.
   constexpr uint64_t kExitStarvedNs = 20000000;
   constexpr uint64_t kExitStarvedShare = 4;  // a quarter
   // Few wake-ups: each one of this thread's is a wait for a CPU too.
   constexpr uint64_t kPollNs = 5000000;
-  const std::optional<uint64_t> cpu_at_request = sampler_thread_.cpu_ns();
+  const std::optional<uint64_t> cpu_at_request = thread.cpu_ns();
   const uint64_t requested_at = monotonic_ns();
-  if (sampler_->wait_finished(kExitStarvedNs)) return true;
+  if (finished(kExitStarvedNs)) return true;
   for (;;) {
-    const std::optional<uint64_t> cpu = sampler_thread_.cpu_ns();
-    if (!cpu || !cpu_at_request) return sampler_->wait_finished(UINT64_MAX / 2);  // no clock
+    const std::optional<uint64_t> cpu = thread.cpu_ns();
+    if (!cpu || !cpu_at_request) return finished(UINT64_MAX / 2);  // no clock: as long as it takes
     const uint64_t waited = monotonic_ns() - requested_at;
     if (waited >= kExitStarvedNs && (*cpu - *cpu_at_request) * kExitStarvedShare < waited) {
       return false;
     }
-    if (sampler_->wait_finished(kPollNs)) return true;
+    if (finished(kPollNs)) return true;
   }
 }
 
@@ -502,8 +515,14 @@ void Session::writer_loop() {
       drain(false);
     }
   }
+  if (final_drain_done_) {
+    // stop() drained the last records itself, at exit, and closes the dump.
+    writer_finished_ = true;
+    writer_cv_.notify_all();
+    return;
+  }
   lock.unlock();
-  if (!final_drain_done_) drain(true);
+  drain(true);
   // Closed here, in the table that holds it (a private one: see Session::start).
   if (dump_) {
     Status closed = dump_->close();

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -38,7 +39,7 @@ class Session {
 
   // Stops sampling, drains everything into the dump (ring mode: captures the ring to the output
   // path) and closes it; reports the first I/O error. At exit, the wait for the sampler's last
-  // collection is bounded (wait_for_sampler_at_exit()): when it is given up, the session must be
+  // collection is bounded (wait_at_exit()): when it is given up, the session must be
   // leaked (abandoned()), its sampler thread running on until the process ends.
   Status stop(bool at_exit = false);
   bool abandoned() const { return sampler_abandoned_.load(std::memory_order_relaxed); }
@@ -72,9 +73,10 @@ class Session {
   void writer_loop();
   // Stores the writer thread's CPU time for the stats (also from stop(), on the program's thread).
   void note_writer_cpu();
-  // Whether the sampler finished its last collection; false when it had no CPU for
-  // kExitStarvedNs (see stop()).
-  bool wait_for_sampler_at_exit();
+  // At exit: whether `thread` ended (`finished` waits for that, up to a timeout), waiting only
+  // while it gets a CPU (see stop()).
+  bool wait_at_exit(const ProfilerThread& thread,
+                    const std::function<bool(uint64_t timeout_ns)>& finished);
   // Waits (yielding) until every reserved record is published; bounded once the sampler is
   // abandoned, whose reservation may stay open until the process ends.
   void wait_all_published(const std::function<void()>& meanwhile, size_t max_yields = SIZE_MAX);
@@ -140,6 +142,7 @@ class Session {
   std::atomic<bool> sampler_abandoned_{false};
   bool writer_detached_ = false;   // at exit, after its last drain was done by stop()
   bool final_drain_done_ = false;  // by stop(), at exit; under writer_mutex_
+  bool writer_finished_ = false;   // its loop has returned (then); under writer_mutex_
   bool paused_ = false;
   uint64_t markers_dropped_at_start_ = 0;
 };
