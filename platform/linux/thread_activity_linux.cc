@@ -41,7 +41,7 @@ bool ThreadActivityLinux::open(uint64_t starter) {
   close();
   if (seccomp_filtered()) return false;  // a filter may kill the call rather than refuse it
   const long configured = sysconf(_SC_NPROCESSORS_CONF);
-  if (configured <= 0 || configured > kMaxCpus) return false;
+  if (configured <= 0 || configured > kMostCpus) return false;
   perf_event_attr attr;
   std::memset(&attr, 0, sizeof(attr));
   attr.size = sizeof(attr);
