@@ -643,6 +643,9 @@ void Sampler::on_activity(const ThreadLister::Activity& record) {
       activity->ended = true;  // forgotten after this drain, unless it was listed meanwhile
       break;
     case Kind::kNamed:
+      // One of the profiler's, listed before it marked itself (it marks itself, then names
+      // itself): ended like any other, never renamed "inprof-…" (seen under TSan).
+      if (is_profiler_thread(record.tid)) break;
       activity->name = record.name;
       if (it != threads_.end() && !ThreadNames::instance().get(record.tid)) {
         rename(record.tid, it->second, activity->name, monotonic_ns());
