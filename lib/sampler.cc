@@ -17,6 +17,10 @@ namespace {
 constexpr uint64_t kOsNamesRefreshNs = 250000000;  // threads rename themselves after start
 constexpr uint64_t kThreadListingPeriodNs = 4000000;
 constexpr uint64_t kFullListingPeriodNs = 100000000;
+// Where the kernel reports thread starts and ends (watch_activity()), a full listing only finds
+// threads born to unwatched ones as another ended: 1,000 threads' listing every 100 ms was a
+// sixth of what the sampler spent.
+constexpr uint64_t kWatchedFullListingPeriodNs = 1000000000;
 // Without CPU samples a tick lists threads (for their names and ends: an allocating thread is
 // added when its first allocation is drained) and drains the allocation pool, which wakes the
 // sampler itself when half full.
@@ -413,7 +417,8 @@ void Sampler::tick() {
     // listing 1,000 threads every 4 ms cost ~12 % of a CPU); at least every 100 ms, for a thread
     // born as another ended.
     const std::optional<uint64_t> count = thread_lister_->thread_count();
-    if (!count || *count != tids_.size() || now - last_full_listing_ns_ >= kFullListingPeriodNs) {
+    const uint64_t full_period = activity_ ? kWatchedFullListingPeriodNs : kFullListingPeriodNs;
+    if (!count || *count != tids_.size() || now - last_full_listing_ns_ >= full_period) {
       last_full_listing_ns_ = now;
       refresh_threads(now);
     }
@@ -523,7 +528,8 @@ void Sampler::refresh_threads(uint64_t now) {
     // A watched thread is ended a drain after its end record: the records of its last moments
     // (its name, say) may come from another CPU's ring, read later.
     const Activity& activity = it->second.activity;
-    const bool awaiting_end = activity.watched && !(activity.ended && activity.ended_drains > 1);
+    const bool awaiting_end =
+        activity.watched && !activity.resync && !(activity.ended && activity.ended_drains > 1);
     if (it->second.last_seen_tick != tick_count_ && !awaiting_end) {
       it = end_thread(it, now);
     } else {
@@ -554,6 +560,7 @@ void Sampler::add_thread(uint64_t tid, uint64_t now) {
   if (auto pending = activity_pending_.find(tid); pending != activity_pending_.end()) {
     state.activity = pending->second;
     activity_pending_.erase(pending);
+    if (state.activity.ended) ending_.push_back(tid);
   }
   // Its CPU is counted from here, so that its first sample carries what it used before
   // (issue 21: else uncounted). Born during the session (the first listing has every thread
@@ -596,23 +603,31 @@ void Sampler::drain_activity() {
       ++it;
     }
   }
-  for (auto& [tid, state] : threads_) {
-    if (state.activity.ended && state.activity.ended_drains < 2) ++state.activity.ended_drains;
+  // Listed threads with an end record: counted here, ended by the next listing.
+  for (auto tid = ending_.begin(); tid != ending_.end();) {
+    auto it = threads_.find(*tid);
+    if (it == threads_.end() || ++it->second.activity.ended_drains > 1) {
+      tid = ending_.erase(tid);
+    } else {
+      ++tid;
+    }
   }
 }
 
 void Sampler::on_activity(const ThreadLister::Activity& record) {
   using Kind = ThreadLister::Activity::Kind;
   if (record.kind == Kind::kLost) {
-    // Any watched thread may have run, or ended: from now on each is asked by its clock and
-    // ended by the listing, as unwatched ones are (and so are those not listed yet).
-    for (auto& [tid, state] : threads_) {
-      if (!state.activity.watched) continue;
-      state.activity.on_cpu = true;
-      state.activity.switched_on = true;
-      state.activity.watched = false;
-    }
-    activity_pending_.clear();
+    // Any watched thread may have run, may be on a CPU now, or may have ended: each is asked
+    // by its clock until a check finds it did not run (then it is off every CPU, and its
+    // records tell again), and a listing without it ends it (its end record may be lost).
+    // (A burst of 2,000 threads started at once overflowed the rings.)
+    auto resync = [](Activity& activity) {
+      activity.on_cpu = true;
+      activity.switched_on = true;
+      activity.resync = true;
+    };
+    for (auto& [tid, state] : threads_) resync(state.activity);
+    for (auto& [tid, activity] : activity_pending_) resync(activity);
     return;
   }
   if (excluded_.count(record.tid) != 0) return;
@@ -641,6 +656,7 @@ void Sampler::on_activity(const ThreadLister::Activity& record) {
       break;
     case Kind::kEnded:
       activity->ended = true;  // forgotten after this drain, unless it was listed meanwhile
+      if (it != threads_.end()) ending_.push_back(record.tid);
       break;
     case Kind::kNamed:
       // One of the profiler's, listed before it marked itself (it marks itself, then names
@@ -655,6 +671,7 @@ void Sampler::on_activity(const ThreadLister::Activity& record) {
       activity->switched_on = true;
       [[fallthrough]];
     case Kind::kOff:
+      activity->watched = true;  // only watched threads' switches are recorded
       // Records of one thread come from the rings of the CPUs it ran on, read one ring after
       // another: the newest says where it is.
       if (record.time_ns >= activity->at_ns) {
@@ -728,7 +745,7 @@ void Sampler::select(uint64_t tid, ThreadState& state, uint64_t now) {
 }
 
 void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
-  if (state.activity.watched) {
+  if (state.activity.watched && !state.activity.resync) {
     const bool ran = state.activity.on_cpu || state.activity.switched_on;
     state.activity.switched_on = false;
     if (!ran && state.has_stack && state.last_cpu_ns) {
@@ -748,6 +765,13 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   std::optional<uint64_t> cpu_delta;
   if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
   state.ran_since_tick = !(state.has_stack && cpu_delta == 0u);
+  if (state.activity.resync && cpu_delta == 0u) {
+    // Records were lost; it has not run since its last check, so it is off every CPU, and
+    // from now on its records say when it is switched on again.
+    state.activity.resync = false;
+    state.activity.on_cpu = false;
+    state.activity.switched_on = false;
+  }
   if (!state.ran_since_tick) {
     // It has not run since its last sample, so its stack cannot have changed: no need to stop it.
     // The repeat stands for the whole time since the last sample (the wall-clock view weighs a

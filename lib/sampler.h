@@ -152,6 +152,7 @@ class Sampler {
     uint64_t at_ns = 0;        // time of the record on_cpu comes from
     std::string name;          // the name it gave itself, if a record said so
     bool ended = false;        // not listed yet, and already ended
+    bool resync = false;       // records were lost since its last check (asked by its clock)
     uint8_t ended_drains = 0;  // drains since then
   };
   struct ThreadState {
@@ -279,7 +280,8 @@ class Sampler {
   // Records of threads not listed yet (bounded: cleared when it grows past kMostPendingActivity,
   // those threads then asked as unwatched ones are).
   std::unordered_map<uint64_t, Activity> activity_pending_;
-  std::vector<uint64_t> tids_;  // scratch for the listing
+  std::vector<uint64_t> ending_;  // listed threads whose end record came (drain_activity())
+  std::vector<uint64_t> tids_;    // scratch for the listing
 
   struct KnownModule {
     uint64_t id;
