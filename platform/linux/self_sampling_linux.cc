@@ -48,7 +48,8 @@ struct Mailbox {
   std::atomic<uint64_t> missed{0};
   std::atomic<uint32_t> disarm_requested{0};  // by the sampler: the handler disarms the timer
   std::atomic<uint32_t> disarmed{0};          // by the handler
-  // By the handler: the thread had too little stack left for it; its timer is disarmed.
+  // By the handler: the thread had too little stack left for it (a StackVerdict); its timer is
+  // disarmed.
   std::atomic<uint32_t> short_of_stack{0};
   timer_t timer{};
   SelfSampleQueue queue;
@@ -120,7 +121,7 @@ std::atomic<uint64_t> g_signal_frame_bytes{2048};
 // SUSPENDED: whether the handler has kHandlerStackBytes below its frame, on the alternate stack it
 // runs on (the kernel records it in the context) or on the thread's own stack (its mapping as last
 // published). A small alternate stack, or a thread deep in its stack, must not be overrun by us.
-bool enough_stack(const ucontext_t* context, const Mailbox& box) {
+StackVerdict judge_stack(const ucontext_t* context, const Mailbox& box) {
   // The kernel records the thread's alternate stack as set (its flags as given, not whether the
   // thread was on it): a thread without one has a size of 0.
   const auto alt_begin = reinterpret_cast<uint64_t>(context->uc_stack.ss_sp);
@@ -129,26 +130,32 @@ bool enough_stack(const ucontext_t* context, const Mailbox& box) {
     // Interrupted on it (in a handler of its own): our frame went below the program's there. It
     // fitted this time; the thread is not given the chance again.
     const uint64_t interrupted = context_sp(context);
-    if (interrupted > alt_begin && interrupted <= alt_end) return false;
-    // Too small for the program's own handler's frame and ours below it: one of our signals
-    // landing while that handler runs (its mask does not hold our signal) would overrun it. The
-    // thread is not timer-sampled (counted), whatever this sample's luck.
-    if (context->uc_stack.ss_size <
-        2 * g_signal_frame_bytes.load(std::memory_order_relaxed) + kHandlerStackBytes) {
-      return false;
+    if (interrupted > alt_begin && interrupted <= alt_end) return StackVerdict::kAltStackTooSmall;
+    // Too small for the program's own handler (its frame and what it uses) and our frame below
+    // it: the kernel kills the thread with SIGSEGV when one of our signals lands while that
+    // handler runs and our frame does not fit (its mask does not hold our signal). The thread is
+    // not timer-sampled again (counted; a kernel ring may take it), whatever this sample's luck.
+    if (context->uc_stack.ss_size < kProgramHandlerStackBytes +
+                                        2 * g_signal_frame_bytes.load(std::memory_order_relaxed) +
+                                        kHandlerStackBytes) {
+      return StackVerdict::kAltStackTooSmall;
     }
   }
   const auto here = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
   if (!(context->uc_stack.ss_flags & SS_DISABLE) && here > alt_begin && here <= alt_end) {
-    return here - alt_begin >= kHandlerStackBytes;
+    return here - alt_begin >= kHandlerStackBytes ? StackVerdict::kEnough
+                                                  : StackVerdict::kAltStackTooSmall;
   }
   StackRegion region;
+  const auto verdict = [](bool enough) {
+    return enough ? StackVerdict::kEnough : StackVerdict::kOwnStackShort;
+  };
   // The main thread's stack grows on demand below its mapping: nothing to judge by.
   // Not known yet (the timer's first signals): the mappings the sampler read before arming it.
-  if (!box.read_stack(here, &region)) return !in_small_mapping(here);
-  if (region.main_stack) return true;
-  return here - region.begin >= kHandlerStackBytes &&
-         region.end - region.begin >= kSmallestTimerStack;
+  if (!box.read_stack(here, &region)) return verdict(!in_small_mapping(here));
+  if (region.main_stack) return StackVerdict::kEnough;
+  return verdict(here - region.begin >= kHandlerStackBytes &&
+                 region.end - region.begin >= kSmallestTimerStack);
 }
 
 uint64_t encode_value(size_t index, uint32_t generation) {
@@ -194,12 +201,13 @@ void on_self_sample_signal(const siginfo_t* info, const ucontext_t* context, int
         const itimerspec zero = {};
         timer_settime(box->timer, 0, &zero, nullptr);
         box->disarmed.store(1, std::memory_order_release);
-      } else if (!enough_stack(context, *box)) {
+      } else if (const StackVerdict verdict = judge_stack(context, *box);
+                 verdict != StackVerdict::kEnough) {
         // Given up (the sampler sees it in still_allowed() and counts it): no copy here, and no
-        // more signals to this thread for a while.
+        // more signals to this thread for a while (for good after an alternate stack's verdict).
         const itimerspec zero = {};
         timer_settime(box->timer, 0, &zero, nullptr);
-        box->short_of_stack.store(1, std::memory_order_release);
+        box->short_of_stack.store(static_cast<uint32_t>(verdict), std::memory_order_release);
         box->missed.fetch_add(1, std::memory_order_relaxed);
       } else {
         fill(*box, info, context, pid);
@@ -418,6 +426,13 @@ bool LinuxSelfSampling::still_allowed(int handle) {
   // long as it waits for a CPU. The program's own block leaves our timer's signal pending: the
   // thread ran two intervals of its CPU since its last answer.
   return !state->blocks_signal || !state->signal_pending;
+}
+
+bool LinuxSelfSampling::refused_for_alt_stack(int handle) const {
+  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return false;
+  const Mailbox& box = *g_mailboxes[handle].load(std::memory_order_relaxed);
+  return box.short_of_stack.load(std::memory_order_acquire) ==
+         static_cast<uint32_t>(StackVerdict::kAltStackTooSmall);
 }
 
 bool LinuxSelfSampling::set_stack(int handle, uint64_t sp) {

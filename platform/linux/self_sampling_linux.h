@@ -48,6 +48,14 @@ inline constexpr size_t kShallowCopyBytes = 64 << 10;
 // lazily: libinprof.so is linked -z now). A thread with less left, on its alternate stack or its
 // own, is given up.
 inline constexpr uint64_t kHandlerStackBytes = 1024;
+// What a program's own handler is assumed to use of its alternate stack besides the kernel's frame.
+// A thread running that handler takes our signal there too, below it: the kernel checks that our
+// frame fits and kills the thread with SIGSEGV when it does not ("overflowed sigaltstack"). An
+// alternate stack smaller than this, two frames and our handler is never given a timer again.
+inline constexpr uint64_t kProgramHandlerStackBytes = 4096;
+
+// What the timer's handler found of the stack it runs on (Mailbox::short_of_stack).
+enum class StackVerdict : uint32_t { kEnough = 0, kOwnStackShort = 1, kAltStackTooSmall = 2 };
 // A thread whose stack is smaller than this is not timer-sampled. A timer's signal lands wherever
 // the thread is at that moment; the kernel's frame (3.3 KiB with AVX-512) and our handler go
 // below it, and a thread with a stack this small may well be running within that of its end
@@ -89,6 +97,9 @@ class LinuxSelfSampling final : public SelfSampling {
   void abandon(int handle) override;
   bool set_stack(int handle, uint64_t sp) override;
   bool still_allowed(int handle) override;
+  // Given up because of the thread's alternate stack: only a kernel ring may sample it from now on
+  // (a timer's next signal could land while the program's handler runs there).
+  bool refused_for_alt_stack(int handle) const;
   bool usable() override;
   bool full() const override;
   void set_labels(int handle, const LabelStack* labels) override;

@@ -39,7 +39,7 @@ int SelfSamplingRouter::start(uint64_t tid, uint64_t sp, const LabelStack* label
     r.inner = perf_->start(tid, sp, nullptr);
     if (r.inner >= 0) r.way = Way::kPerf;
   }
-  if (r.way == Way::kNone) {
+  if (r.way == Way::kNone && !timer_refused(tid)) {
     r.inner = timers_->start(tid, sp, labels);
     if (r.inner >= 0) r.way = Way::kTimer;
   }
@@ -58,9 +58,25 @@ void SelfSamplingRouter::stop(int handle) {
   r = Route{};
 }
 
+void SelfSamplingRouter::note_timer_refusal(const Route& r) {
+  if (r.way != Way::kTimer || !timers_->refused_for_alt_stack(r.inner) || timer_refused(r.tid)) {
+    return;
+  }
+  timer_refused_tids_[next_timer_refused_] = r.tid;
+  next_timer_refused_ = (next_timer_refused_ + 1) % kTimerRefusedTids;
+}
+
+bool SelfSamplingRouter::timer_refused(uint64_t tid) const {
+  for (const uint64_t refused : timer_refused_tids_) {
+    if (refused == tid) return true;
+  }
+  return false;
+}
+
 void SelfSamplingRouter::abandon(int handle) {
   if (handle < 0 || static_cast<size_t>(handle) >= kRoutes) return;
   Route& r = routes_[handle];
+  note_timer_refusal(r);
   if (SelfSampling* w = way(r)) w->abandon(r.inner);
   r = Route{};
 }
@@ -68,6 +84,7 @@ void SelfSamplingRouter::abandon(int handle) {
 bool SelfSamplingRouter::still_allowed(int handle) {
   if (!valid(handle)) return false;  // lost its way (see set_labels): the sampler lets it go
   const Route& r = routes_[handle];
+  note_timer_refusal(r);
   return way(r)->still_allowed(r.inner);
 }
 
@@ -120,6 +137,11 @@ void SelfSamplingRouter::set_labels(int handle, const LabelStack* labels) {
 }
 
 void SelfSamplingRouter::move_to_timer(Route& r) {
+  // A thread whose alternate stack refused a timer keeps its ring, labels or depth notwithstanding.
+  if (timer_refused(r.tid)) {
+    r.pending_labels = nullptr;
+    return;
+  }
   Counts done = perf_->counts(r.inner);
   done.answered += r.before.answered;
   done.missed += r.before.missed;

@@ -69,14 +69,21 @@ class SelfSamplingRouter final : public SelfSampling {
     const LabelStack* pending_labels = nullptr;
   };
   static constexpr size_t kRoutes = kMaxSelfSampledThreads + kMaxPerfThreads;
+  // Threads whose timer was given up for their alternate stack, remembered (the most recent ones)
+  // so that they never get another: a ring may still take them.
+  static constexpr size_t kTimerRefusedTids = 256;
   bool valid(int handle) const;
   SelfSampling* way(const Route& r) const;
   void move_to_timer(Route& r);
+  void note_timer_refusal(const Route& r);
+  bool timer_refused(uint64_t tid) const;
 
   std::unique_ptr<LinuxSelfSampling> timers_;
   std::unique_ptr<PerfSelfSampling> perf_;
   bool timers_usable_ = true;
   Route routes_[kRoutes];
+  uint64_t timer_refused_tids_[kTimerRefusedTids] = {};
+  size_t next_timer_refused_ = 0;
 };
 
 }  // namespace inprof::internal
