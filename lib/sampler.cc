@@ -290,7 +290,11 @@ uint64_t Sampler::next_tick_in_ns() const {
   // most kSettledMaxIntervals intervals, so a thread that wakes deeper loses as few samples to a
   // ring too small as a settled one does.
   bool idle_unsettled = false;
-  for (const auto& [tid, state] : threads_) {
+  // Parked threads have neither a timer nor a ring, and did not run at their last check.
+  for (const uint64_t tid : awake_) {
+    const auto it = threads_.find(tid);
+    if (it == threads_.end()) continue;
+    const ThreadState& state = it->second;
     if (!state.selected) continue;
     if (state.self_handle >= 0 && !self_sampling_->holds_collect_period(state.self_handle)) {
       if (state.ran_since_tick) return period;
@@ -435,27 +439,78 @@ void Sampler::tick() {
     stop_all_self_sampling(/*collect_first=*/true);
     self_sampling_ = nullptr;
   }
-  const bool crashed = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
   burst_arms_at_tick_ = 0;
-  for (auto& [tid, state] : threads_) {
+  visit_threads(now);
+  ++tick_count_;
+}
+
+void Sampler::visit_threads(uint64_t now) {
+  parked_.take_due(now, [this](uint64_t tid, uint64_t due_ns) {
+    auto it = threads_.find(tid);
+    if (it != threads_.end() && it->second.parked && it->second.parked_until == due_ns) {
+      wake_thread(tid, it->second);
+    }
+  });
+  const bool crashed = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
+  visiting_.swap(awake_);
+  awake_.clear();
+  for (const uint64_t tid : visiting_) {
+    auto it = threads_.find(tid);
+    if (it == threads_.end()) continue;  // ended since
+    ThreadState& state = it->second;
+    if (!state.awake || state.visited_tick == tick_count_) continue;  // parked, or seen
+    state.visited_tick = tick_count_;
     // Where the program's threads leave the sampler little CPU (200 busy threads at exit), one
     // tick's walks took hundreds of milliseconds that a stop waited for.
-    if (stopping_.load(std::memory_order_relaxed)) break;
-    // The crashed thread is in its crash handler now: its crash sample is its last.
-    if (!state.selected || (crashed && tid == crash_tid_)) {
-      stop_self_sampling(state);
-      continue;
+    if (!stopping_.load(std::memory_order_relaxed)) visit_thread(tid, state, now, crashed);
+    if (parkable(state, now)) {
+      state.awake = false;
+      state.parked = true;
+      state.parked_until = state.selected ? state.next_check_ns : ParkedThreads::kUntilWoken;
+      ++parked_count_;
+      parked_.park(tid, state.parked_until);
+    } else {
+      awake_.push_back(tid);
     }
-    if (state.self_handle >= 0) {
-      collect_self_samples(tid, state, now);
-      continue;
-    }
-    if (state.retry_at_tick > tick_count_) continue;
-    // Backing off while asleep, unless the kernel said it was switched on since.
-    if (state.next_check_ns > now && !state.activity.switched_on) continue;
-    sample_thread(tid, state, now);
   }
-  ++tick_count_;
+  parked_.compact_if_stale(parked_count_, [this](uint64_t tid, uint64_t due_ns) {
+    auto it = threads_.find(tid);
+    return it != threads_.end() && it->second.parked && it->second.parked_until == due_ns;
+  });
+}
+
+void Sampler::visit_thread(uint64_t tid, ThreadState& state, uint64_t now, bool crashed) {
+  // The crashed thread is in its crash handler now: its crash sample is its last.
+  if (!state.selected || (crashed && tid == crash_tid_)) {
+    stop_self_sampling(state);
+    return;
+  }
+  if (state.self_handle >= 0) {
+    collect_self_samples(tid, state, now);
+    return;
+  }
+  if (state.retry_at_tick > tick_count_) return;
+  // Backing off while asleep, unless the kernel said it was switched on since.
+  if (state.next_check_ns > now && !state.activity.switched_on) return;
+  sample_thread(tid, state, now);
+}
+
+bool Sampler::parkable(const ThreadState& state, uint64_t now) const {
+  if (state.self_handle >= 0 || state.activity.switched_on || stopping_.load()) return false;
+  if (!state.selected) return true;  // until it is
+  return !state.ran_since_tick && state.next_check_ns > now && state.retry_at_tick <= tick_count_;
+}
+
+void Sampler::wake_thread(uint64_t tid, ThreadState& state) {
+  if (!config_.cpu_samples) return;  // ticks visit no thread
+  if (state.parked) {
+    state.parked = false;
+    --parked_count_;
+  }
+  if (!state.awake) {
+    state.awake = true;
+    awake_.push_back(tid);
+  }
 }
 
 void Sampler::refresh_modules(uint64_t now) {
@@ -548,6 +603,7 @@ std::map<uint64_t, Sampler::ThreadState>::iterator Sampler::end_thread(
   }
   thread_lister_->forget(it->first);
   ThreadNames::instance().forget(it->first);  // the id may be reused by a new thread
+  if (it->second.parked) --parked_count_;
   return threads_.erase(it);
 }
 
@@ -578,6 +634,7 @@ void Sampler::add_thread(uint64_t tid, uint64_t now) {
     threads_.erase(it);
     return;
   }
+  wake_thread(tid, state);
   select(tid, state, now);
 }
 
@@ -626,7 +683,10 @@ void Sampler::on_activity(const ThreadLister::Activity& record) {
       activity.switched_on = true;
       activity.resync = true;
     };
-    for (auto& [tid, state] : threads_) resync(state.activity);
+    for (auto& [tid, state] : threads_) {
+      resync(state.activity);
+      wake_thread(tid, state);
+    }
     for (auto& [tid, activity] : activity_pending_) resync(activity);
     return;
   }
@@ -669,6 +729,7 @@ void Sampler::on_activity(const ThreadLister::Activity& record) {
       break;
     case Kind::kOn:
       activity->switched_on = true;
+      if (it != threads_.end()) wake_thread(record.tid, it->second);
       [[fallthrough]];
     case Kind::kOff:
       activity->watched = true;  // only watched threads' switches are recorded
@@ -722,6 +783,7 @@ void Sampler::rename(uint64_t tid, ThreadState& state, const std::string& name, 
 }
 
 void Sampler::select(uint64_t tid, ThreadState& state, uint64_t now) {
+  const bool was_selected = state.selected;
   state.selected = config_.thread_filters.empty();
   for (const std::string& filter : config_.thread_filters) {
     if (state.name.find(filter) != std::string::npos) state.selected = true;
@@ -736,6 +798,7 @@ void Sampler::select(uint64_t tid, ThreadState& state, uint64_t now) {
     case ThreadNames::Choice::kFilters:
       break;
   }
+  if (state.selected && !was_selected && state.parked) wake_thread(tid, state);
   if (state.selected && !state.announced) {
     state.announced = true;
     metadata_.push(

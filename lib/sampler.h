@@ -32,6 +32,7 @@
 #include "large_alloc.h"
 #include "metadata_queue.h"
 #include "module_lister.h"
+#include "parked_threads.h"
 #include "ring_buffer.h"
 #include "stack_copier.h"
 #include "thread_lister.h"
@@ -198,6 +199,11 @@ class Sampler {
     // How busy it is: time running or waiting for a CPU ("runnable"), since a probe.
     uint64_t probe_ns = 0;
     std::optional<uint64_t> probe_runnable_ns;
+    // Visited at every tick (listed in awake_), or parked until a time (see ParkedThreads).
+    bool awake = false;
+    bool parked = false;
+    uint64_t parked_until = 0;
+    uint64_t visited_tick = ~uint64_t(0);
   };
 
   void drain_activity();
@@ -215,6 +221,14 @@ class Sampler {
   // Re-applies the filters after a (re)naming; announces a newly selected thread.
   void select(uint64_t tid, ThreadState& state, uint64_t now);
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
+  // One tick's visits: the awake threads and the parked ones due now.
+  void visit_threads(uint64_t now);
+  // What a tick does for one thread.
+  void visit_thread(uint64_t tid, ThreadState& state, uint64_t now, bool crashed);
+  // Whether a tick may pass the thread by until its next check (parked_until()).
+  bool parkable(const ThreadState& state, uint64_t now) const;
+  // Visited from the next tick on (a record said it ran, it was selected, it is new).
+  void wake_thread(uint64_t tid, ThreadState& state);
   // Unwinds `snapshot` and writes it as the thread's sample at `time_ns`.
   UnwindOutput write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
                             std::optional<uint64_t> cpu_delta, uint64_t time_ns,
@@ -276,6 +290,11 @@ class Sampler {
 
   std::unordered_set<uint64_t> excluded_;
   std::map<uint64_t, ThreadState> threads_;
+  // The threads each tick visits (stale and repeated ids are skipped), and those it passes by.
+  std::vector<uint64_t> awake_;
+  std::vector<uint64_t> visiting_;  // scratch: awake_ as the tick began
+  ParkedThreads parked_;
+  size_t parked_count_ = 0;
   bool activity_ = false;  // watch_activity() succeeded
   // Records of threads not listed yet (bounded: cleared when it grows past kMostPendingActivity,
   // those threads then asked as unwatched ones are).
