@@ -1,0 +1,57 @@
+// Tuning of the sampler, shared by its parts (sampler*.cc): periods, back-offs and bounds.
+#ifndef INPROF_LIB_SAMPLER_CONSTANTS_H_
+#define INPROF_LIB_SAMPLER_CONSTANTS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace inprof::internal {
+
+inline constexpr uint64_t kOsNamesRefreshNs = 250000000;  // threads rename themselves after start
+inline constexpr uint64_t kThreadListingPeriodNs = 4000000;
+inline constexpr uint64_t kFullListingPeriodNs = 100000000;
+// Where the kernel reports thread starts and ends (watch_activity()), a full listing only finds
+// threads born to unwatched ones as another ended: at 2,000 threads, listing every 100 ms was a
+// sixth of what the sampler spent.
+inline constexpr uint64_t kWatchedFullListingPeriodNs = 1000000000;
+// Without CPU samples a tick lists threads (for their names and ends: an allocating thread is
+// added when its first allocation is drained) and drains the allocation pool, which wakes the
+// sampler itself when half full.
+inline constexpr uint64_t kNoCpuTickNs = 50000000;
+inline constexpr int kLeafCandidateSlots = 8;
+inline constexpr uint32_t kMaxBackoffTicks = 1024;
+// With self-sampling the tick serves threads that mostly sleep (and collects the busy ones'
+// queues): 1 kHz is enough for them, and spares a small machine ten times as many wake-ups at
+// 10 kHz.
+inline constexpr uint64_t kSelfSamplingMinPeriodNs = 1000000;
+// A self-sampled thread's business is judged over at least this long (and 4 ticks): the OS's
+// count of time waiting for a CPU moves in scheduler ticks (4 ms at 250 Hz).
+inline constexpr uint64_t kSelfSamplingWindowNs = 20000000;
+// A thread that ran within this keeps its timer or ring while it sleeps (it costs nothing then),
+// unless another running thread waits for one: its next burst is sampled from its first
+// interval, not from the tick that sees it again (a thread running 2 ms every 50 ms kept a
+// quarter of its CPU in the profile; the rest went to its sleeping stack).
+inline constexpr uint64_t kKeepWhileRanWithinNs = 1000000000;
+inline constexpr uint64_t kScarceForTicks = 64;
+// Timers or rings given at one tick to threads found asleep after a burst: each costs the sampler
+// system calls (a ring: an event opened and mapped), and a pool of threads that all wake at once
+// must not make one tick long.
+inline constexpr uint32_t kBurstArmsPerTick = 2;
+inline constexpr uint32_t kMostIdleBackoffShift = 4;
+// A watched thread (watch_activity()) is checked at the tick after it is switched on, however
+// long its back-off: its repeats only keep the wall-clock view, each weighed by the time since
+// the previous one, and 128 intervals apart they cost 1,000 sleeping threads 8 times fewer
+// records (and the profile as many fewer samples).
+inline constexpr uint32_t kMostWatchedIdleBackoffShift = 7;
+// Threads the kernel reported before a listing showed them: more than this many waiting (a burst
+// of short-lived threads) and they are forgotten, asked by their clocks like unwatched ones.
+inline constexpr size_t kMostPendingActivity = 4096;
+// Repeats written for timer expirations a self-sampled thread missed while it waited for a CPU
+// (or was stopped): at most this many per sample.
+inline constexpr uint64_t kMaxMergedExpirations = 1000;
+// A thread gets a timer only once it is this old (as seen by the sampler).
+inline constexpr uint64_t kNewThreadGraceNs = 2000000;
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_SAMPLER_CONSTANTS_H_
