@@ -80,6 +80,7 @@ void Sampler::run() {
       if (activity_) drain_activity();  // threads started (and named) since the last tick
       drain_allocations();
       stop_all_self_sampling(/*collect_first=*/true);  // what the threads queued is kept
+      write_final_repeats(monotonic_ns());
       // The counters' values at the end, so that each series ends where the program left it,
       // however late the last tick was (under qemu, ticks come 100 ms apart or more).
       if (!paused_.load(std::memory_order_relaxed)) sample_counters(monotonic_ns());

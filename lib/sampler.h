@@ -250,6 +250,10 @@ class Sampler {
   // its last stack carrying it, else no sample would (a timer's last expirations before the
   // thread exits; symbolicate counts what exceeds its cap as not represented).
   void write_tail(uint64_t tid, ThreadState& state);
+  // At the session's end, a repeat for every thread known asleep since its last check: a sleep
+  // long since its last repeat (watched threads back off to 1,024 intervals) is in the profile
+  // to the end.
+  void write_final_repeats(uint64_t now);
   // Writes a self-sampled thread's queued snapshots; returns it to per-tick copies when it
   // sleeps, or when it does not answer.
   void collect_self_samples(uint64_t tid, ThreadState& state, uint64_t now);
@@ -296,6 +300,8 @@ class Sampler {
   ParkedThreads parked_;
   size_t parked_count_ = 0;
   bool activity_ = false;  // watch_activity() succeeded
+  // Every program thread descends from the starter (see watch_activity()).
+  bool every_thread_watched_ = false;
   // Records of threads not listed yet (bounded: cleared when it grows past kMostPendingActivity,
   // those threads then asked as unwatched ones are).
   std::unordered_map<uint64_t, Activity> activity_pending_;

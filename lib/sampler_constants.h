@@ -40,9 +40,10 @@ inline constexpr uint32_t kBurstArmsPerTick = 2;
 inline constexpr uint32_t kMostIdleBackoffShift = 4;
 // A watched thread (watch_activity()) is checked at the tick after it is switched on, however
 // long its back-off: its repeats only keep the wall-clock view, each weighed by the time since
-// the previous one, and 128 intervals apart they cost 1,000 sleeping threads 8 times fewer
-// records (and the profile as many fewer samples).
-inline constexpr uint32_t kMostWatchedIdleBackoffShift = 7;
+// the previous one (a long sleep is one sample with its duration), and 1,024 intervals apart
+// they cost 1,000 sleeping threads one record per tick. Each gets a last one when the session
+// stops (write_final_repeats()).
+inline constexpr uint32_t kMostWatchedIdleBackoffShift = 10;
 // Threads the kernel reported before a listing showed them: more than this many waiting (a burst
 // of short-lived threads) and they are forgotten, asked by their clocks like unwatched ones.
 inline constexpr size_t kMostPendingActivity = 4096;

@@ -192,6 +192,18 @@ void Sampler::observe_cpu(ThreadState& state, std::optional<uint64_t> cpu, uint6
   state.observed_ns = now;
 }
 
+void Sampler::write_final_repeats(uint64_t now) {
+  if (!config_.cpu_samples || paused_.load(std::memory_order_relaxed)) return;
+  for (auto& [tid, state] : threads_) {
+    const Activity& a = state.activity;
+    // Known asleep since its last check (the kernel's records): the time since is idle, exactly.
+    if (state.selected && state.has_stack && state.self_handle < 0 && a.watched && !a.resync &&
+        !a.on_cpu && !a.switched_on && state.last_record_ns < now) {
+      write_repeat(tid, state, now, uint64_t{0});
+    }
+  }
+}
+
 void Sampler::write_tail(uint64_t tid, ThreadState& state) {
   if (!state.has_stack || !state.observed_cpu_ns || !state.last_cpu_ns ||
       *state.observed_cpu_ns <= *state.last_cpu_ns) {

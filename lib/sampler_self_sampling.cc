@@ -36,9 +36,10 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   std::optional<uint64_t> cpu_delta;
   if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
   state.ran_since_tick = !(state.has_stack && cpu_delta == 0u);
-  if (state.activity.resync && cpu_delta == 0u) {
-    // Records were lost; it has not run since its last check, so it is off every CPU, and
-    // from now on its records say when it is switched on again.
+  if (state.activity.watched && cpu_delta == 0u) {
+    // It has not run since its last check, so it is off every CPU, and from now on its records
+    // say when it is switched on again (records were lost, or none came yet: a thread listed
+    // before its records were read is on a CPU until one says not).
     state.activity.resync = false;
     state.activity.on_cpu = false;
     state.activity.switched_on = false;
@@ -304,9 +305,12 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
     // Compared with the last tick, not the last snapshot: the CPU it ran since that snapshot is
     // still counting on its timer, but its stack changed only if it ran since the last tick
     // (else a sleeping thread with a timer was copied again at every tick).
+    // On a CPU as the kernel's records say: a copy would only find it running.
+    const bool on_cpu_now =
+        state.activity.watched && !state.activity.resync && state.activity.on_cpu;
     if (state.has_stack && !state.ran_since_tick) {
       write_repeat(tid, state, now, uint64_t{0});
-    } else if (state.ran_since_tick) {
+    } else if (state.ran_since_tick && !on_cpu_now) {
       snapshot_.label_source = find_label_stack(tid);
       snapshot_.label_owner = tid;
       snapshot_.label_count = 0;

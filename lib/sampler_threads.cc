@@ -147,6 +147,7 @@ void Sampler::add_thread(uint64_t tid, uint64_t now) {
     activity_pending_.erase(pending);
     if (state.activity.ended) ending_.push_back(tid);
   }
+  if (every_thread_watched_) state.activity.watched = true;
   // Its CPU is counted from here, so that its first sample carries what it used before
   // (issue 21: else uncounted). Born during the session (the first listing has every thread
   // there was), its CPU clock started at 0.
@@ -169,8 +170,17 @@ void Sampler::add_thread(uint64_t tid, uint64_t now) {
 
 bool Sampler::watch_activity(uint64_t starter) {
   activity_ = thread_lister_->watch_activity(starter);
-  if (activity_) activity_pending_[starter].watched = true;
-  return activity_;
+  if (!activity_) return false;
+  activity_pending_[starter].watched = true;
+  // The program's only thread is the starter (a preloaded session, started before main): every
+  // thread it will have descends from it and inherits the events, so each is watched even when
+  // the record of its creation is lost (10,000 threads started at once overflow the rings).
+  every_thread_watched_ = thread_lister_->list(tids_);
+  for (const uint64_t tid : tids_) {
+    if (tid != starter && !is_profiler_thread(tid)) every_thread_watched_ = false;
+  }
+  tids_.clear();
+  return true;
 }
 
 void Sampler::drain_activity() {
@@ -214,6 +224,8 @@ void Sampler::on_activity(const ThreadLister::Activity& record) {
     };
     for (auto& [tid, state] : threads_) {
       resync(state.activity);
+      state.next_os_name_ns = 0;  // a rename may be among the records lost
+      state.os_name_reads = 0;
       wake_thread(tid, state);
     }
     for (auto& [tid, activity] : activity_pending_) resync(activity);
@@ -288,7 +300,9 @@ void Sampler::refresh_names(uint64_t now) {
     std::string name;
     if (given) {
       name = *given;
-    } else if (os_names_due && now >= state.next_os_name_ns) {
+    } else if (os_names_due && now >= state.next_os_name_ns &&
+               !(state.activity.watched && !state.activity.resync)) {
+      // (A watched thread's renames come as records.)
       // Threads name themselves soon after they start, seldom later: read again after 0.25,
       // 0.5, 1 ... 4 s (1,000 threads' names read every 0.25 s: ~1 % of a CPU).
       state.os_name_reads = std::min<uint32_t>(state.os_name_reads + 1, 5);
