@@ -1,5 +1,7 @@
 #include "self_sampling_router_linux.h"
 
+#include <algorithm>
+
 namespace inprof::internal {
 
 SelfSamplingRouter::SelfSamplingRouter(std::unique_ptr<LinuxSelfSampling> timers,
@@ -33,6 +35,7 @@ int SelfSamplingRouter::start(uint64_t tid, uint64_t sp, const LabelStack* label
   r = Route{};
   r.tid = tid;
   r.sp = sp;
+  r.labels = labels;
   // The kernel's copies carry label scopes' records, not the labels pushed without one.
   if (perf_ &&
       (labels == nullptr || labels->off_stack_since_ns.load(std::memory_order_relaxed) == 0)) {
@@ -125,6 +128,7 @@ bool SelfSamplingRouter::usable() {
 void SelfSamplingRouter::set_labels(int handle, const LabelStack* labels) {
   if (!valid(handle)) return;
   Route& r = routes_[handle];
+  r.labels = labels;
   if (r.way == Way::kPerf) {
     // The kernel's copies hold the records of label scopes, not labels pushed without one: a
     // timer's handler, which reads the label stack, takes over once one appears.
@@ -152,6 +156,30 @@ void SelfSamplingRouter::move_to_timer(Route& r) {
   r.pending_labels = nullptr;
 }
 
+void SelfSamplingRouter::try_move_to_ring(Route& r) {
+  if (r.ring_try_countdown > 0) {
+    --r.ring_try_countdown;
+    return;
+  }
+  if (perf_->active() >= kMaxPerfThreads ||
+      (r.labels != nullptr && r.labels->off_stack_since_ns.load(std::memory_order_relaxed) != 0)) {
+    return;
+  }
+  const int inner = perf_->start(r.tid, r.sp, nullptr);
+  if (inner < 0) {
+    r.ring_refusals = std::min<uint32_t>(r.ring_refusals + 1, 10);
+    r.ring_try_countdown = 1u << r.ring_refusals;
+    return;
+  }
+  Counts done = timers_->counts(r.inner);
+  done.answered += r.before.answered;
+  done.missed += r.before.missed;
+  timers_->stop(r.inner);  // read out: its queue was empty
+  r.before = done;
+  r.inner = inner;
+  r.way = Way::kPerf;
+}
+
 const StackSnapshot* SelfSamplingRouter::front(int handle) {
   if (!valid(handle)) return nullptr;
   Route& r = routes_[handle];
@@ -160,6 +188,8 @@ const StackSnapshot* SelfSamplingRouter::front(int handle) {
   if (snapshot == nullptr && r.way == Way::kPerf &&
       (r.pending_labels != nullptr || perf_->too_deep(r.inner))) {
     move_to_timer(r);
+  } else if (snapshot == nullptr && r.way == Way::kTimer && perf_) {
+    try_move_to_ring(r);  // rings given back since it got its timer
   }
   return snapshot;
 }

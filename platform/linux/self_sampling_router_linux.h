@@ -67,6 +67,11 @@ class SelfSamplingRouter final : public SelfSampling {
     // Labels without records appeared while the kernel sampled it (the C API's): a timer takes
     // over once its ring is empty.
     const LabelStack* pending_labels = nullptr;
+    const LabelStack* labels = nullptr;  // as last given (a timer's handler reads them)
+    // A timer route asks for a ring when one may be free (a timer sees bursts shorter than the
+    // scheduler tick only by chance), less often after each refusal.
+    uint32_t ring_refusals = 0;
+    uint32_t ring_try_countdown = 0;
   };
   static constexpr size_t kRoutes = kMaxSelfSampledThreads + kMaxPerfThreads;
   // Threads whose timer was given up for their alternate stack, remembered (the most recent ones)
@@ -75,6 +80,7 @@ class SelfSamplingRouter final : public SelfSampling {
   bool valid(int handle) const;
   SelfSampling* way(const Route& r) const;
   void move_to_timer(Route& r);
+  void try_move_to_ring(Route& r);
   void note_timer_refusal(const Route& r);
   bool timer_refused(uint64_t tid) const;
 
