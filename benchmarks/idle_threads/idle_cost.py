@@ -7,6 +7,9 @@ profiler, and perf's own process) over the unprofiled one, as % of one CPU (medi
 profile's size. With busy threads on every CPU the extra CPU is taken from the program instead
 of added: there the profiler's own threads' CPU (the dump's statistics) is printed too.
 
+A second table gives the steady state, without the threads' creation: the sampler thread's CPU
+per second between 2 s and 4 s of a 5 s run (its /proc schedstat), same libraries, interleaved.
+
   cc -O1 -o /tmp/idle_threads benchmarks/idle_threads/idle_threads.c -lpthread
   /usr/bin/python3 benchmarks/idle_threads/idle_cost.py /tmp/idle_threads build/libinprof.so \
       build/tools/symbolicate/symbolicate [runs] [baseline-libinprof.so]
@@ -19,6 +22,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 SECONDS = 3.0
 IDLE = (0, 100, 1000, 2000, 10000)  # beside one busy thread
@@ -36,6 +40,47 @@ def profiler_cpu_ms(symbolicate, dump):
                          text=True).stderr
     m = re.search(r"own threads used ([\d.]+) ms", out)
     return float(m.group(1)) if m else float('nan')
+
+
+def sampler_ms_per_second(args, env):
+    """The inprof-sampler thread's CPU (ms per s) between 2 s and 4 s of the run in `args`."""
+    child = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    readings = []
+    try:
+        for wait in (2.0, 2.0):
+            time.sleep(wait)
+            total = None
+            for task in os.listdir(f'/proc/{child.pid}/task'):
+                try:
+                    with open(f'/proc/{child.pid}/task/{task}/comm') as f:
+                        if f.read().strip() != 'inprof-sampler':
+                            continue
+                    with open(f'/proc/{child.pid}/task/{task}/schedstat') as f:
+                        total = int(f.read().split()[0])
+                except OSError:
+                    continue
+            readings.append(total)
+    finally:
+        child.wait()
+    if None in readings:
+        return float('nan')
+    return (readings[1] - readings[0]) / 2e6
+
+
+def steady_table(program, profiled, before, runs):
+    print('\nsteady state: sampler CPU, ms per second (2 s to 4 s of 5 s), median of runs')
+    print('idle | inprof | baseline' if before else 'idle | inprof')
+    for idle in IDLE:
+        args = [program, str(idle), '5', '1']
+        ours, old = [], []
+        for _ in range(runs):
+            ours.append(sampler_ms_per_second(args, profiled))
+            if before:
+                old.append(sampler_ms_per_second(args, before))
+        row = f'{idle} | {statistics.median(ours):.0f} ({" ".join(f"{e:.0f}" for e in ours)})'
+        if before:
+            row += f' | {statistics.median(old):.0f} ({" ".join(f"{e:.0f}" for e in old)})'
+        print(row, flush=True)
 
 
 def main():
@@ -70,6 +115,8 @@ def main():
               f'({" ".join(f"{e:.1f}" for e in ours)}) ({statistics.median(own_ms):.0f} ms) '
               f'{os.path.getsize(dump) // 1024} | {perf_text}'
               + (f' | baseline +{statistics.median(old):.1f}' if before else ''), flush=True)
+
+    steady_table(program, profiled, before, runs)
 
 
 if __name__ == '__main__':
