@@ -108,7 +108,9 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   // is not in this stack, where it sleeps. It gets a timer or ring now, which costs nothing while
   // it sleeps; this sample carries no CPU, and the burst's goes with the first snapshot of its
   // own (where it runs then). Without one, the burst's CPU stays here, the only stack known.
-  if (cpu_delta && *cpu_delta > 0 && may_arm && !scarce_self_sampling() &&
+  // Not at its first sample: what a thread ran before it is its start (1,000 threads that start
+  // and then wait took every ring for a second, and a thread that runs in bursts got a timer).
+  if (state.has_stack && cpu_delta && *cpu_delta > 0 && may_arm && !scarce_self_sampling() &&
       burst_arms_at_tick_ < kBurstArmsPerTick) {
     ++burst_arms_at_tick_;
     start_self_sampling(tid, state, now);
