@@ -153,6 +153,7 @@ void SelfSamplingRouter::move_to_timer(Route& r) {
   r.before = done;
   r.inner = timers_->start(r.tid, r.sp, r.pending_labels);
   r.way = r.inner >= 0 ? Way::kTimer : Way::kNone;
+  r.left_ring = true;  // never back: its ring would cut its stack or miss its labels again
   r.pending_labels = nullptr;
 }
 
@@ -188,7 +189,7 @@ const StackSnapshot* SelfSamplingRouter::front(int handle) {
   if (snapshot == nullptr && r.way == Way::kPerf &&
       (r.pending_labels != nullptr || perf_->too_deep(r.inner))) {
     move_to_timer(r);
-  } else if (snapshot == nullptr && r.way == Way::kTimer && perf_) {
+  } else if (snapshot == nullptr && r.way == Way::kTimer && perf_ && !r.left_ring) {
     try_move_to_ring(r);  // rings given back since it got its timer
   }
   return snapshot;

@@ -72,6 +72,7 @@ class SelfSamplingRouter final : public SelfSampling {
     // scheduler tick only by chance), less often after each refusal.
     uint32_t ring_refusals = 0;
     uint32_t ring_try_countdown = 0;
+    bool left_ring = false;  // moved to a timer (too deep for the kernel's copy, or labels)
   };
   static constexpr size_t kRoutes = kMaxSelfSampledThreads + kMaxPerfThreads;
   // Threads whose timer was given up for their alternate stack, remembered (the most recent ones)
