@@ -45,12 +45,15 @@ void Sampler::run() {
   uint64_t next = monotonic_ns();
   for (;;) {
     uint64_t interval;
+    const uint64_t tick_start_ns = monotonic_ns();
     {
       std::lock_guard hold(tick_mutex_);
       tick();
       interval = next_tick_in_ns();
     }
-    own_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);
+    const uint64_t cpu_ns = current_thread_cpu_ns();
+    own_cpu_ns_.store(cpu_ns, std::memory_order_relaxed);
+    tick_overhead_.note(tick_start_ns, cpu_ns);
     // Producers never wake the writer (markers come from any thread, samples from here): this
     // tick does, once the ring is a quarter full.
     if (ring_filling_ && ring_.held_bytes() > ring_.capacity() / 4) ring_filling_();
@@ -232,7 +235,8 @@ void Sampler::wake() {
 
 SamplerStats Sampler::stats() const {
   return {samples_written_.load(), samples_dropped_.load(),  threads_timed_out_.load(),
-          ticks_late_.load(),      samples_given_up_.load(), own_cpu_ns_.load()};
+          ticks_late_.load(),      samples_given_up_.load(), own_cpu_ns_.load(),
+          tick_overhead_.figures()};
 }
 
 void Sampler::tick() {

@@ -36,6 +36,7 @@
 #include "ring_buffer.h"
 #include "stack_copier.h"
 #include "thread_lister.h"
+#include "tick_overhead.h"
 #include "unwinder.h"
 
 namespace inprof::internal {
@@ -58,6 +59,7 @@ struct SamplerStats {
   uint64_t ticks_late = 0;
   uint64_t samples_given_up = 0;
   uint64_t cpu_ns = 0;  // the sampler thread's own CPU time so far
+  TickFigures ticks;    // what its ticks cost, one by one
 };
 
 class Sampler {
@@ -361,6 +363,7 @@ class Sampler {
   std::atomic<uint64_t> samples_given_up_{0};
   std::atomic<uint64_t> ticks_late_{0};
   std::atomic<uint64_t> own_cpu_ns_{0};  // this thread's CPU time after its last tick
+  TickOverhead tick_overhead_;
 
   std::mutex tick_mutex_;
   std::mutex stop_mutex_;

@@ -600,14 +600,22 @@ void Session::drain(bool final) {
 
 StatsRecord Session::stats_record() const {
   const SamplerStats s = sampler_->stats();
-  return StatsRecord{s.samples_written,
-                     s.samples_dropped,
-                     s.threads_timed_out,
-                     s.ticks_late,
-                     MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
-                     s.samples_given_up,
-                     s.cpu_ns + writer_cpu_ns_.load(std::memory_order_relaxed),
-                     abandoned() ? 1u : 0u};
+  StatsRecord r{s.samples_written,
+                s.samples_dropped,
+                s.threads_timed_out,
+                s.ticks_late,
+                MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
+                s.samples_given_up,
+                s.cpu_ns + writer_cpu_ns_.load(std::memory_order_relaxed),
+                abandoned() ? 1u : 0u};
+  r.time_ns = monotonic_ns() - start_ns_;
+  r.sampler_ticks = s.ticks.ticks;
+  r.sampler_cpu_ns = s.cpu_ns;
+  r.tick_cpu_min_ns = s.ticks.cpu_min_ns;
+  r.tick_cpu_max_ns = s.ticks.cpu_max_ns;
+  r.tick_interval_min_ns = s.ticks.interval_min_ns;
+  r.tick_interval_max_ns = s.ticks.interval_max_ns;
+  return r;
 }
 
 void Session::end_window(uint64_t now) {

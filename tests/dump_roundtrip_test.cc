@@ -515,16 +515,28 @@ std::vector<uint8_t> encoded(const inprof::internal::StatsRecord& r) {
 // The stats record grows by trailing fields; a reader takes every prefix an older dump wrote.
 TEST(DumpRoundTrip, StatsRecordKeepsEveryFieldAndReadsOlderPrefixes) {
   using inprof::internal::StatsRecord;
-  const std::vector<uint8_t> bytes = encoded(StatsRecord{10, 9, 8, 7, 6, 5, 100, 1});
-  ASSERT_EQ(bytes.size(), 8u);  // one byte per field: each value is under 128
-  for (size_t fields = 4; fields <= 8; ++fields) {
+  StatsRecord full{10, 9, 8, 7, 6, 5, 100, 1};
+  full.time_ns = 101;
+  full.sampler_ticks = 102;
+  full.sampler_cpu_ns = 103;
+  full.tick_cpu_min_ns = 104;
+  full.tick_cpu_max_ns = 105;
+  full.tick_interval_min_ns = 106;
+  full.tick_interval_max_ns = 107;
+  const std::vector<uint8_t> bytes = encoded(full);
+  ASSERT_EQ(bytes.size(), 15u);  // one byte per field: each value is under 128
+  for (size_t fields = 4; fields <= 15; ++fields) {
     inprof::internal::ByteReader prefix(std::span<const uint8_t>(bytes.data(), fields));
     StatsRecord read;
     read.sampler_cut_at_exit = 99;
+    read.tick_interval_max_ns = 99;
     ASSERT_TRUE(inprof::internal::decode(prefix, read)) << fields;
     EXPECT_EQ(read.ticks_late, 7u) << fields;
     EXPECT_EQ(read.samples_given_up, fields >= 6 ? 5u : 0u) << fields;
     EXPECT_EQ(read.profiler_cpu_ns, fields >= 7 ? 100u : 0u) << fields;
-    EXPECT_EQ(read.sampler_cut_at_exit, fields == 8 ? 1u : 0u) << fields;
+    EXPECT_EQ(read.sampler_cut_at_exit, fields >= 8 ? 1u : 0u) << fields;
+    EXPECT_EQ(read.time_ns, fields >= 9 ? 101u : 0u) << fields;
+    EXPECT_EQ(read.sampler_ticks, fields >= 10 ? 102u : 0u) << fields;
+    EXPECT_EQ(read.tick_interval_max_ns, fields == 15 ? 107u : 0u) << fields;
   }
 }

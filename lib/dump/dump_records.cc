@@ -228,6 +228,10 @@ void encode(ByteWriter& w, const StatsRecord& r) {
   w.varint(r.samples_given_up);
   w.varint(r.profiler_cpu_ns);
   w.varint(r.sampler_cut_at_exit);
+  for (uint64_t v : {r.time_ns, r.sampler_ticks, r.sampler_cpu_ns, r.tick_cpu_min_ns,
+                     r.tick_cpu_max_ns, r.tick_interval_min_ns, r.tick_interval_max_ns}) {
+    w.varint(v);
+  }
 }
 
 bool decode(ByteReader& r, StatsRecord& out) {
@@ -235,13 +239,20 @@ bool decode(ByteReader& r, StatsRecord& out) {
       !r.varint(out.threads_timed_out) || !r.varint(out.ticks_late)) {
     return false;
   }
-  out.markers_dropped = 0;
-  out.samples_given_up = 0;
-  out.profiler_cpu_ns = 0;
-  out.sampler_cut_at_exit = 0;
+  uint64_t* const optional_fields[] = {&out.markers_dropped,
+                                       &out.samples_given_up,
+                                       &out.profiler_cpu_ns,
+                                       &out.sampler_cut_at_exit,
+                                       &out.time_ns,
+                                       &out.sampler_ticks,
+                                       &out.sampler_cpu_ns,
+                                       &out.tick_cpu_min_ns,
+                                       &out.tick_cpu_max_ns,
+                                       &out.tick_interval_min_ns,
+                                       &out.tick_interval_max_ns};
+  for (uint64_t* field : optional_fields) *field = 0;
   // Older dumps end after any of the optional fields.
-  for (uint64_t* field : {&out.markers_dropped, &out.samples_given_up, &out.profiler_cpu_ns,
-                          &out.sampler_cut_at_exit}) {
+  for (uint64_t* field : optional_fields) {
     if (r.remaining() == 0) return true;
     if (!r.varint(*field)) return false;
   }

@@ -198,6 +198,16 @@ struct StatsRecord {               // cumulative; the last one in a dump counts
   // 1: the process exited while the sampler had no CPU (the program's threads kept every CPU
   // busy); what it had not collected by then (at most one tick's samples) is not in the dump.
   uint64_t sampler_cut_at_exit = 0;
+  // Since the profiler's overhead is recorded (older dumps end before; 0: unknown): when these
+  // figures were taken (ns since the session start), the sampler's ticks so far, its share of
+  // profiler_cpu_ns, and the least and most CPU one tick took and time between two ticks' starts.
+  uint64_t time_ns = 0;
+  uint64_t sampler_ticks = 0;
+  uint64_t sampler_cpu_ns = 0;
+  uint64_t tick_cpu_min_ns = 0;
+  uint64_t tick_cpu_max_ns = 0;
+  uint64_t tick_interval_min_ns = 0;
+  uint64_t tick_interval_max_ns = 0;
 };
 
 struct EndRecord {

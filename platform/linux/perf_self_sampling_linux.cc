@@ -12,7 +12,8 @@
 namespace inprof::internal {
 namespace {
 
-constexpr size_t kMaxBudgetBytes = 1u << 20;
+constexpr size_t kLeastBudgetBytes = 1u << 20;
+constexpr size_t kBudgetBytesPerRing = 96u << 10;
 constexpr uint32_t kMinStackBytes = 2 * 1024;
 constexpr uint32_t kUnknownDepthStackBytes = 4 * 1024;  // grown if a sample comes back cut
 // Room per ring for two of the sampler's collections (it collects at least every
@@ -41,17 +42,17 @@ uint64_t round_up_pow2(uint64_t v) {
   return p;
 }
 
-// The user's allowance for perf rings (kernel.perf_event_mlock_kb, per CPU); beyond it the kernel
-// charges the program's RLIMIT_MEMLOCK, which is the program's, not ours.
-size_t user_allowance_bytes() {
+// The user's allowance for perf rings per CPU (kernel.perf_event_mlock_kb; the kernel multiplies
+// it by the online CPUs); beyond it the kernel charges the program's RLIMIT_MEMLOCK, which is the
+// program's, not ours.
+size_t user_allowance_kb_per_cpu() {
   size_t kb = 516;
   if (FILE* f = std::fopen("/proc/sys/kernel/perf_event_mlock_kb", "re")) {
     unsigned long value = 0;
     if (std::fscanf(f, "%lu", &value) == 1) kb = value;
     std::fclose(f);
   }
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  return kb * 1024 * static_cast<size_t>(cpus > 0 ? cpus : 1);
+  return kb;
 }
 
 // Asked once, on the calling thread: paranoid settings, seccomp policies and missing support
@@ -89,44 +90,58 @@ bool kernel_samples_us() {
 
 }  // namespace
 
+RingLimits ring_limits(size_t cpus, size_t allowance_kb_per_cpu) {
+  cpus = std::max<size_t>(cpus, 1);
+  RingLimits limits;
+  limits.rings = std::clamp<size_t>(2 * cpus, kLeastRingCap, kMaxPerfThreads);
+  const size_t half_allowance = allowance_kb_per_cpu * 1024 * cpus / 2;
+  limits.budget_bytes =
+      std::min(half_allowance, std::max(kLeastBudgetBytes, limits.rings * kBudgetBytesPerRing));
+  return limits;
+}
+
 std::unique_ptr<PerfSelfSampling> PerfSelfSampling::create(LocateStack locate_stack,
                                                            uint64_t interval_ns,
                                                            size_t stack_copy_size) {
   // The kernel's cpu-clock timer does not go below 10 µs.
   if (interval_ns < 10000) return nullptr;
   if (!kernel_samples_us()) return nullptr;
-  const size_t budget = std::min(kMaxBudgetBytes, user_allowance_bytes() / 2);
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const RingLimits limits =
+      ring_limits(cpus > 0 ? static_cast<size_t>(cpus) : 1, user_allowance_kb_per_cpu());
   return std::unique_ptr<PerfSelfSampling>(
-      new PerfSelfSampling(std::move(locate_stack), interval_ns, stack_copy_size, budget));
+      new PerfSelfSampling(std::move(locate_stack), interval_ns, stack_copy_size, limits));
 }
 
 PerfSelfSampling::PerfSelfSampling(LocateStack locate_stack, uint64_t interval_ns,
-                                   size_t stack_copy_size, size_t budget_bytes)
+                                   size_t stack_copy_size, RingLimits limits)
     : locate_stack_(std::move(locate_stack)),
       interval_ns_(interval_ns),
       max_stack_bytes_(static_cast<uint32_t>(
           std::clamp<size_t>(stack_copy_size & ~size_t(7), kMinStackBytes, kMaxPerfStackBytes))),
       copy_wanted_deeper_(stack_copy_size > kMaxPerfStackBytes),
-      budget_bytes_(budget_bytes),
+      budget_bytes_(limits.budget_bytes),
+      ring_cap_(limits.rings),
+      rings_(new Ring[limits.rings]),
       staging_(make_mapped_array<uint8_t>(kMaxPerfStackBytes + kRecordOverhead)),
       staging_size_(kMaxPerfStackBytes + kRecordOverhead) {}
 
 PerfSelfSampling::~PerfSelfSampling() {
-  for (Ring& r : rings_) r.ring.close();
+  for (size_t i = 0; i < ring_cap_; ++i) rings_[i].ring.close();
 }
 
 bool PerfSelfSampling::valid(int handle) const {
-  return handle >= 0 && static_cast<size_t>(handle) < kMaxPerfThreads && rings_[handle].active;
+  return handle >= 0 && static_cast<size_t>(handle) < ring_cap_ && rings_[handle].active;
 }
 
 size_t PerfSelfSampling::active() const {
-  return static_cast<size_t>(
-      std::count_if(std::begin(rings_), std::end(rings_), [](const Ring& r) { return r.active; }));
+  return static_cast<size_t>(std::count_if(rings_.get(), rings_.get() + ring_cap_,
+                                           [](const Ring& r) { return r.active; }));
 }
 
 size_t PerfSelfSampling::used_bytes() const {
   size_t used = 0;
-  for (const Ring& r : rings_) used += r.ring.mapped_bytes();
+  for (size_t i = 0; i < ring_cap_; ++i) used += rings_[i].ring.mapped_bytes();
   return used;
 }
 
@@ -153,7 +168,7 @@ int PerfSelfSampling::open_ring(Ring& r, uint32_t stack_bytes) {
   // Room for the settled period beyond kCollectPeriodNs's only within a ring's fair share of the
   // budget: the first rings opened must not leave the later ones less than they had before.
   const uint64_t base = std::max(round_up_pow2(records_per_ring(kCollectPeriodNs) * record), page);
-  while (data > base && data + page > budget_bytes_ / kMaxPerfThreads) data /= 2;
+  while (data > base && data + page > budget_bytes_ / ring_cap_) data /= 2;
   const size_t others = used_bytes() - r.ring.mapped_bytes();
   // Room kept for the rings not yet opened, at the least a ring may hold: the first busy threads
   // must not leave a later one a timer (whose signal a thread deep in its stack may not survive).
@@ -177,7 +192,7 @@ int PerfSelfSampling::open_ring(Ring& r, uint32_t stack_bytes) {
 int PerfSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels) {
   if (labels != nullptr) return -1;
   int index = -1;
-  for (size_t i = 0; i < kMaxPerfThreads && index < 0; ++i) {
+  for (size_t i = 0; i < ring_cap_ && index < 0; ++i) {
     if (!rings_[i].active) index = static_cast<int>(i);
   }
   if (index < 0) return -1;
@@ -295,7 +310,8 @@ bool PerfSelfSampling::wait(uint64_t timeout_ns) {
   const uint32_t seen = wake_word_.load(std::memory_order_acquire);
   if (seen != handled_wake_) timeout_ns = 0;  // an interrupt_wait() came before this wait
   handled_wake_ = seen;
-  for (Ring& r : rings_) {
+  for (size_t i = 0; i < ring_cap_; ++i) {
+    const Ring& r = rings_[i];
     if (!r.active || !r.ring.is_open()) continue;
     const uint64_t samples = r.ring.samples_until_reading();
     if (samples == 0) return true;
@@ -311,8 +327,8 @@ bool PerfSelfSampling::wait(uint64_t timeout_ns) {
     const timespec pause{0, static_cast<long>(slice)};
     nanosleep(&pause, nullptr);
   }
-  for (const Ring& r : rings_) {
-    if (r.active && r.ring.needs_reading()) return true;
+  for (size_t i = 0; i < ring_cap_; ++i) {
+    if (rings_[i].active && rings_[i].ring.needs_reading()) return true;
   }
   return false;
 }

@@ -7,9 +7,11 @@
 // What it cannot do: copy the thread's labels (no code of ours runs on the thread), so threads
 // with a label stack are left to the signal-based SelfSampling (see SelfSamplingRouter).
 //
-// Bounds: at most kMaxPerfThreads rings (each a mapping; no descriptor is kept), their mappings
-// together within a memory budget (half the user's perf_event_mlock_kb allowance, at most 1 MiB):
-// beyond that, start() refuses and the thread gets a timer instead. Each ring takes the stack size
+// Bounds (ring_limits()): a ring for up to twice as many threads as the machine has CPUs (at least
+// 16, at most 256), each a mapping (no descriptor is kept), their mappings together within a
+// memory budget (half the user's perf_event_mlock_kb allowance, which the kernel gives per CPU, at
+// most 96 KiB a ring and at least 1 MiB): beyond that, start() refuses and the thread gets a timer
+// instead. Each ring takes the stack size
 // its thread's walks need (note_walk(): larger at once when a walk runs out of copied stack,
 // smaller when the most any walk used over many samples is much less): the kernel copies the whole
 // size at every sample, so the size is most of what a sample costs the thread.
@@ -30,9 +32,21 @@
 
 namespace inprof::internal {
 
-// The most rings; how many really open is the memory budget's say (at the least size, 14 in the
-// usual 516 KiB allowance per CPU on 2 CPUs).
-inline constexpr size_t kMaxPerfThreads = 16;
+// The most rings on any machine; a machine's own limit is ring_limits()'s, and how many really
+// open is the memory budget's say (at the least size, 14 in the usual 516 KiB allowance per CPU on
+// 2 CPUs).
+inline constexpr size_t kMaxPerfThreads = 256;
+inline constexpr size_t kLeastRingCap = 16;
+
+// How many threads may have a ring, and the bytes their rings may map together, on a machine with
+// `cpus` CPUs whose user may lock `allowance_kb_per_cpu` KiB of perf rings per CPU: busy threads
+// beyond the CPU count still run (a timer would see only what the scheduler tick catches), and the
+// kernel's allowance grows with the CPUs.
+struct RingLimits {
+  size_t rings = 0;
+  size_t budget_bytes = 0;
+};
+RingLimits ring_limits(size_t cpus, size_t allowance_kb_per_cpu);
 // Room kept for this many more rings at their least size when one opens (see open_ring()).
 inline constexpr size_t kRingsKeptRoomFor = 7;
 
@@ -74,6 +88,7 @@ class PerfSelfSampling final : public SelfSampling {
   bool holds_settled_period(int handle) const override;
 
   size_t active() const;
+  size_t capacity() const { return ring_cap_; }
 
  private:
   struct Ring {
@@ -91,7 +106,7 @@ class PerfSelfSampling final : public SelfSampling {
   };
 
   PerfSelfSampling(LocateStack locate_stack, uint64_t interval_ns, size_t stack_copy_size,
-                   size_t budget_bytes);
+                   RingLimits limits);
   // Opens `r`'s ring for a stack of `stack_bytes`, within the budget; 0 or an errno.
   int open_ring(Ring& r, uint32_t stack_bytes);
   uint32_t stack_bytes_for(uint64_t depth) const;
@@ -104,7 +119,8 @@ class PerfSelfSampling final : public SelfSampling {
   const uint32_t max_stack_bytes_;
   const bool copy_wanted_deeper_;  // stack_copy_size asks for more than the kernel copies
   const size_t budget_bytes_;
-  Ring rings_[kMaxPerfThreads];
+  const size_t ring_cap_;
+  std::unique_ptr<Ring[]> rings_;
   StackSnapshot snapshot_;  // what front() returns
   // A record that wraps around its ring's end. Mapped: kept for the session's life, it must not
   // grow the heap the program allocates from (tests/transparency/malloc_threshold).

@@ -162,7 +162,7 @@ void SelfSamplingRouter::try_move_to_ring(Route& r) {
     --r.ring_try_countdown;
     return;
   }
-  if (perf_->active() >= kMaxPerfThreads ||
+  if (perf_->active() >= perf_->capacity() ||
       (r.labels != nullptr && r.labels->off_stack_since_ns.load(std::memory_order_relaxed) != 0)) {
     return;
   }

@@ -140,6 +140,7 @@ class Checker {
   void check_marker_data(const Value& data, const std::string& path);
   void check_paused_ranges(const Value& thread, const std::string& path);
   void check_counters(const Value& root);
+  void check_profiler_overhead(const Value& root);
 
   std::vector<std::string> problems_;
   std::map<std::string, size_t> column_reports_;
@@ -300,6 +301,7 @@ std::vector<std::string> Checker::run(const Value& root) {
     }
   }
   check_counters(root);
+  check_profiler_overhead(root);
   // The CPU graph needs the unit as soon as any thread carries CPU deltas.
   if (any_cpu_delta_ && meta) {
     const Value* units = member(*meta, "sampleUnits");
@@ -735,6 +737,50 @@ void Checker::check_paused_ranges(const Value& thread, const std::string& path) 
     if (start && end && r["startTime"].IsNumber() && r["endTime"].IsNumber() &&
         r["endTime"].GetDouble() < r["startTime"].GetDouble()) {
       problem(range_path, "ends before it starts");
+    }
+  }
+}
+
+// Profile Info's "Profiler overhead": the viewer reads every statistic below and shows NaN for a
+// missing one; the samples' columns are as long as `length`.
+void Checker::check_profiler_overhead(const Value& root) {
+  const Value* overheads = member(root, "profilerOverhead");
+  if (!overheads || !overheads->IsArray()) return;  // reported in run()
+  const Value* threads = member(root, "threads");
+  const size_t thread_count = threads && threads->IsArray() ? threads->Size() : 0;
+  for (size_t i = 0; i < overheads->Size(); ++i) {
+    const Value& o = (*overheads)[static_cast<rapidjson::SizeType>(i)];
+    const std::string path = at("profilerOverhead", i);
+    if (!o.IsObject()) {
+      problem(path, "expected an object, got " + show(o));
+      continue;
+    }
+    const Value* pid = require(o, path, "pid");
+    if (pid && !pid->IsString()) problem(path + ".pid", "expected a string, got " + show(*pid));
+    const Value* main = require(o, path, "mainThreadIndex");
+    if (main && (!main->IsUint64() || main->GetUint64() >= thread_count)) {
+      problem(path + ".mainThreadIndex", "expected a thread index, got " + show(*main));
+    }
+    Table samples = open_table(&o, path, "samples",
+                               {"counters", "expiredMarkerCleaning", "locking", "threads", "time"});
+    for (const char* column : {"counters", "expiredMarkerCleaning", "locking", "threads", "time"}) {
+      check_number_column(samples, column, Null::kRejected, /*non_negative=*/true);
+    }
+    const Value* stats = member(o, "statistics");
+    if (!stats) continue;  // optional: no statistics without a sample
+    if (!stats->IsObject()) {
+      problem(path + ".statistics", "expected an object, got " + show(*stats));
+      continue;
+    }
+    for (const char* key : {"profiledDuration", "samplingCount", "overheadDurations",
+                            "overheadPercentage"}) {
+      require_number(*stats, path + ".statistics", key);
+    }
+    for (const char* name : {"Overhead", "Thread", "Interval", "Lockings", "Cleaning", "Counter"}) {
+      for (const char* kind : {"mean", "min", "max"}) {
+        const std::string key = std::string(kind) + name;
+        require_number(*stats, path + ".statistics", key.c_str());
+      }
     }
   }
 }

@@ -102,3 +102,72 @@ TEST_F(ProfileInfoTest, AnOlderProcessRecordStillReads) {
 }
 
 }  // namespace
+
+namespace {
+
+StatsRecord overhead_stats(uint64_t time_ns, uint64_t ticks, uint64_t sampler_cpu_ns,
+                           uint64_t profiler_cpu_ns) {
+  StatsRecord s{};
+  s.profiler_cpu_ns = profiler_cpu_ns;
+  s.time_ns = time_ns;
+  s.sampler_ticks = ticks;
+  s.sampler_cpu_ns = sampler_cpu_ns;
+  s.tick_cpu_min_ns = 10'000;
+  s.tick_cpu_max_ns = 90'000;
+  s.tick_interval_min_ns = 900'000;
+  s.tick_interval_max_ns = 1'500'000;
+  return s;
+}
+
+}  // namespace
+
+// What the profiler cost (issue 40): Profile Info's "Profiler overhead" from the dump's
+// statistics, one row per period between two of them.
+TEST_F(ProfileInfoTest, ProfilerOverheadFromTheStatistics) {
+  {
+    symtest::DumpFile d(dir_.path("p.inprof"));
+    d.process(symtest::test_process());
+    d.thread_start(1, 0, "server", kThreadMain);
+    d.sample(1, 1'000'000, {0x1000});
+    d.stats(overhead_stats(500'000'000, 500, 10'000'000, 12'000'000));    // 20 us a tick
+    d.stats(overhead_stats(1'000'000'000, 1000, 40'000'000, 45'000'000));  // then 60 us
+    d.end(1'000'000'000);
+    d.close();
+  }
+  convert();
+  const auto& list = doc_["profilerOverhead"];
+  ASSERT_EQ(list.Size(), 1u);
+  const auto& o = list[0];
+  EXPECT_STREQ(o["pid"].GetString(), "4242");
+  EXPECT_EQ(o["mainThreadIndex"].GetUint(), 0u);
+  const auto& samples = o["samples"];
+  ASSERT_EQ(samples["length"].GetUint(), 2u);
+  EXPECT_DOUBLE_EQ(samples["time"][1].GetDouble(), 1000.0);
+  EXPECT_DOUBLE_EQ(samples["threads"][0].GetDouble(), 20.0);
+  EXPECT_DOUBLE_EQ(samples["threads"][1].GetDouble(), 60.0);
+  const auto& s = o["statistics"];
+  EXPECT_EQ(s["samplingCount"].GetUint(), 1000u);
+  EXPECT_DOUBLE_EQ(s["profiledDuration"].GetDouble(), 1'000'000.0);  // microseconds
+  EXPECT_DOUBLE_EQ(s["overheadDurations"].GetDouble(), 45'000.0);    // sampler and writer
+  EXPECT_DOUBLE_EQ(s["overheadPercentage"].GetDouble(), 0.045);
+  EXPECT_DOUBLE_EQ(s["meanOverhead"].GetDouble(), 40.0);  // the sampler's, per tick
+  EXPECT_DOUBLE_EQ(s["maxOverhead"].GetDouble(), 90.0);
+  EXPECT_DOUBLE_EQ(s["meanInterval"].GetDouble(), 1000.0);
+  EXPECT_DOUBLE_EQ(s["minInterval"].GetDouble(), 900.0);
+  EXPECT_DOUBLE_EQ(s["meanLockings"].GetDouble(), 0.0);
+}
+
+// A dump from before these figures has none: an empty list, not zeros.
+TEST_F(ProfileInfoTest, NoProfilerOverheadFromAnOlderDump) {
+  {
+    symtest::DumpFile d(dir_.path("p.inprof"));
+    d.process(symtest::test_process());
+    d.thread_start(1, 0, "server", kThreadMain);
+    d.sample(1, 1'000'000, {0x1000});
+    d.stats(StatsRecord{100, 7, 3, 1});
+    d.end(2'000'000);
+    d.close();
+  }
+  convert();
+  EXPECT_EQ(doc_["profilerOverhead"].Size(), 0u);
+}

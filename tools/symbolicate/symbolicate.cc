@@ -272,7 +272,7 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
                 " sampling attempts timed out, " + std::to_string(s->samples_given_up) +
                 " given up (running threads that could not be interrupted unnoticed), " +
                 std::to_string(s->ticks_late) + " ticks late; the profiler's own threads used " +
-                profiler_cpu_text(s->profiler_cpu_ns, model.end_ns()));
+                profiler_cpu_text(s->profiler_cpu_ns, model.end_ns()) + tick_cost_text(*s));
       if (s->sampler_cut_at_exit) {
         diag.info(who +
                   "the process exited while the profiler's sampler had no CPU (the program's "

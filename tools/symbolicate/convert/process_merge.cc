@@ -203,6 +203,12 @@ void merge_processes(const std::vector<const ProfileBuilder*>& unordered, Profil
       for (uint64_t& t : moved.time_ns) t = copy.time(t);
       out.add_counter(std::move(moved));
     }
+    for (const ProfilerOverhead& o : part->overheads()) {
+      ProfilerOverhead moved = o;
+      moved.main_thread = threads.empty() ? ThreadIndex{} : threads[raw(o.main_thread)];
+      for (uint64_t& t : moved.time_ns) t = copy.time(t);
+      out.add_overhead(std::move(moved));
+    }
   }
   if (!visible.empty()) {
     meta.initial_visible_threads = visible;

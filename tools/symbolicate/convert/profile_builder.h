@@ -201,6 +201,24 @@ struct PausedRange {
   uint64_t end_ns = 0;
 };
 
+// What the profiler cost the process, for the Firefox Profiler's Profile Info ("profilerOverhead",
+// one per process). Rows: one per period between two of the dump's statistics records.
+struct ProfilerOverhead {
+  uint64_t pid = 0;
+  ThreadIndex main_thread{};
+  std::vector<uint64_t> time_ns;    // since the profile's start: the period's end
+  std::vector<double> tick_cpu_us;  // the sampler's CPU per tick, mean over the period
+  uint64_t duration_ns = 0;         // what the figures below cover
+  uint64_t ticks = 0;
+  uint64_t sampler_cpu_ns = 0;
+  uint64_t profiler_cpu_ns = 0;  // the sampler's and the writer's
+  uint64_t tick_cpu_min_ns = 0;
+  uint64_t tick_cpu_max_ns = 0;
+  uint64_t tick_interval_min_ns = 0;
+  uint64_t tick_interval_max_ns = 0;
+  size_t size() const { return time_ns.size(); }
+};
+
 struct Counter {
   std::string name;
   std::string category;  // a category name, not an index
@@ -295,6 +313,7 @@ class ProfileBuilder {
   StackIndex handle_for_stack(std::optional<StackIndex> prefix, FrameIndex frame);
   void add_marker_schema(MarkerSchema schema) { marker_schemas_.push_back(std::move(schema)); }
   void add_counter(Counter counter) { counters_.push_back(std::move(counter)); }
+  void add_overhead(ProfilerOverhead o) { overheads_.push_back(std::move(o)); }
   ThreadIndex add_thread(Thread thread);
   Thread& thread(ThreadIndex i) { return threads_[raw(i)]; }
 
@@ -311,6 +330,7 @@ class ProfileBuilder {
   const std::vector<Thread>& threads() const { return threads_; }
   const std::vector<MarkerSchema>& marker_schemas() const { return marker_schemas_; }
   const std::vector<Counter>& counters() const { return counters_; }
+  const std::vector<ProfilerOverhead>& overheads() const { return overheads_; }
 
  private:
   Meta meta_;
@@ -334,6 +354,7 @@ class ProfileBuilder {
   std::vector<Thread> threads_;
   std::vector<MarkerSchema> marker_schemas_;
   std::vector<Counter> counters_;
+  std::vector<ProfilerOverhead> overheads_;
 };
 
 }  // namespace inprof::symbolicate

@@ -17,6 +17,7 @@
 #include "convert/allocation_converter.h"
 #include "convert/graph_color.h"
 #include "convert/marker_context.h"
+#include "convert/overhead_converter.h"
 #include "convert/sample_weight.h"
 #include "convert/stack_converter.h"
 #include "convert/track_names.h"
@@ -171,6 +172,11 @@ ConversionSummary Converter::run() {
   add_marker_schemas();
   add_markers();
   add_counters();
+  if (auto overhead = profiler_overhead(model_, model_.process() ? model_.process()->pid : 0,
+                                        main_thread_.value_or(ThreadIndex{0}));
+      overhead && !b_.threads().empty()) {
+    b_.add_overhead(std::move(*overhead));
+  }
   add_allocations();
   add_paused_ranges();
   stacks_.save_cache();
@@ -251,8 +257,9 @@ void Converter::add_meta() {
     meta.extra.push_back(
         {"Samples given up (thread could not be interrupted unnoticed)", s->samples_given_up});
     meta.extra.push_back({"Sampler ticks late", s->ticks_late});
-    meta.extra.push_back({"Profiler's own CPU (sampler and writer threads)",
-                          profiler_cpu_text(s->profiler_cpu_ns, model_.end_ns())});
+    meta.extra.push_back(
+        {"Profiler's own CPU (sampler and writer threads)",
+         profiler_cpu_text(s->profiler_cpu_ns, model_.end_ns()) + tick_cost_text(*s)});
     if (s->sampler_cut_at_exit) {
       meta.extra.push_back({"Samples missing at exit", "the sampler's last tick (no CPU for it)"});
     }

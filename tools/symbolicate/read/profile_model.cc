@@ -1,5 +1,6 @@
 #include "read/profile_model.h"
 
+#include <cinttypes>
 #include <cstdio>
 
 namespace inprof::symbolicate {
@@ -199,7 +200,10 @@ void ProfileModel::on_sample_repeat(const internal::SampleRepeatRecord& r) {
   ++sample_count_;
 }
 
-void ProfileModel::on_stats(const internal::StatsRecord& r) { stats_ = r; }
+void ProfileModel::on_stats(const internal::StatsRecord& r) {
+  stats_ = r;
+  stats_history_.push_back(r);
+}
 
 void ProfileModel::on_end(const internal::EndRecord& r) {
   end_ns_ = r.time_ns;
@@ -283,6 +287,17 @@ std::vector<RawSample> RawSampleList::to_vector() const {
   out.reserve(size_);
   for_each([&](const RawSample& s) { out.push_back(s); });
   return out;
+}
+
+std::string tick_cost_text(const internal::StatsRecord& s) {
+  if (s.sampler_ticks == 0) return "";
+  char text[160];
+  std::snprintf(
+      text, sizeof(text),
+      ", of which the sampler %.1f ms in %" PRIu64 " ticks (%.1f us each, at most %.1f us)",
+      double(s.sampler_cpu_ns) / 1e6, s.sampler_ticks,
+      double(s.sampler_cpu_ns) / double(s.sampler_ticks) / 1e3, double(s.tick_cpu_max_ns) / 1e3);
+  return text;
 }
 
 std::string profiler_cpu_text(uint64_t cpu_ns, const std::optional<uint64_t>& end_ns) {

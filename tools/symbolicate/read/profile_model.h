@@ -174,6 +174,8 @@ class ProfileModel : public internal::DumpVisitor {
   size_t stack_count() const { return stacks_.size(); }
   size_t sample_count() const { return sample_count_; }
   const std::optional<internal::StatsRecord>& stats() const { return stats_; }
+  // Every statistics record, in file order (each cumulative since the session's start).
+  const std::vector<internal::StatsRecord>& stats_history() const { return stats_history_; }
   const std::optional<uint64_t>& end_ns() const { return end_ns_; }
   // A flight-recorder capture: the time range the dump covers.
   const std::optional<internal::CaptureRecord>& capture() const { return capture_; }
@@ -230,6 +232,7 @@ class ProfileModel : public internal::DumpVisitor {
   std::vector<RawStackId> stack_by_key_;
   size_t sample_count_ = 0;
   std::optional<internal::StatsRecord> stats_;
+  std::vector<internal::StatsRecord> stats_history_;
   std::optional<uint64_t> end_ns_;
   std::optional<internal::CaptureRecord> capture_;
   bool any_cpu_delta_ = false;
@@ -250,6 +253,8 @@ class ProfileModel : public internal::DumpVisitor {
 // What the profiler's own threads cost, for the statistics line and Profile Info: "12.3 ms of
 // CPU (0.4 % of one CPU over the profile)", the share where the profile's end is known.
 std::string profiler_cpu_text(uint64_t cpu_ns, const std::optional<uint64_t>& end_ns);
+// ", of which the sampler … in N ticks (… each, at most …)", or nothing for older dumps.
+std::string tick_cost_text(const internal::StatsRecord& stats);
 
 }  // namespace inprof::symbolicate
 

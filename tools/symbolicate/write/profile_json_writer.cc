@@ -6,109 +6,12 @@
 #include <vector>
 
 #include "convert/sample_weight.h"
+#include "write/json_emitter.h"
+#include "write/profiler_overhead_json.h"
 #include "write/stack_walk.h"
 
 namespace inprof::symbolicate {
 namespace {
-
-using JsonWriter = rapidjson::Writer<rapidjson::FileWriteStream>;
-
-// Length of the valid UTF-8 sequence at s[i], or 0.
-size_t utf8_sequence(std::string_view s, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = byte(i);
-  size_t n;
-  uint32_t cp;
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-    cp = c & 0x1f;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    cp = c & 0x0f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3f);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are invalid.
-  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-      (cp >= 0xd800 && cp <= 0xdfff)) {
-    return 0;
-  }
-  return n;
-}
-
-class Emitter {
- public:
-  explicit Emitter(JsonWriter& w) : w_(w) {}
-
-  void key(const char* k) { w_.Key(k); }
-  void str_key(std::string_view k) {
-    std::string clean = sanitize_utf8(k);
-    w_.Key(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
-  }
-  void str(std::string_view s) {
-    std::string clean = sanitize_utf8(s);
-    w_.String(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
-  }
-  void null() { w_.Null(); }
-  void boolean(bool b) { w_.Bool(b); }
-  void u64(uint64_t v) { w_.Uint64(v); }
-  void i64(int64_t v) { w_.Int64(v); }
-  void num(double v) { w_.Double(v); }
-  void ms(uint64_t ns) { w_.Double(static_cast<double>(ns) / 1e6); }
-  template <typename T>
-  void opt_u64(const std::optional<T>& v) {
-    if (v) {
-      w_.Uint64(static_cast<uint64_t>(*v));
-    } else {
-      w_.Null();
-    }
-  }
-  template <typename Index>
-  void index(Index i) {
-    w_.Uint(raw(i));
-  }
-  template <typename Index>
-  void opt_index(const std::optional<Index>& i) {
-    if (i) {
-      w_.Uint(raw(*i));
-    } else {
-      w_.Null();
-    }
-  }
-  void begin_object() { w_.StartObject(); }
-  void end_object() { w_.EndObject(); }
-  void begin_array() { w_.StartArray(); }
-  void end_array() { w_.EndArray(); }
-
-  template <typename F>
-  void array(size_t n, F element) {
-    w_.StartArray();
-    for (size_t i = 0; i < n; ++i) element(i);
-    w_.EndArray();
-  }
-  // A column of n identical constants.
-  void null_column(size_t n) {
-    array(n, [&](size_t) { w_.Null(); });
-  }
-  void bool_column(size_t n, bool value) {
-    array(n, [&](size_t) { w_.Bool(value); });
-  }
-  void uint_column(size_t n, unsigned value) {
-    array(n, [&](size_t) { w_.Uint(value); });
-  }
-
- private:
-  JsonWriter& w_;
-};
 
 void write_marker_schema(Emitter& e, const MarkerSchema& schema) {
   e.begin_object();
@@ -691,22 +594,6 @@ void write_counter(Emitter& e, const Counter& c) {
 
 }  // namespace
 
-std::string sanitize_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size();) {
-    size_t n = utf8_sequence(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
-}
-
 bool write_profile_json(const ProfileBuilder& profile, std::FILE* out) {
   std::vector<char> buffer(1 << 16);
   rapidjson::FileWriteStream stream(out, buffer.data(), buffer.size());
@@ -715,11 +602,13 @@ bool write_profile_json(const ProfileBuilder& profile, std::FILE* out) {
   e.begin_object();
   write_meta(e, profile);
   write_libs(e, profile);
-  for (const char* k : {"pages", "profilerOverhead"}) {
-    e.key(k);
-    e.begin_array();
-    e.end_array();
-  }
+  e.key("pages");
+  e.begin_array();
+  e.end_array();
+  e.key("profilerOverhead");
+  e.begin_array();
+  for (const ProfilerOverhead& o : profile.overheads()) write_profiler_overhead(e, o);
+  e.end_array();
   e.key("counters");
   e.begin_array();
   for (const Counter& c : profile.counters()) write_counter(e, c);

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "convert/profile_builder.h"
+#include "write/json_emitter.h"  // sanitize_utf8, for the symbol server too
 
 namespace inprof::symbolicate {
 
@@ -14,10 +15,6 @@ inline constexpr int kProcessedProfileVersion = 66;
 
 // Writes the profile to `out`. False if a write failed (check ferror/fclose as well).
 bool write_profile_json(const ProfileBuilder& profile, std::FILE* out);
-
-// Replaces bytes that are not valid UTF-8 with U+FFFD, so the JSON stays valid whatever the
-// paths and symbol names hold.
-std::string sanitize_utf8(std::string_view s);
 
 }  // namespace inprof::symbolicate
 
