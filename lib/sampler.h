@@ -161,7 +161,11 @@ class Sampler {
   struct ThreadState {
     std::string name;
     Activity activity;
-    std::optional<uint64_t> last_cpu_ns;
+    std::optional<uint64_t> last_cpu_ns;  // its CPU time the samples written so far stand for
+    // The CPU time its previous timer or ring snapshot carried, by that snapshot's clock (a
+    // ring's is the kernel event's, which gains on the thread's own clock where the thread is
+    // often preempted); unset when its self-sampling starts.
+    std::optional<uint64_t> last_snapshot_cpu_ns;
     // Its CPU time when the sampler last read it, and when: what it used after its last sample
     // is still known when it exits (write_tail).
     std::optional<uint64_t> observed_cpu_ns;
@@ -260,6 +264,10 @@ class Sampler {
   // sleeps, or when it does not answer.
   void collect_self_samples(uint64_t tid, ThreadState& state, uint64_t now);
   void drain_self_samples(uint64_t tid, ThreadState& state);
+  // The CPU a timer or ring snapshot stands for, kept within what the thread's own clock read
+  // (`cpu_now`, at this collection) has left unaccounted for; advances state.last_cpu_ns.
+  std::optional<uint64_t> snapshot_cpu_delta(ThreadState& state, const StackSnapshot& snapshot,
+                                             std::optional<uint64_t> cpu_now);
   void stop_self_sampling(ThreadState& state);
   void stop_all_self_sampling(bool collect_first);
   void write_crash_sample();
