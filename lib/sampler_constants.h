@@ -52,6 +52,11 @@ inline constexpr size_t kMostPendingActivity = 4096;
 inline constexpr uint64_t kMaxMergedExpirations = 1000;
 // A thread gets a timer only once it is this old (as seen by the sampler).
 inline constexpr uint64_t kNewThreadGraceNs = 2000000;
+// The most intervals of CPU one sample may stand for (symbolicate's SampleWeigher::kMaxIntervals:
+// beyond it, CPU after a gap is counted as not represented). A self-sampled thread asleep with
+// this much CPU no snapshot has seen (bursts its timer's expirations, checked only at the
+// kernel's scheduler tick, keep missing) gets it written as run unseen (kSampleRanUnseen).
+inline constexpr uint64_t kMostIntervalsPerSample = 16;
 
 }  // namespace inprof::internal
 

@@ -351,7 +351,18 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
       if (copier_->copy(tid, snapshot_) == CopyResult::kOk &&
           self_sampling_->front(state.self_handle) == nullptr) {
         state.last_self_sample_ns = snapshot_.time_ns;
-        write_sample(tid, state, snapshot_, uint64_t{0}, snapshot_.time_ns);
+        // Marked as where it sleeps, with any CPU it or its repeats carry run where no sample
+        // saw it (the tail written when it ends or its timer is given back, or this one's).
+        // That CPU is written here once its snapshots have missed as much as one sample may
+        // stand for: bursts that always end between two of the kernel's checks of its timer
+        // (they start at the same point of the scheduler tick: 0.2 ms every 20 ms was never
+        // seen) would else wait for a snapshot that never comes.
+        const uint64_t unseen =
+            state.last_cpu_ns && *cpu > *state.last_cpu_ns ? *cpu - *state.last_cpu_ns : 0;
+        const bool settle = unseen >= kMostIntervalsPerSample * config_.interval_ns;
+        if (settle) state.last_cpu_ns = cpu;
+        write_sample(tid, state, snapshot_, settle ? unseen : 0, snapshot_.time_ns,
+                     kSampleRanUnseen);
       }
     }
   }

@@ -145,6 +145,10 @@ enum SampleFlags : uint32_t {
   kSampleFramePointerWalk = 1 << 3,  // frames come from a frame-pointer walk (leaf fix-up applies)
   kSampleIncomplete = 1 << 4,        // the walk stopped before a recognised outermost frame
   kSampleOnCpu = 1 << 5,  // taken while the thread ran (a kernel ring's or a CPU timer's)
+  // Taken of the thread asleep, where the CPU time it or its repeats carry was run where no
+  // snapshot saw it (bursts its CPU timer's expirations missed): shown under a frame that says
+  // so, never as the sleeping stack's own CPU.
+  kSampleRanUnseen = 1 << 6,
 };
 
 // A word from the top of the sampled stack that points into executable code: the return

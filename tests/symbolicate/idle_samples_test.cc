@@ -134,6 +134,51 @@ TEST_F(IdleSamplesTest, BlockedInASystemCallIsIdleWaitingForACpuIsNot) {
 }
 #endif
 
+#if defined(__x86_64__) || defined(__aarch64__)
+// CPU a thread ran where no sample saw it (issue 40: bursts its CPU timer never caught) is shown
+// above the stack it sleeps in, under a frame of its own, never as that stack's code's CPU;
+// the same stack's samples and repeats without CPU are the thread asleep there.
+TEST_F(IdleSamplesTest, CpuRunUnseenIsShownApartFromTheStackItSleepsIn) {
+  const uint64_t blocked = symtest::after_syscall_address();
+  const uint64_t caller = symtest::caller_function();
+  {
+    symtest::DumpFile d(dir_.path("idle.inprof"));
+    d.process(symtest::test_process());
+    d.module(symtest::self_module());
+    d.thread_start(1, 0, "waker", kThreadMain);
+    d.sample(1, 1 * kMs, {blocked, caller}, kSampleRanUnseen, 0);
+    d.repeat(1, 2 * kMs, 0);
+    d.sample(1, 20 * kMs, {blocked, caller}, kSampleRanUnseen, 16 * kMs);
+    d.repeat(1, 30 * kMs, 6 * kMs);  // the tail, when its timer was given back
+    d.end(31 * kMs);
+    d.close();
+  }
+  convert();
+  for (size_t i : {0, 1}) {
+    const auto asleep = stack(1, i);
+    ASSERT_FALSE(asleep.empty());
+    EXPECT_EQ(asleep.back().func, "[blocked]") << "sample " << i;
+    EXPECT_EQ(asleep.back().category, "Idle") << "sample " << i;
+  }
+  for (size_t i : {2, 3}) {
+    const auto ran = stack(1, i);
+    ASSERT_GE(ran.size(), 2u);
+    EXPECT_EQ(ran.back().func, "[ran between samples]") << "sample " << i;
+    EXPECT_EQ(ran.back().category, "Other") << "sample " << i;
+    // Below it, the stack it sleeps in, without the idle frame.
+    const auto asleep = stack(1, 0);
+    ASSERT_EQ(ran.size(), asleep.size());
+    for (size_t k = 0; k + 1 < ran.size(); ++k) EXPECT_EQ(ran[k].func, asleep[k].func);
+  }
+  // All 22 ms of CPU are in the profile.
+  const Value& cpu =
+      doc_["threads"][static_cast<SizeType>(thread_index(1))]["samples"]["threadCPUDelta"];
+  uint64_t total = 0;
+  for (const Value& v : cpu.GetArray()) total += v.IsNull() ? 0 : v.GetUint64();
+  EXPECT_EQ(total, 22 * kMs);
+}
+#endif
+
 // A frame's category is a property of the frame: every func has exactly one in the frame table.
 TEST_F(IdleSamplesTest, EveryFunctionHasOneCategory) {
   const uint64_t caller = symtest::caller_function();

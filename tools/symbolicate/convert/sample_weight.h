@@ -26,7 +26,7 @@ namespace inprof::symbolicate {
 // One thread's samples, in time order.
 class SampleWeigher {
  public:
-  static constexpr uint64_t kMaxIntervals = 16;
+  static constexpr uint64_t kMaxIntervals = 16;  // the library's kMostIntervalsPerSample
 
   // `platform` is the profile's meta.platform. Windows reports a thread's CPU time only at the
   // scheduler's clock tick (15.6 ms): most deltas are 0 and a few hold a whole tick, which would

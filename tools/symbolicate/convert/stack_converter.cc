@@ -88,6 +88,13 @@ std::optional<StackIndex> StackConverter::stack_for(RawStackId id, uint64_t time
     entry.epoch = epoch;
   }
   if (use == CpuUse::kMostly || !entry.stack) return entry.stack;
+  // Time run unseen is CPU, under its frame of its own; without CPU the thread is where it
+  // sleeps, the stack below that frame.
+  const bool unseen = model_.stack(id).flags & internal::kSampleRanUnseen;
+  if (unseen && use != CpuUse::kNone) return entry.stack;
+  const std::optional<StackIndex> stack =
+      unseen ? b_.stacks().prefix[raw(*entry.stack)] : entry.stack;
+  if (!stack) return stack;
   StackCacheEntry& idle_entry = idle_stack_cache_[id];
   if (idle_entry.epoch != epoch) {
     const RawStack& raw = model_.stack(id);
@@ -97,15 +104,15 @@ std::optional<StackIndex> StackConverter::stack_for(RawStackId id, uint64_t time
     // every other frame keeps its category whatever the sample.
     idle_entry.stack =
         idle_entry.in_syscall == false
-            ? entry.stack
-            : b_.handle_for_stack(entry.stack, idle_frame(idle_entry.in_syscall.has_value()));
+            ? stack
+            : b_.handle_for_stack(stack, idle_frame(idle_entry.in_syscall.has_value()));
     idle_entry.epoch = epoch;
   }
   // Blocked: in a system call with little CPU time. Sampled elsewhere, it was runnable (waiting
   // for a CPU is not idle). Where the code cannot be read, only a thread that did not run at
   // all is taken as blocked.
   const bool idle = idle_entry.in_syscall ? *idle_entry.in_syscall : use == CpuUse::kNone;
-  return idle ? idle_entry.stack : entry.stack;
+  return idle ? idle_entry.stack : stack;
 }
 
 std::optional<bool> StackConverter::in_syscall(uint64_t address, uint64_t time_ns) {
@@ -248,7 +255,20 @@ std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint6
     }
     push_labels_at(i, prefix);
   }
+  // CPU the thread ran where no sample saw it, after which it slept here: a frame that says so
+  // above the stack it went back to sleep in, which is not where that CPU went.
+  if (raw.flags & internal::kSampleRanUnseen) prefix = b_.handle_for_stack(prefix, unseen_frame());
   return prefix;
+}
+
+FrameIndex StackConverter::unseen_frame() {
+  if (!unseen_frame_) {
+    FuncIndex func = b_.handle_for_func(b_.handle_for_string("[ran between samples]"), std::nullopt,
+                                        std::nullopt, std::nullopt);
+    unseen_frame_ =
+        b_.handle_for_frame(func, std::nullopt, 0, other_, 0, std::nullopt, std::nullopt);
+  }
+  return *unseen_frame_;
 }
 
 FrameIndex StackConverter::mark_frame(Mark mark) {

@@ -131,6 +131,7 @@ class StackConverter {
   const AddressSymbol* symbol_for(size_t module, uint64_t vaddr);
   LibIndex lib(size_t module);
   FrameIndex mark_frame(Mark mark);
+  FrameIndex unseen_frame();
 
   const ProfileModel& model_;
   ProfileBuilder& b_;
@@ -154,6 +155,7 @@ class StackConverter {
   size_t syscall_size_ = 0;                        // 0: leaves are not checked for system calls
   std::optional<FrameIndex> idle_frames_[2];       // by idle_frame's `blocked`
   std::optional<FrameIndex> mark_frames_[kMarks];
+  std::optional<FrameIndex> unseen_frame_;  // "[ran between samples]"
 };
 
 }  // namespace inprof::symbolicate

@@ -9,7 +9,7 @@ namespace {
 // Flags that change how a stack is converted; the others do not split identical stacks.
 constexpr uint32_t kStackFlags = internal::kSampleTruncatedCopy | internal::kSampleDepthLimit |
                                  internal::kSampleFramePointerWalk | internal::kSampleNoStack |
-                                 internal::kSampleIncomplete;
+                                 internal::kSampleIncomplete | internal::kSampleRanUnseen;
 }  // namespace
 
 uint64_t ProfileModel::key_hash(std::span<const uint64_t> key) {
@@ -149,9 +149,12 @@ CpuUse cpu_use(const RawSampleList& earlier, uint64_t time_ns, std::optional<uin
 void ProfileModel::on_sample(const internal::SampleRecord& r) {
   RawStackId id = stack_of(r);
   RawSampleList& samples = thread(r.tid).samples;
-  samples.push_back(RawSample{
-      r.time_ns, r.cpu_delta_ns, id,
-      cpu_use(samples, r.time_ns, r.cpu_delta_ns, false, (r.flags & internal::kSampleOnCpu) != 0)});
+  // Asleep, with any CPU it carries run unseen before (see kSampleRanUnseen): CPU or none.
+  const CpuUse use = (r.flags & internal::kSampleRanUnseen)
+                         ? (r.cpu_delta_ns.value_or(0) > 0 ? CpuUse::kMostly : CpuUse::kNone)
+                         : cpu_use(samples, r.time_ns, r.cpu_delta_ns, false,
+                                   (r.flags & internal::kSampleOnCpu) != 0);
+  samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id, use});
   saw_time(r.time_ns);
   last_stack_by_tid_[r.tid] = id;
   any_cpu_delta_ |= r.cpu_delta_ns.has_value();
