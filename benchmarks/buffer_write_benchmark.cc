@@ -1,5 +1,5 @@
-// One record into the ring buffer (lib/ring_buffer.h), by payload size: the sampler's write of
-// an encoded sample, and a marker's. The ring is warmed first (its pages touched) and drained
+// One record into the ring buffer (lib/session/ring_buffer.h), by payload size: the sampler's write
+// of an encoded sample, and a marker's. The ring is warmed first (its pages touched) and drained
 // outside the timed region, so what is measured is the reservation CAS, the copy and the
 // publishing store.
 //
@@ -9,7 +9,7 @@
 
 #include <vector>
 
-#include "ring_buffer.h"
+#include "session/ring_buffer.h"
 
 namespace inprof::internal {
 namespace {

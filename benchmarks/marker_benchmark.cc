@@ -13,16 +13,16 @@
 #include <mutex>
 #include <thread>
 
-#include "dwarf_unwinder.h"
 #include "inprof/markers.h"
 #include "inprof/profiler.h"
-#include "metadata_queue.h"
-#include "module_lister.h"
-#include "process_info.h"
-#include "ring_buffer.h"
-#include "sampler.h"
-#include "stack_copier.h"
-#include "thread_lister.h"
+#include "sampling/module_lister.h"
+#include "sampling/sampler.h"
+#include "sampling/stack_copier.h"
+#include "sampling/thread_lister.h"
+#include "session/metadata_queue.h"
+#include "session/process_info.h"
+#include "session/ring_buffer.h"
+#include "unwind/dwarf_unwinder.h"
 
 namespace {
 

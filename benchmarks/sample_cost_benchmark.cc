@@ -19,13 +19,13 @@
 #include <vector>
 
 #include "dump/dump_records.h"
-#include "dwarf_unwinder.h"
-#include "frame_pointer_unwinder.h"
-#include "module_lister.h"
-#include "process_info.h"
-#include "ring_buffer.h"
-#include "sample_once.h"
-#include "stack_copier.h"
+#include "sampling/module_lister.h"
+#include "sampling/sample_once.h"
+#include "sampling/stack_copier.h"
+#include "session/process_info.h"
+#include "session/ring_buffer.h"
+#include "unwind/dwarf_unwinder.h"
+#include "unwind/frame_pointer_unwinder.h"
 
 namespace inprof::internal {
 namespace {

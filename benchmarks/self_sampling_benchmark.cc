@@ -1,4 +1,4 @@
-// Self-sampling (lib/self_sampling.h), both sides of one sample:
+// Self-sampling (lib/sampling/self_sampling.h), both sides of one sample:
 //
 //   BM_SelfSampleTargetCost: a busy thread interrupted by its own timer at 10 kHz; the extra CPU
 //     its fixed work takes, per snapshot it queued (kernel signal delivery included): what the
@@ -16,16 +16,16 @@
 #include <atomic>
 #include <thread>
 
-#include "dwarf/cfi_provider.h"
-#include "dwarf_unwinder.h"
-#include "frame_pointer_unwinder.h"
-#include "metadata_queue.h"
-#include "module_lister.h"
-#include "process_info.h"
-#include "ring_buffer.h"
-#include "sampler.h"
-#include "stack_copier.h"
-#include "thread_lister.h"
+#include "sampling/module_lister.h"
+#include "sampling/sampler.h"
+#include "sampling/stack_copier.h"
+#include "sampling/thread_lister.h"
+#include "session/metadata_queue.h"
+#include "session/process_info.h"
+#include "session/ring_buffer.h"
+#include "unwind/dwarf/cfi_provider.h"
+#include "unwind/dwarf_unwinder.h"
+#include "unwind/frame_pointer_unwinder.h"
 
 namespace inprof::internal {
 namespace {

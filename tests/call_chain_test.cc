@@ -11,7 +11,7 @@
 
 #include "dump/dump_reader.h"
 #include "inprof/profiler.h"
-#include "process_info.h"
+#include "session/process_info.h"
 #include "test_util.h"
 
 namespace inprof {

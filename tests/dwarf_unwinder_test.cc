@@ -1,6 +1,6 @@
 // The DWARF unwinder against ground truth: code built -O2 -fomit-frame-pointer with known call
 // chains (tests/unwind_targets), sampled for real through the signal copier.
-#include "dwarf_unwinder.h"
+#include "unwind/dwarf_unwinder.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -13,12 +13,12 @@
 #include <string>
 #include <thread>
 
-#include "frame_pointer_unwinder.h"
-#include "module_lister.h"
-#include "process_info.h"
+#include "sampling/module_lister.h"
+#include "sampling/stack_copier.h"
+#include "session/process_info.h"
 #include "signal_snapshot.h"
-#include "stack_copier.h"
 #include "test_util.h"
+#include "unwind/frame_pointer_unwinder.h"
 #include "unwind_targets/unwind_targets.h"
 
 namespace inprof::internal {

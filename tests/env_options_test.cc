@@ -1,5 +1,5 @@
 // The environment variables that start the profiler without code changes (LD_PRELOAD).
-#include "env_options.h"
+#include "options/env_options.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "process_info.h"
-#include "session.h"
+#include "session/process_info.h"
+#include "session/session.h"
 
 namespace inprof::internal {
 namespace {

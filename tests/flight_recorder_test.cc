@@ -16,7 +16,7 @@
 #include "dump/dump_reader.h"
 #include "inprof/markers.h"
 #include "inprof/profiler.h"
-#include "metadata_queue.h"
+#include "session/metadata_queue.h"
 #include "test_util.h"
 
 namespace inprof {

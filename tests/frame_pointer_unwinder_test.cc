@@ -1,4 +1,4 @@
-#include "frame_pointer_unwinder.h"
+#include "unwind/frame_pointer_unwinder.h"
 
 #include <gtest/gtest.h>
 

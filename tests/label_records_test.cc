@@ -7,7 +7,7 @@
 
 #include "inprof/markers.h"
 #include "inprof/profiler.h"
-#include "label_stack.h"
+#include "markers/label_stack.h"
 
 namespace inprof::internal {
 namespace {

@@ -2,7 +2,7 @@
 // zero bytes are not constructed again: writing zeros over a mapped block would fault in every
 // page of it at once (a session's 256 KiB stack buffer, its 320 KiB rule cache), most of what
 // starting a session cost.
-#include "large_alloc.h"
+#include "memory/large_alloc.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "dwarf/rule_cache.h"
+#include "unwind/dwarf/rule_cache.h"
 
 namespace inprof::internal {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "dump/dump_reader.h"
 #include "inprof/profiler.h"
-#include "label_stack.h"
-#include "process_info.h"
+#include "markers/label_stack.h"
+#include "session/process_info.h"
 #include "test_util.h"
 
 namespace inprof {

@@ -1,6 +1,6 @@
 // The module list names a library by the file that was mapped, not by the link the loader
 // opened (liblzma.so.5 for liblzma.so.5.4.1): the profile's library names come from it.
-#include "module_lister.h"
+#include "sampling/module_lister.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>

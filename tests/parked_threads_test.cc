@@ -1,4 +1,4 @@
-#include "parked_threads.h"
+#include "sampling/parked_threads.h"
 
 #include <gtest/gtest.h>
 

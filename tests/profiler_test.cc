@@ -19,8 +19,8 @@
 #include <thread>
 
 #include "dump/dump_reader.h"
-#include "process_info.h"
-#include "stop_trigger.h"
+#include "session/process_info.h"
+#include "session/stop_trigger.h"
 #include "test_util.h"
 #include "unwind_targets/unwind_targets.h"
 

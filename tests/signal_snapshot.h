@@ -14,8 +14,8 @@
 #include <thread>
 
 #include "stack_regions_linux.h"
-#include "stack_snapshot.h"
 #include "thread_stack_copy_linux.h"
+#include "unwind/stack_snapshot.h"
 #if defined(__x86_64__)
 #include "ucontext_registers_x86_64.h"
 #elif defined(__aarch64__)

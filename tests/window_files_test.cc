@@ -1,6 +1,6 @@
 // Continuous mode's file names (%n, %t, %p, the "-%n" added when the pattern has neither) and
 // keep_files removing the oldest windows.
-#include "window_files.h"
+#include "session/window_files.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -114,7 +114,7 @@ if wants gxx; then
   # it (bare: 3.3 s) and failed on a larger one (std::bad_alloc after 7 minutes).
   cc1plus=$(g++ -print-prog-name=cc1plus)
   gxx_flags="-quiet -std=c++20 -O1 -I$source_dir/lib -I$source_dir/include -imultiarch $(gcc -print-multiarch) -D_GNU_SOURCE"
-  workloads+=("cc1plus -O1 lib/sampler.cc (g++'s compiler proper)||0|$cc1plus $gxx_flags $source_dir/lib/sampler.cc -o $work/sampler.s")
+  workloads+=("cc1plus -O1 lib/sampling/sampler.cc (g++'s compiler proper)||0|$cc1plus $gxx_flags $source_dir/lib/sampling/sampler.cc -o $work/sampler.s")
 fi
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $runs rounds"

@@ -27,7 +27,7 @@
 
 #include "dump/dump_records.h"
 #include "dump/dump_writer.h"
-#include "output_file.h"
+#include "session/output_file.h"
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/elf_file.h"
 

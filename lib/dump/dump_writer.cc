@@ -10,7 +10,7 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
-#include "large_alloc.h"
+#include "memory/large_alloc.h"
 #endif
 
 #include <cstring>

@@ -13,7 +13,7 @@
 #include "dump/dump_records.h"
 #include "dump/sample_compactor.h"
 #include "inprof/profiler.h"
-#include "output_file.h"
+#include "session/output_file.h"
 
 namespace inprof::internal {
 

@@ -16,7 +16,7 @@
 
 #include "dump/dump_records.h"
 #include "dump/stack_table.h"
-#include "large_alloc.h"
+#include "memory/large_alloc.h"
 
 namespace inprof::internal {
 

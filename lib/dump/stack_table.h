@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "large_alloc.h"
+#include "memory/large_alloc.h"
 
 namespace inprof::internal {
 

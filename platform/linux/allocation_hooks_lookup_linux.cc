@@ -1,7 +1,7 @@
 // The interposer's entry points, looked up by name in every loaded object.
 #include <dlfcn.h>
 
-#include "allocation_hooks.h"
+#include "allocations/allocation_hooks.h"
 
 namespace inprof::internal {
 

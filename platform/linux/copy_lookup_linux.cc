@@ -1,8 +1,8 @@
-// The rendezvous of inprof copies (lib/copies.h): the global symbol scope, as the dynamic loader
-// resolves it, gives every copy the same answer.
+// The rendezvous of inprof copies (lib/api/copies.h): the global symbol scope, as the dynamic
+// loader resolves it, gives every copy the same answer.
 #include <dlfcn.h>
 
-#include "copies.h"
+#include "api/copies.h"
 
 namespace inprof::internal {
 

@@ -24,9 +24,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "crash_handler.h"
-#include "output_file.h"
 #include "output_open_linux.h"
+#include "session/crash_handler.h"
+#include "session/output_file.h"
 #include "signal_disposition_linux.h"
 #if defined(__x86_64__)
 #include "ucontext_registers_x86_64.h"

@@ -1,6 +1,6 @@
 // CfiProvider for ELF modules, reading each module's .eh_frame_hdr and .eh_frame where the loader
-// mapped them (PT_GNU_EH_FRAME) with inprof's own parser (lib/dwarf/eh_frame.h). No file is ever
-// opened: closing a descriptor of a file drops the program's POSIX (fcntl) locks on it, and a
+// mapped them (PT_GNU_EH_FRAME) with inprof's own parser (lib/unwind/dwarf/eh_frame.h). No file is
+// ever opened: closing a descriptor of a file drops the program's POSIX (fcntl) locks on it, and a
 // profiled process must not notice us. No process_vm_readv either (seccomp filters may forbid it).
 //
 // Each lookup runs inside a dl_iterate_phdr callback: the loader holds its lock there, so a
@@ -19,12 +19,12 @@
 #include <cstddef>
 #include <optional>
 
-#include "dwarf/cfi_provider.h"
-#include "dwarf/eh_frame.h"
-#include "dwarf/row_reduction.h"
 #include "loaded_image_linux.h"
 #include "plt_unwind_linux.h"
 #include "sigreturn_trampoline_linux.h"
+#include "unwind/dwarf/cfi_provider.h"
+#include "unwind/dwarf/eh_frame.h"
+#include "unwind/dwarf/row_reduction.h"
 
 namespace inprof::internal {
 namespace {

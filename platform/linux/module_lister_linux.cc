@@ -15,8 +15,8 @@
 
 #include "dump/dump_records.h"
 #include "loaded_image_linux.h"
-#include "module_lister.h"
-#include "process_info.h"
+#include "sampling/module_lister.h"
+#include "session/process_info.h"
 
 namespace inprof::internal {
 namespace {

@@ -13,7 +13,7 @@
 #include <new>
 
 #include "memory/own_heap.h"
-#include "profiler_threads.h"
+#include "threads/profiler_threads.h"
 
 namespace inprof::internal {
 namespace {

@@ -18,10 +18,10 @@
 #include <cstring>
 
 #include "dump/dump_records.h"
-#include "output_file.h"
 #include "output_open_linux.h"
 #include "owned_fd_linux.h"
-#include "process_info.h"
+#include "session/output_file.h"
+#include "session/process_info.h"
 
 namespace inprof::internal {
 namespace {

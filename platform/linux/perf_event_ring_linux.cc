@@ -11,10 +11,10 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "arch.h"
 #include "owned_fd_linux.h"
 #include "seccomp_state_linux.h"
 #include "thread_proc_linux.h"
+#include "unwind/arch.h"
 
 namespace inprof::internal {
 namespace {

@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "stack_snapshot.h"
+#include "unwind/stack_snapshot.h"
 
 namespace inprof::internal {
 

@@ -25,9 +25,9 @@
 #include <memory>
 #include <optional>
 
-#include "large_alloc.h"
+#include "memory/large_alloc.h"
 #include "perf_event_ring_linux.h"
-#include "self_sampling.h"
+#include "sampling/self_sampling.h"
 #include "stack_regions_linux.h"
 
 namespace inprof::internal {

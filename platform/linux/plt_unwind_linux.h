@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <optional>
 
-#include "dwarf/memory_view.h"
-#include "dwarf/unwind_rule.h"
+#include "unwind/dwarf/memory_view.h"
+#include "unwind/dwarf/unwind_rule.h"
 
 namespace inprof::internal {
 

@@ -16,8 +16,8 @@
 #include <string>
 
 #include "file_util_linux.h"
-#include "process_info.h"
 #include "seccomp_state_linux.h"
+#include "session/process_info.h"
 
 namespace inprof::internal {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "file_util_linux.h"
 #include "owned_fd_linux.h"
-#include "process_info.h"
 #include "seccomp_state_linux.h"
+#include "session/process_info.h"
 
 namespace inprof::internal {
 

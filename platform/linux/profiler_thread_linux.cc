@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <memory>
 
-#include "process_info.h"
-#include "profiler_threads.h"
+#include "session/process_info.h"
+#include "threads/profiler_threads.h"
 
 namespace inprof::internal {
 namespace {

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <atomic>
 
-#include "process_info.h"
-#include "self_sample_queue.h"
+#include "sampling/self_sample_queue.h"
+#include "session/process_info.h"
 #include "small_mappings_linux.h"
 #include "thread_proc_linux.h"
 #include "thread_stack_copy_linux.h"

@@ -33,7 +33,7 @@
 #include <functional>
 #include <optional>
 
-#include "self_sampling.h"
+#include "sampling/self_sampling.h"
 #include "stack_regions_linux.h"
 
 namespace inprof::internal {

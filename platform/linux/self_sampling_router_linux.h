@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "perf_self_sampling_linux.h"
-#include "self_sampling.h"
+#include "sampling/self_sampling.h"
 #include "self_sampling_linux.h"
 
 namespace inprof::internal {

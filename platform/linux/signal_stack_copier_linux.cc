@@ -24,10 +24,10 @@
 #include <unordered_map>
 
 #include "perf_event_ring_linux.h"
-#include "process_info.h"
+#include "sampling/stack_copier.h"
 #include "self_sampling_linux.h"
 #include "self_sampling_router_linux.h"
-#include "stack_copier.h"
+#include "session/process_info.h"
 #include "stack_regions_linux.h"
 #include "thread_proc_linux.h"
 #include "thread_stack_copy_linux.h"

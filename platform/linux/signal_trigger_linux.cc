@@ -10,10 +10,10 @@
 #include <cstring>
 #include <string>
 
-#include "process_info.h"
-#include "profiler_threads.h"
+#include "session/process_info.h"
+#include "session/signal_trigger.h"
 #include "signal_disposition_linux.h"
-#include "signal_trigger.h"
+#include "threads/profiler_threads.h"
 
 namespace inprof::internal {
 namespace {

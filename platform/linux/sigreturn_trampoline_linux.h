@@ -16,9 +16,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "dwarf/dwarf_constants.h"
-#include "dwarf/unwind_rule.h"
-#include "process_info.h"
+#include "session/process_info.h"
+#include "unwind/dwarf/dwarf_constants.h"
+#include "unwind/dwarf/unwind_rule.h"
 
 namespace inprof::internal {
 

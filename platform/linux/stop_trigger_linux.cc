@@ -12,10 +12,10 @@
 #include <atomic>
 #include <climits>
 
-#include "process_info.h"
-#include "profiler_threads.h"
+#include "session/process_info.h"
+#include "session/stop_trigger.h"
 #include "signal_disposition_linux.h"
-#include "stop_trigger.h"
+#include "threads/profiler_threads.h"
 
 namespace inprof::internal {
 namespace {

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "file_util_linux.h"
-#include "system_facts.h"
+#include "session/system_facts.h"
 
 namespace inprof::internal {
 namespace {

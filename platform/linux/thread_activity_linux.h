@@ -19,7 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "thread_lister.h"
+#include "sampling/thread_lister.h"
 
 namespace inprof::internal {
 

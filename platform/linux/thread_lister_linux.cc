@@ -13,9 +13,9 @@
 
 #include "file_util_linux.h"
 #include "owned_fd_linux.h"
+#include "sampling/thread_lister.h"
 #include "seccomp_state_linux.h"
 #include "thread_activity_linux.h"
-#include "thread_lister.h"
 #include "thread_proc_linux.h"
 
 namespace inprof::internal {

@@ -13,7 +13,7 @@
 #include <cstdint>
 
 #include "stack_regions_linux.h"
-#include "stack_snapshot.h"
+#include "unwind/stack_snapshot.h"
 
 namespace inprof::internal {
 

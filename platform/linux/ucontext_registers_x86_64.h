@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "arch.h"
+#include "unwind/arch.h"
 
 namespace inprof::internal {
 

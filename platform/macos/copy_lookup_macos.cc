@@ -1,6 +1,6 @@
 // Two copies of inprof in one process are not looked for on macOS yet (Linux meets them in the
 // process-wide symbol scope): every copy stays on its own.
-#include "copies.h"
+#include "api/copies.h"
 
 namespace inprof::internal {
 

@@ -2,7 +2,7 @@
 // hands it to the sampler; on macOS a crash would best be caught as a Mach exception on a thread
 // of ours (the crashing thread then stopped, as the suspend copier stops threads), which is not
 // written, nor could it be tried here without a Mac. Asking for it fails with a clear message.
-#include "crash_handler.h"
+#include "session/crash_handler.h"
 
 namespace inprof::internal {
 

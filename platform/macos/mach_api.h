@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "arch.h"
+#include "unwind/arch.h"
 
 namespace inprof::internal {
 

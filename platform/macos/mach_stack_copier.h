@@ -14,7 +14,7 @@
 
 #include "mach_api.h"
 #include "mach_thread_ports.h"
-#include "stack_copier.h"
+#include "sampling/stack_copier.h"
 
 namespace inprof::internal {
 

@@ -8,7 +8,7 @@
 
 #include "mach_api.h"
 #include "mach_thread_ports.h"
-#include "thread_lister.h"
+#include "sampling/thread_lister.h"
 
 namespace inprof::internal {
 

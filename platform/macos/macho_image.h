@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <span>
 
-#include "module_lister.h"
+#include "sampling/module_lister.h"
 
 namespace inprof::internal {
 

@@ -5,7 +5,7 @@
 #include "darwin_declarations.h"
 #include "dump/dump_records.h"
 #include "macho_image.h"
-#include "module_lister.h"
+#include "sampling/module_lister.h"
 
 namespace inprof::internal {
 namespace {

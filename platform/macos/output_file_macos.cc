@@ -4,7 +4,7 @@
 #include <string>
 
 #include "darwin_declarations.h"
-#include "output_file.h"
+#include "session/output_file.h"
 
 namespace inprof::internal {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "darwin_declarations.h"
 #include "mach_api.h"
-#include "process_info.h"
+#include "session/process_info.h"
 
 namespace inprof::internal {
 

@@ -1,6 +1,6 @@
 // Capture signals are not implemented on macOS yet: Profiler::capture() is the way there. Asking
 // for one is refused with a clear message.
-#include "signal_trigger.h"
+#include "session/signal_trigger.h"
 
 namespace inprof::internal {
 

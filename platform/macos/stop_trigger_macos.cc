@@ -4,9 +4,9 @@
 #include <chrono>
 #include <thread>
 
-#include "process_info.h"
-#include "profiler_threads.h"
-#include "stop_trigger.h"
+#include "session/process_info.h"
+#include "session/stop_trigger.h"
+#include "threads/profiler_threads.h"
 
 namespace inprof::internal {
 namespace {

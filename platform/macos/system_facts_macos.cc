@@ -2,7 +2,7 @@
 #include <string>
 
 #include "darwin_declarations.h"
-#include "system_facts.h"
+#include "session/system_facts.h"
 
 namespace inprof::internal {
 namespace {

@@ -1,5 +1,5 @@
 // Allocation profiling is not available on Windows: there is no interposer.
-#include "allocation_hooks.h"
+#include "allocations/allocation_hooks.h"
 
 namespace inprof::internal {
 

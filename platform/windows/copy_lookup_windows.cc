@@ -1,5 +1,5 @@
 // Windows has no process-wide symbol scope to meet in: every copy of inprof stays on its own.
-#include "copies.h"
+#include "api/copies.h"
 
 namespace inprof::internal {
 

@@ -1,7 +1,7 @@
 // Crash capture is not implemented on Windows yet (it would be a vectored exception handler
 // writing the raw crash capture of FORMAT.md). Asking for it fails with a clear message rather
 // than silently capturing nothing.
-#include "crash_handler.h"
+#include "session/crash_handler.h"
 
 namespace inprof::internal {
 

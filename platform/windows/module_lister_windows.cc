@@ -10,8 +10,8 @@
 #include <atomic>
 
 #include "dump/dump_records.h"
-#include "module_lister.h"
 #include "pe_image_windows.h"
+#include "sampling/module_lister.h"
 #include "text_windows.h"
 
 namespace inprof::internal {

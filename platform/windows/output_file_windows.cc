@@ -3,7 +3,7 @@
 // build's mode 0600 it is not made private to the user (left for a later change).
 #include <windows.h>
 
-#include "output_file.h"
+#include "session/output_file.h"
 #include "text_windows.h"
 
 namespace inprof::internal {

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "module_lister.h"
+#include "sampling/module_lister.h"
 
 namespace inprof::internal {
 

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <string>
 
-#include "process_info.h"
+#include "session/process_info.h"
 #include "text_windows.h"
 
 namespace inprof::internal {

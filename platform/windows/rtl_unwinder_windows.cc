@@ -19,7 +19,7 @@
 #include <cstring>
 #include <vector>
 
-#include "os_unwinder.h"
+#include "unwind/os_unwinder.h"
 
 namespace inprof::internal {
 namespace {

@@ -1,6 +1,6 @@
 // Windows has no signal a program can be sent to ask for a capture: Profiler::capture() is the
 // way there. Asking for a capture signal is refused with a clear message.
-#include "signal_trigger.h"
+#include "session/signal_trigger.h"
 
 namespace inprof::internal {
 

@@ -18,8 +18,8 @@
 #include <cstddef>
 #include <unordered_map>
 
-#include "process_info.h"
-#include "stack_copier.h"
+#include "sampling/stack_copier.h"
+#include "session/process_info.h"
 
 namespace inprof::internal {
 namespace {

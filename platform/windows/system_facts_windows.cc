@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "system_facts.h"
+#include "session/system_facts.h"
 #include "text_windows.h"
 
 namespace inprof::internal {

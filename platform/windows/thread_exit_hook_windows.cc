@@ -2,7 +2,7 @@
 // for each slot holding a non-null value (thread_exit_hook.h says why not thread_local).
 #include <windows.h>
 
-#include "thread_exit_hook.h"
+#include "threads/thread_exit_hook.h"
 
 namespace inprof::internal {
 

@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "process_info.h"
+#include "sampling/thread_lister.h"
+#include "session/process_info.h"
 #include "text_windows.h"
-#include "thread_lister.h"
 
 namespace inprof::internal {
 namespace {

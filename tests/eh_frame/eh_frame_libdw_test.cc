@@ -12,9 +12,9 @@
 #include <string>
 
 #include "dump/dump_records.h"
-#include "dwarf/cfi_provider.h"
 #include "libdw_reference.h"
-#include "module_lister.h"
+#include "sampling/module_lister.h"
+#include "unwind/dwarf/cfi_provider.h"
 
 namespace inprof::internal {
 namespace {

@@ -5,10 +5,10 @@
 #include <optional>
 #include <random>
 
-#include "dwarf/dwarf_constants.h"
-#include "dwarf/eh_frame.h"
-#include "dwarf/row_reduction.h"
 #include "eh_frame_builder.h"
+#include "unwind/dwarf/dwarf_constants.h"
+#include "unwind/dwarf/eh_frame.h"
+#include "unwind/dwarf/row_reduction.h"
 
 namespace inprof::internal {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "dwarf/unwind_rule.h"
+#include "unwind/dwarf/unwind_rule.h"
 
 namespace inprof::internal {
 

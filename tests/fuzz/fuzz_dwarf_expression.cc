@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "dwarf/dwarf_expression.h"
+#include "unwind/dwarf/dwarf_expression.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "dwarf/eh_frame.h"
-#include "dwarf/row_reduction.h"
+#include "unwind/dwarf/eh_frame.h"
+#include "unwind/dwarf/row_reduction.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace inprof::internal;

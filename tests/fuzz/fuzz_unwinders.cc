@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "dwarf_unwinder.h"
-#include "frame_pointer_unwinder.h"
+#include "unwind/dwarf_unwinder.h"
+#include "unwind/frame_pointer_unwinder.h"
 
 namespace {
 

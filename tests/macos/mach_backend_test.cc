@@ -9,12 +9,12 @@
 #include <vector>
 
 #include "fake_mach_api.h"
-#include "frame_pointer_unwinder.h"
 #include "mach_stack_copier.h"
 #include "mach_thread_lister.h"
-#include "metadata_queue.h"
-#include "ring_buffer.h"
-#include "sampler.h"
+#include "sampling/sampler.h"
+#include "session/metadata_queue.h"
+#include "session/ring_buffer.h"
+#include "unwind/frame_pointer_unwinder.h"
 
 namespace inprof::testing {
 namespace {

@@ -11,15 +11,15 @@
 #include <vector>
 
 #include "counting_allocator.h"
-#include "dwarf_unwinder.h"
-#include "frame_pointer_unwinder.h"
-#include "metadata_queue.h"
-#include "module_lister.h"
-#include "process_info.h"
-#include "ring_buffer.h"
-#include "sampler.h"
-#include "stack_copier.h"
-#include "thread_lister.h"
+#include "sampling/module_lister.h"
+#include "sampling/sampler.h"
+#include "sampling/stack_copier.h"
+#include "sampling/thread_lister.h"
+#include "session/metadata_queue.h"
+#include "session/process_info.h"
+#include "session/ring_buffer.h"
+#include "unwind/dwarf_unwinder.h"
+#include "unwind/frame_pointer_unwinder.h"
 
 namespace inprof::internal {
 namespace {

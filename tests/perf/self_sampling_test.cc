@@ -1,8 +1,9 @@
-// Self-sampling (lib/self_sampling.h): busy threads are sampled by the kernel (a perf_event ring
-// per thread, where the kernel allows it) or interrupt themselves on a per-thread timer and queue
-// snapshots of themselves; the sampler collects them. These tests assert what happens (who is
-// self-sampled, what reaches the ring, what is counted), never how fast. The timer tests force
-// timers (INPROF_SELF_SAMPLING=timer); the kernel's are skipped where perf events are refused.
+// Self-sampling (lib/sampling/self_sampling.h): busy threads are sampled by the kernel (a
+// perf_event ring per thread, where the kernel allows it) or interrupt themselves on a per-thread
+// timer and queue snapshots of themselves; the sampler collects them. These tests assert what
+// happens (who is self-sampled, what reaches the ring, what is counted), never how fast. The timer
+// tests force timers (INPROF_SELF_SAMPLING=timer); the kernel's are skipped where perf events are
+// refused.
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
@@ -24,20 +25,20 @@
 #include <vector>
 
 #include "../test_util.h"
-#include "copies.h"
+#include "api/copies.h"
 #include "dump/byte_io.h"
 #include "dump/dump_records.h"
-#include "frame_pointer_unwinder.h"
-#include "label_stack.h"
-#include "metadata_queue.h"
-#include "module_lister.h"
-#include "process_info.h"
-#include "ring_buffer.h"
-#include "sampler.h"
-#include "self_sample_queue.h"
-#include "stack_copier.h"
-#include "thread_lister.h"
+#include "markers/label_stack.h"
+#include "sampling/module_lister.h"
+#include "sampling/sampler.h"
+#include "sampling/self_sample_queue.h"
+#include "sampling/stack_copier.h"
+#include "sampling/thread_lister.h"
+#include "session/metadata_queue.h"
+#include "session/process_info.h"
+#include "session/ring_buffer.h"
 #include "thread_switches.h"
+#include "unwind/frame_pointer_unwinder.h"
 
 namespace inprof::internal {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "../test_util.h"
-#include "process_info.h"
+#include "session/process_info.h"
 #include "thread_activity_linux.h"
 
 namespace inprof::internal {

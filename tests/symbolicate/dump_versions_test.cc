@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "output_file.h"
+#include "session/output_file.h"
 #include "test_support.h"
 #include "test_targets.h"
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "dump/byte_io.h"
-#include "output_file.h"
+#include "session/output_file.h"
 #include "test_support.h"
 
 namespace {
@@ -129,7 +129,7 @@ TEST_F(ProfileInfoTest, ProfilerOverheadFromTheStatistics) {
     d.process(symtest::test_process());
     d.thread_start(1, 0, "server", kThreadMain);
     d.sample(1, 1'000'000, {0x1000});
-    d.stats(overhead_stats(500'000'000, 500, 10'000'000, 12'000'000));    // 20 us a tick
+    d.stats(overhead_stats(500'000'000, 500, 10'000'000, 12'000'000));     // 20 us a tick
     d.stats(overhead_stats(1'000'000'000, 1000, 40'000'000, 45'000'000));  // then 60 us
     d.end(1'000'000'000);
     d.close();

@@ -19,7 +19,7 @@
 
 #include "dump/dump_reader.h"
 #include "inprof/profiler.h"
-#include "process_info.h"
+#include "session/process_info.h"
 #include "test_support.h"
 
 namespace {

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "output_file.h"
+#include "session/output_file.h"
 #include "symbolicate.h"
 
 namespace symtest {

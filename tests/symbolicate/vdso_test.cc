@@ -8,8 +8,8 @@
 #include <cstring>
 
 #include "dump/byte_io.h"
-#include "metadata_queue.h"
-#include "module_lister.h"
+#include "sampling/module_lister.h"
+#include "session/metadata_queue.h"
 #include "test_support.h"
 
 namespace {

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "module_lister.h"
+#include "sampling/module_lister.h"
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/module_symbolizer.h"
 

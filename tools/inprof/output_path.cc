@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "env_options.h"
+#include "options/env_options.h"
 
 namespace inprof::launcher {
 

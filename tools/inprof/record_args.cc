@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "env_options.h"
+#include "options/env_options.h"
 #include "output_path.h"
 
 namespace inprof::launcher {

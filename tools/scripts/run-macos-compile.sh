@@ -27,9 +27,11 @@ mkdir -p "$out/zstd"
 cp /usr/include/zstd.h /usr/include/zstd_errors.h "$out/zstd/"
 
 macos_sources=("$root"/platform/macos/*.cc)
-lib_sources=("$root"/lib/*.cc "$root"/lib/dump/*.cc)
+lib_sources=("$root"/lib/*/*.cc)
 # Built on Linux only (libdw's CFI): macOS unwinds with frame pointers (os_unwinder_macos.cc).
-lib_sources=("${lib_sources[@]/$root\/lib\/dwarf_unwinder.cc/}")
+lib_sources=("${lib_sources[@]/$root\/lib\/unwind\/dwarf_unwinder.cc/}")
+# The profiler's own heap is linked into the shared library on Linux only.
+lib_sources=("${lib_sources[@]/$root\/lib\/memory\/own_heap.cc/}")
 
 status=0
 for arch in x86_64 arm64; do

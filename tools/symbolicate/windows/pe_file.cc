@@ -9,8 +9,8 @@
 #include <cstring>
 #include <string_view>
 
-#include "module_lister.h"
 #include "pe_image_windows.h"
+#include "sampling/module_lister.h"
 #include "text_windows.h"
 
 namespace inprof::symbolicate {

@@ -1,0 +1,284 @@
+#include "sampling/sampler.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "markers/declarations.h"
+#include "markers/label_stack.h"
+#include "sampling/sampler_constants.h"
+#include "sampling/thread_names.h"
+#include "session/process_info.h"
+#include "threads/profiler_threads.h"
+
+namespace inprof::internal {
+
+Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copier,
+                 std::unique_ptr<Unwinder> unwinder, std::unique_ptr<ThreadLister> threads,
+                 std::unique_ptr<ModuleLister> modules, RingBuffer& ring, MetadataQueue& metadata)
+    : config_(config),
+      copier_(std::move(copier)),
+      self_sampling_(copier_->self_sampling()),
+      unwinder_(std::move(unwinder)),
+      thread_lister_(std::move(threads)),
+      module_lister_(std::move(modules)),
+      ring_(ring),
+      metadata_(metadata),
+      stack_buffer_(make_large_array<uint8_t>(config.stack_copy_size)),
+      frames_(config.max_frames),
+      frame_sps_(config.max_frames),
+      encode_buffer_(64 + config.max_frames * 11 + (kLeafCandidateSlots + 1) * 12 +
+                     kMaxLabelDepth * 16) {
+  snapshot_.buffer = stack_buffer_.get();
+  snapshot_.capacity = config.stack_copy_size;
+}
+
+Sampler::~Sampler() = default;
+
+uint64_t Sampler::period_ns() const {
+  return self_sampling_ ? std::max(config_.interval_ns, kSelfSamplingMinPeriodNs)
+                        : config_.interval_ns;
+}
+
+void Sampler::run() {
+  uint64_t next = monotonic_ns();
+  for (;;) {
+    uint64_t interval;
+    const uint64_t tick_start_ns = monotonic_ns();
+    {
+      std::lock_guard hold(tick_mutex_);
+      tick();
+      interval = next_tick_in_ns();
+    }
+    const uint64_t cpu_ns = current_thread_cpu_ns();
+    own_cpu_ns_.store(cpu_ns, std::memory_order_relaxed);
+    tick_overhead_.note(tick_start_ns, cpu_ns);
+    // Producers never wake the writer (markers come from any thread, samples from here): this
+    // tick does, once the ring is a quarter full.
+    if (ring_filling_ && ring_.held_bytes() > ring_.capacity() / 4) ring_filling_();
+    next += interval;
+    const uint64_t now = monotonic_ns();
+    if (now >= next) {
+      // Overran: skip the ticks we cannot keep rather than bunching samples together.
+      const uint64_t missed = (now - next) / interval + 1;
+      ticks_late_.fetch_add(missed, std::memory_order_relaxed);
+      next += missed * interval;
+    }
+    const WaitEnd end = wait_until(next);
+    if (end == WaitEnd::kQueuesFull) {
+      // A ring filled before its tick: the tick is taken now, and the next one an interval after
+      // it. Collecting the ring and then waking again for the tick cost a program two wake-ups
+      // where one does (xz: a ring that holds 9 ms of samples under ticks 12 ms apart).
+      next = monotonic_ns();
+      continue;
+    }
+    if (end == WaitEnd::kStop) {
+      std::lock_guard hold(tick_mutex_);
+      // The interposer is detached by now: these are the last, and no thread waits for the pool
+      // while holding the loader's lock. A module loaded since the last tick (a dlopen whose
+      // constructor allocated, ticks 50 ms apart without CPU samples) is listed before they are
+      // unwound, and is in the dump for the records drained before.
+      if (module_lister_->changed()) refresh_modules(monotonic_ns());
+      if (activity_) drain_activity();  // threads started (and named) since the last tick
+      drain_allocations();
+      stop_all_self_sampling(/*collect_first=*/true);  // what the threads queued is kept
+      write_final_repeats(monotonic_ns());
+      // The counters' values at the end, so that each series ends where the program left it,
+      // however late the last tick was (under qemu, ticks come 100 ms apart or more).
+      if (!paused_.load(std::memory_order_relaxed)) sample_counters(monotonic_ns());
+      own_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);
+      {
+        std::lock_guard lock(stop_mutex_);
+        finished_ = true;
+      }
+      stop_cv_.notify_all();
+      return;
+    }
+  }
+}
+
+uint64_t Sampler::next_tick_in_ns() const {
+  const uint64_t period = period_ns();
+  // No CPU samples: ticks list threads and collect what the allocation pool holds (it wakes the
+  // sampler when half full), and sample the counters, which keep the interval.
+  if (!config_.cpu_samples) {
+    const bool wakes = self_sampling_ != nullptr && self_sampling_->wakeable();
+    return counters_.empty() && wakes ? std::max(period, kNoCpuTickNs / period * period) : period;
+  }
+  // No ring open (every thread asleep, or the kernel refused rings: timers) is no reason to tick
+  // at the interval: the loop below asks for it as soon as one thread runs.
+  if (period >= kCollectPeriodNs || self_sampling_ == nullptr || !counters_.empty() ||
+      crash_state_.load(std::memory_order_relaxed) != kCrashIdle) {
+    return period;
+  }
+  // Every thread is either sampled by the kernel into a ring that wakes the sampler when it
+  // fills, or did not run since its last sample (its next one is a repeat, weighed by the time
+  // since its last); sampled allocations wake it when half their pool is taken. Nothing needs a
+  // tick before kCollectPeriodNs; one that starts to run is copied at the next tick, its sample
+  // weighed by the CPU it used (at most 12 intervals, see kSettledCollectPeriodNs), and the ticks
+  // return to the interval.
+  bool settled = true;
+  // A ring still finding its size is read at every interval while its thread runs (a walk cut
+  // short grows it at once). While the thread sleeps there is nothing to read: a process that
+  // waits (a compiler driver for its cc1, a shell for its children) never collects the samples
+  // that would settle its ring, and ticked at the full rate for its whole life. Its ticks wait at
+  // most kSettledMaxIntervals intervals, so a thread that wakes deeper loses as few samples to a
+  // ring too small as a settled one does.
+  bool idle_unsettled = false;
+  // Parked threads have neither a timer nor a ring, and did not run at their last check.
+  for (const uint64_t tid : awake_) {
+    const auto it = threads_.find(tid);
+    if (it == threads_.end()) continue;
+    const ThreadState& state = it->second;
+    if (!state.selected) continue;
+    if (state.self_handle >= 0 && !self_sampling_->holds_collect_period(state.self_handle)) {
+      if (state.ran_since_tick) return period;
+      idle_unsettled = true;
+    } else if (state.self_handle < 0 && state.ran_since_tick) {
+      return period;
+    }
+    settled = settled &&
+              (state.self_handle < 0 || self_sampling_->holds_settled_period(state.self_handle));
+  }
+  // Every ring has kept its size for long (kSettledCollectPeriodNs): fewer wake-ups still.
+  uint64_t relaxed = settled ? std::max(kCollectPeriodNs, std::min(kSettledCollectPeriodNs,
+                                                                   kSettledMaxIntervals * period))
+                             : kCollectPeriodNs;
+  if (idle_unsettled) relaxed = std::min(relaxed, kSettledMaxIntervals * period);
+  return std::max(period, relaxed / period * period);
+}
+
+Sampler::WaitEnd Sampler::wait_until(uint64_t deadline) {
+  // Where the kernel samples busy threads by itself, their queues fill at the full rate between
+  // ticks: the sampler wakes when one needs collecting (the tick is then taken early), or when
+  // woken (a stop, a pause).
+  for (;;) {
+    const uint64_t now = monotonic_ns();
+    {
+      std::lock_guard lock(stop_mutex_);
+      if (stop_requested_) return WaitEnd::kStop;
+    }
+    if (now >= deadline || self_sampling_ == nullptr ||
+        !(self_sampling_->waitable() || self_sampling_->wakeable())) {
+      break;
+    }
+    const bool rings_full = self_sampling_->wait(deadline - now);
+    if (allocation_pool_ != nullptr && allocation_pool_->ready() != 0) {
+      std::lock_guard hold(tick_mutex_);
+      drain_allocations();
+    }
+    if (rings_full) return WaitEnd::kQueuesFull;
+  }
+  std::unique_lock lock(stop_mutex_);
+  if (allocation_pool_ != nullptr) {
+    // Sampled allocations wait in a small pool: collect them every millisecond meanwhile, and
+    // every 100 µs while they keep coming (at a high rate the pool fills in microseconds).
+    constexpr uint64_t kAllocationDrainNs = 1000000;
+    constexpr uint64_t kBusyAllocationDrainNs = 100000;
+    uint64_t slice = kAllocationDrainNs;
+    for (;;) {
+      const uint64_t now = monotonic_ns();
+      if (stop_requested_) return WaitEnd::kStop;
+      if (now >= deadline) return WaitEnd::kDeadline;
+      if (stop_cv_.wait_for(lock, std::chrono::nanoseconds(std::min(deadline - now, slice)),
+                            [this] { return stop_requested_; })) {
+        return WaitEnd::kStop;
+      }
+      lock.unlock();
+      size_t drained = 0;
+      {
+        std::lock_guard hold(tick_mutex_);
+        drained =
+            allocation_pool_->drain([this](const AllocationSlot& slot) { write_allocation(slot); });
+      }
+      slice = drained != 0 ? kBusyAllocationDrainNs : kAllocationDrainNs;
+      lock.lock();
+    }
+  }
+  // The rings' wait above usually ran to the deadline: then no condition wait at all (one with
+  // an expired timeout is still a futex call, and on this path a context switch per tick).
+  if (monotonic_ns() < deadline) {
+    // steady_clock and monotonic_ns() are the same clock; wait for the remaining time.
+    stop_cv_.wait_for(lock, std::chrono::nanoseconds(deadline - std::min(deadline, monotonic_ns())),
+                      [this] { return stop_requested_; });
+  }
+  return stop_requested_ ? WaitEnd::kStop : WaitEnd::kDeadline;
+}
+
+void Sampler::request_stop() {
+  {
+    std::lock_guard lock(stop_mutex_);
+    stop_requested_ = true;
+    stopping_.store(true, std::memory_order_relaxed);
+    stop_cv_.notify_all();
+  }
+  wake();
+}
+
+bool Sampler::wait_finished(uint64_t timeout_ns) {
+  std::unique_lock lock(stop_mutex_);
+  return stop_cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns),
+                           [this] { return finished_; });
+}
+
+void Sampler::set_paused(bool paused) {
+  paused_.store(paused, std::memory_order_relaxed);
+  wake();  // a pause stops the interruptions now, not at a tick up to kCollectPeriodNs away
+}
+
+void Sampler::wake() {
+  // self_sampling_ is set once at construction; nulled (taken over by the program) only in a
+  // tick, after which waitable() is never asked again: the copier still owns the object.
+  if (SelfSampling* s = copier_->self_sampling()) s->interrupt_wait();
+}
+
+SamplerStats Sampler::stats() const {
+  return {samples_written_.load(), samples_dropped_.load(),  threads_timed_out_.load(),
+          ticks_late_.load(),      samples_given_up_.load(), own_cpu_ns_.load(),
+          tick_overhead_.figures()};
+}
+
+void Sampler::tick() {
+  if (crash_state_.load(std::memory_order_acquire) == kCrashPosted) write_crash_sample();
+  if (paused_.load(std::memory_order_relaxed)) {
+    stop_all_self_sampling(/*collect_first=*/false);  // paused: nothing recorded, no interruption
+    drain_allocations();  // the allocating threads would wait for the pool
+    return;
+  }
+  const uint64_t now = monotonic_ns();
+  sample_counters(now);
+  if (module_lister_->changed()) refresh_modules(now);
+  drain_allocations();
+  // Listing /proc/self/task is most of an idle thread's cost per tick: at most every 4 ms, so a
+  // new thread is seen within 4 ms (an exited one simply stops answering meanwhile).
+  if (tick_count_ == 0 || now - last_thread_listing_ns_ >= kThreadListingPeriodNs) {
+    last_thread_listing_ns_ = now;
+    // Not when the count is what the last listing found (a few microseconds to ask, where
+    // listing 1,000 threads every 4 ms cost ~12 % of a CPU); at least every 100 ms, for a thread
+    // born as another ended.
+    const std::optional<uint64_t> count = thread_lister_->thread_count();
+    const uint64_t full_period = activity_ ? kWatchedFullListingPeriodNs : kFullListingPeriodNs;
+    if (!count || *count != tids_.size() || now - last_full_listing_ns_ >= full_period) {
+      last_full_listing_ns_ = now;
+      refresh_threads(now);
+    }
+  }
+  refresh_names(now);
+  if (activity_) drain_activity();
+  if (!config_.cpu_samples) {
+    ++tick_count_;
+    return;
+  }
+  if (self_sampling_ && !self_sampling_->usable()) {
+    // The program installed its own handler for the sampling signal: it is the program's now.
+    // Running threads are no longer sampled (counted); sleeping ones still are.
+    stop_all_self_sampling(/*collect_first=*/true);
+    self_sampling_ = nullptr;
+  }
+  burst_arms_at_tick_ = 0;
+  visit_threads(now);
+  ++tick_count_;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,353 @@
+// The sampler's threads: which exist (listings, the kernel's records), their names and selection,
+// and which a tick visits (awake) or passes by until their next check (parked).
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "markers/declarations.h"
+#include "markers/label_stack.h"
+#include "sampling/sampler.h"
+#include "sampling/sampler_constants.h"
+#include "sampling/thread_names.h"
+#include "session/process_info.h"
+#include "threads/profiler_threads.h"
+
+namespace inprof::internal {
+
+void Sampler::visit_threads(uint64_t now) {
+  parked_.take_due(now, [this](uint64_t tid, uint64_t due_ns) {
+    auto it = threads_.find(tid);
+    if (it != threads_.end() && it->second.parked && it->second.parked_until == due_ns) {
+      wake_thread(tid, it->second);
+    }
+  });
+  const bool crashed = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
+  visiting_.swap(awake_);
+  awake_.clear();
+  for (const uint64_t tid : visiting_) {
+    auto it = threads_.find(tid);
+    if (it == threads_.end()) continue;  // ended since
+    ThreadState& state = it->second;
+    if (!state.awake || state.visited_tick == tick_count_) continue;  // parked, or seen
+    state.visited_tick = tick_count_;
+    // Where the program's threads leave the sampler little CPU (200 busy threads at exit), one
+    // tick's walks took hundreds of milliseconds that a stop waited for.
+    if (!stopping_.load(std::memory_order_relaxed)) visit_thread(tid, state, now, crashed);
+    if (parkable(state, now)) {
+      state.awake = false;
+      state.parked = true;
+      state.parked_until = state.selected ? state.next_check_ns : ParkedThreads::kUntilWoken;
+      ++parked_count_;
+      parked_.park(tid, state.parked_until);
+    } else {
+      awake_.push_back(tid);
+    }
+  }
+  parked_.compact_if_stale(parked_count_, [this](uint64_t tid, uint64_t due_ns) {
+    auto it = threads_.find(tid);
+    return it != threads_.end() && it->second.parked && it->second.parked_until == due_ns;
+  });
+}
+
+void Sampler::visit_thread(uint64_t tid, ThreadState& state, uint64_t now, bool crashed) {
+  // The crashed thread is in its crash handler now: its crash sample is its last.
+  if (!state.selected || (crashed && tid == crash_tid_)) {
+    stop_self_sampling(state);
+    return;
+  }
+  if (state.self_handle >= 0) {
+    collect_self_samples(tid, state, now);
+    return;
+  }
+  if (state.retry_at_tick > tick_count_) return;
+  // Backing off while asleep, unless the kernel said it was switched on since.
+  if (state.next_check_ns > now && !state.activity.switched_on) return;
+  sample_thread(tid, state, now);
+}
+
+bool Sampler::parkable(const ThreadState& state, uint64_t now) const {
+  if (state.self_handle >= 0 || state.activity.switched_on || stopping_.load()) return false;
+  if (!state.selected) return true;  // until it is
+  return !state.ran_since_tick && state.next_check_ns > now && state.retry_at_tick <= tick_count_;
+}
+
+void Sampler::wake_thread(uint64_t tid, ThreadState& state) {
+  if (!config_.cpu_samples) return;  // ticks visit no thread
+  if (state.parked) {
+    state.parked = false;
+    --parked_count_;
+  }
+  if (!state.awake) {
+    state.awake = true;
+    awake_.push_back(tid);
+  }
+}
+
+bool Sampler::program_has_threads() const {
+  const uint64_t leader = process_id();
+  for (uint64_t tid : tids_) {
+    if (is_profiler_thread(tid)) continue;
+    // The main thread stays listed, a zombie, after it called pthread_exit().
+    if (tid == leader && thread_lister_->ended(tid).value_or(false)) continue;
+    return true;
+  }
+  return false;
+}
+
+void Sampler::refresh_threads(uint64_t now) {
+  if (!thread_lister_->list(tids_)) return;
+  if (program_ended_ && !tids_.empty() && !program_has_threads()) {
+    std::exchange(program_ended_, nullptr)();
+  }
+  // A thread missing from the listing has exited, and so has published every allocation it
+  // sampled: written now, before its end, they are never drained after it (which would announce
+  // the thread again).
+  drain_allocations();
+  for (uint64_t tid : tids_) {
+    if (excluded_.count(tid) || is_profiler_thread(tid)) continue;
+    add_thread(tid, now);
+  }
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    // A watched thread is ended a drain after its end record: the records of its last moments
+    // (its name, say) may come from another CPU's ring, read later.
+    const Activity& activity = it->second.activity;
+    const bool awaiting_end =
+        activity.watched && !activity.resync && !(activity.ended && activity.ended_drains > 1);
+    if (it->second.last_seen_tick != tick_count_ && !awaiting_end) {
+      it = end_thread(it, now);
+    } else {
+      ++it;
+    }
+  }
+}
+
+std::map<uint64_t, Sampler::ThreadState>::iterator Sampler::end_thread(
+    std::map<uint64_t, ThreadState>::iterator it, uint64_t now) {
+  drain_self_samples(it->first, it->second);  // taken before it exited
+  write_tail(it->first, it->second);
+  stop_self_sampling(it->second);
+  if (it->second.announced) {
+    metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
+  }
+  thread_lister_->forget(it->first);
+  ThreadNames::instance().forget(it->first);  // the id may be reused by a new thread
+  if (it->second.parked) --parked_count_;
+  return threads_.erase(it);
+}
+
+void Sampler::add_thread(uint64_t tid, uint64_t now) {
+  auto [it, inserted] = threads_.try_emplace(tid);
+  it->second.last_seen_tick = tick_count_;
+  if (!inserted) return;
+  ThreadState& state = it->second;
+  state.first_seen_ns = now;
+  if (auto pending = activity_pending_.find(tid); pending != activity_pending_.end()) {
+    state.activity = pending->second;
+    activity_pending_.erase(pending);
+    if (state.activity.ended) ending_.push_back(tid);
+  }
+  if (every_thread_watched_) state.activity.watched = true;
+  // Its CPU is counted from here, so that its first sample carries what it used before
+  // (issue 21: else uncounted). Born during the session (the first listing has every thread
+  // there was), its CPU clock started at 0.
+  state.last_cpu_ns =
+      tick_count_ != 0 ? std::optional<uint64_t>(0) : thread_lister_->cpu_time_ns(tid);
+  auto given = ThreadNames::instance().get(tid);
+  state.name = given ? *given : thread_lister_->name(tid);
+  // Ended before it was listed: the name it gave itself, as the kernel's record said.
+  if (state.name.empty()) state.name = state.activity.name;
+  // One of the profiler's threads, listed between its start and its mark, may have named itself
+  // since (it marks itself first): asked again once its name is read, so that no "inprof-…"
+  // thread is ever announced (seen under TSan, which widens that window).
+  if (is_profiler_thread(tid)) {
+    threads_.erase(it);
+    return;
+  }
+  wake_thread(tid, state);
+  select(tid, state, now);
+}
+
+bool Sampler::watch_activity(uint64_t starter) {
+  activity_ = thread_lister_->watch_activity(starter);
+  if (!activity_) return false;
+  activity_pending_[starter].watched = true;
+  // The program's only thread is the starter (a preloaded session, started before main): every
+  // thread it will have descends from it and inherits the events, so each is watched even when
+  // the record of its creation is lost (10,000 threads started at once overflow the rings).
+  every_thread_watched_ = thread_lister_->list(tids_);
+  for (const uint64_t tid : tids_) {
+    if (tid != starter && !is_profiler_thread(tid)) every_thread_watched_ = false;
+  }
+  tids_.clear();
+  return true;
+}
+
+void Sampler::drain_activity() {
+  thread_lister_->drain_activity(
+      [](void* self, const ThreadLister::Activity& record) {
+        static_cast<Sampler*>(self)->on_activity(record);
+      },
+      this);
+  // Kept for one more drain: a thread's records come from the rings of the CPUs it ran on and
+  // of the one its creator ran on, each read once per drain, one after another. Its start,
+  // written before it ran, may still come after its end (the creator's ring read first).
+  for (auto it = activity_pending_.begin(); it != activity_pending_.end();) {
+    if (it->second.ended && ++it->second.ended_drains > 1) {
+      it = activity_pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  // Listed threads with an end record: counted here, ended by the next listing.
+  for (auto tid = ending_.begin(); tid != ending_.end();) {
+    auto it = threads_.find(*tid);
+    if (it == threads_.end() || ++it->second.activity.ended_drains > 1) {
+      tid = ending_.erase(tid);
+    } else {
+      ++tid;
+    }
+  }
+}
+
+void Sampler::on_activity(const ThreadLister::Activity& record) {
+  using Kind = ThreadLister::Activity::Kind;
+  if (record.kind == Kind::kLost) {
+    // Any watched thread may have run, may be on a CPU now, or may have ended: each is asked
+    // by its clock until a check finds it did not run (then it is off every CPU, and its
+    // records tell again), and a listing without it ends it (its end record may be lost).
+    // (A burst of 2,000 threads started at once overflowed the rings.)
+    auto resync = [](Activity& activity) {
+      activity.on_cpu = true;
+      activity.switched_on = true;
+      activity.resync = true;
+    };
+    for (auto& [tid, state] : threads_) {
+      resync(state.activity);
+      state.next_os_name_ns = 0;  // a rename may be among the records lost
+      state.os_name_reads = 0;
+      wake_thread(tid, state);
+    }
+    for (auto& [tid, activity] : activity_pending_) resync(activity);
+    return;
+  }
+  if (excluded_.count(record.tid) != 0) return;
+  Activity* activity;
+  auto it = threads_.find(record.tid);
+  if (it == threads_.end() && record.kind == Kind::kCreated) {
+    // Listed at once, so that a thread that ends before the next listing is still in the
+    // profile, with its name.
+    activity_pending_[record.tid].watched = true;
+    add_thread(record.tid, monotonic_ns());
+    it = threads_.find(record.tid);
+    if (it == threads_.end()) return;  // one of the profiler's
+  }
+  if (it != threads_.end()) {
+    activity = &it->second.activity;
+  } else {
+    if (activity_pending_.size() >= kMostPendingActivity &&
+        activity_pending_.count(record.tid) == 0) {
+      activity_pending_.clear();
+    }
+    activity = &activity_pending_[record.tid];
+  }
+  switch (record.kind) {
+    case Kind::kCreated:
+      activity->watched = true;
+      break;
+    case Kind::kEnded:
+      activity->ended = true;  // forgotten after this drain, unless it was listed meanwhile
+      if (it != threads_.end()) ending_.push_back(record.tid);
+      break;
+    case Kind::kNamed:
+      // One of the profiler's, listed before it marked itself (it marks itself, then names
+      // itself): ended like any other, never renamed "inprof-…" (seen under TSan).
+      if (is_profiler_thread(record.tid)) break;
+      activity->name = record.name;
+      if (it != threads_.end() && !ThreadNames::instance().get(record.tid)) {
+        rename(record.tid, it->second, activity->name, monotonic_ns());
+      }
+      break;
+    case Kind::kOn:
+      activity->switched_on = true;
+      if (it != threads_.end()) wake_thread(record.tid, it->second);
+      [[fallthrough]];
+    case Kind::kOff:
+      activity->watched = true;  // only watched threads' switches are recorded
+      // Records of one thread come from the rings of the CPUs it ran on, read one ring after
+      // another: the newest says where it is.
+      if (record.time_ns >= activity->at_ns) {
+        activity->on_cpu = record.kind == Kind::kOn;
+        activity->at_ns = record.time_ns;
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+void Sampler::refresh_names(uint64_t now) {
+  const uint64_t generation = ThreadNames::instance().generation();
+  const bool os_names_due = now - last_os_names_ns_ >= kOsNamesRefreshNs;
+  if (generation == names_generation_ && !os_names_due) return;
+  names_generation_ = generation;
+  if (os_names_due) last_os_names_ns_ = now;
+  for (auto& [tid, state] : threads_) {
+    // One of the profiler's, listed before it marked itself: ended at the next listing, and
+    // never renamed meanwhile.
+    if (is_profiler_thread(tid)) continue;
+    auto given = ThreadNames::instance().get(tid);
+    std::string name;
+    if (given) {
+      name = *given;
+    } else if (os_names_due && now >= state.next_os_name_ns &&
+               !(state.activity.watched && !state.activity.resync)) {
+      // (A watched thread's renames come as records.)
+      // Threads name themselves soon after they start, seldom later: read again after 0.25,
+      // 0.5, 1 ... 4 s (1,000 threads' names read every 0.25 s: ~1 % of a CPU).
+      state.os_name_reads = std::min<uint32_t>(state.os_name_reads + 1, 5);
+      state.next_os_name_ns = now + (kOsNamesRefreshNs << state.os_name_reads) / 2;
+      name = thread_lister_->name(tid);
+      // As in add_thread: a profiler thread may have marked and named itself since the check.
+      if (is_profiler_thread(tid)) continue;
+    }
+    rename(tid, state, name, now);
+  }
+}
+
+void Sampler::rename(uint64_t tid, ThreadState& state, const std::string& name, uint64_t now) {
+  if (!name.empty() && name != state.name) {
+    state.name = name;
+    if (state.announced) {
+      metadata_.push(RecordType::kThreadName, ThreadRecord{tid, relative(now), 0, name});
+    }
+  }
+  select(tid, state, now);  // a rename or (un)registration may change the selection
+}
+
+void Sampler::select(uint64_t tid, ThreadState& state, uint64_t now) {
+  const bool was_selected = state.selected;
+  state.selected = config_.thread_filters.empty();
+  for (const std::string& filter : config_.thread_filters) {
+    if (state.name.find(filter) != std::string::npos) state.selected = true;
+  }
+  switch (ThreadNames::instance().choice(tid)) {
+    case ThreadNames::Choice::kAlways:
+      state.selected = true;
+      break;
+    case ThreadNames::Choice::kNever:
+      state.selected = false;
+      break;
+    case ThreadNames::Choice::kFilters:
+      break;
+  }
+  if (state.selected && !was_selected && state.parked) wake_thread(tid, state);
+  if (state.selected && !state.announced) {
+    state.announced = true;
+    metadata_.push(
+        RecordType::kThreadStart,
+        ThreadRecord{tid, relative(now), tid == main_thread_id() ? kThreadMain : 0u, state.name});
+  }
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,839 @@
+#include "session/session.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "allocations/allocation_recorder.h"
+#include "api/copies.h"
+#include "inprof/markers.h"
+#include "markers/declarations.h"
+#include "markers/marker_recorder.h"
+#include "memory/large_alloc.h"
+#include "options/option_limits.h"
+#include "session/process_info.h"
+#include "session/stop_trigger.h"
+#include "session/system_facts.h"
+#include "threads/profiler_threads.h"
+#include "unwind/dwarf_unwinder.h"
+#include "unwind/frame_pointer_unwinder.h"
+#include "unwind/os_unwinder.h"
+
+namespace inprof::internal {
+namespace {
+
+// The writer drains the ring at least this far apart, and at most kFlushPeriodNs apart: as
+// rarely as the ring's filling allows, so that a session that records little (memory only, a
+// program that sleeps) does not wake a thread 50 times a second (~0.25 ms of CPU a wake-up on
+// the VM where this was measured). Between the two, the wait lets the ring fill to an eighth at the
+// rate it filled since the previous drain; a sampler tick that finds it a quarter full wakes the
+// writer at once.
+constexpr uint64_t kMinDrainPeriodNs = 20000000;
+constexpr size_t kFlushBytes = 1u << 20;        // uncompressed bytes per zstd frame
+constexpr uint64_t kFlushPeriodNs = 500000000;  // and at least this often: a killed process
+                                                // loses at most this much
+
+// Ends the chunk once it holds kFlushBytes: chunks stay small whatever arrives at once (a ring
+// the writer fell behind on, a large JIT map), so a reader never needs a big zstd window.
+Status flush_if_full(DumpWriter& dump) {
+  return dump.pending_bytes() >= kFlushBytes ? dump.flush() : Status();
+}
+
+// Rings outlive their sessions (see Session::ring_); keeping them listed here makes that a
+// deliberate, bounded retention (a few hundred bytes per session, storage released) rather than
+// an unreachable leak.
+void retire(RingBuffer* ring) {
+  static std::mutex* mutex = new std::mutex;
+  static std::vector<RingBuffer*>* retired = new std::vector<RingBuffer*>;
+  std::lock_guard lock(*mutex);
+  retired->push_back(ring);
+}
+
+// The dump of the image this process replaced (execve) ends without its end record, no exit code
+// having run there: the record that stands for it goes after what that image wrote.
+void end_earlier_image(const std::string& path) {
+  auto file = OutputFile::append(path);
+  if (!file) return;
+  auto dump = DumpWriter::append_to(std::move(file));
+  dump->add(RecordType::kExecEnd, ExecEndRecord{wall_clock_ns()});
+  (void)dump->close();
+}
+
+Status invalid(const std::string& message) {
+  return Status::error(Status::Code::kInvalidOption, message);
+}
+
+// "app.inprof" + "-crash" -> "app-crash.inprof"; a path without an extension gets ".inprof".
+std::string derived_path(const std::string& path, const std::string& suffix) {
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash) || dot == 0 ||
+      dot == slash + 1) {
+    return path + suffix + ".inprof";
+  }
+  return path.substr(0, dot) + suffix + path.substr(dot);
+}
+
+// The crash marker's payload (written by CrashWriter without allocating).
+constexpr MarkerField kCrashFields[] = {{"signal", "Signal", Format::kString},
+                                        {"code", "si_code", Format::kInteger},
+                                        {"address", "Address", Format::kString}};
+
+}  // namespace
+
+Status validate(const Options& o) {
+  using std::chrono::nanoseconds;
+  if (o.interval < kMinInterval || o.interval > kMaxInterval) {
+    return invalid("interval must be between 100 µs and 1 s (got " +
+                   std::to_string(o.interval.count()) + " ns)");
+  }
+  if (o.buffer_size < kMinBufferSize || o.buffer_size > kMaxBufferSize) {
+    return invalid("buffer_size must be between 64 KiB and 1 GiB (got " +
+                   std::to_string(o.buffer_size) + " bytes)");
+  }
+  if (o.stack_copy_size < kMinStackCopySize || o.stack_copy_size > kMaxStackCopySize) {
+    return invalid("stack_copy_size must be between 4 KiB and 1 MiB (got " +
+                   std::to_string(o.stack_copy_size) + " bytes)");
+  }
+  if (o.max_frames < kMinMaxFrames || o.max_frames > kMaxMaxFrames) {
+    return invalid("max_frames must be between " + std::to_string(kMinMaxFrames) + " and " +
+                   std::to_string(kMaxMaxFrames) + " (got " + std::to_string(o.max_frames) + ")");
+  }
+  if (o.thread_answer_timeout < std::chrono::microseconds(100) ||
+      o.thread_answer_timeout > std::chrono::seconds(1)) {
+    return invalid("thread_answer_timeout must be between 100 µs and 1 s");
+  }
+  if (o.mode != Mode::kRing) {
+    if (o.capture_signal != 0) return invalid("capture_signal needs mode = Mode::kRing");
+    if (o.crash_capture) return invalid("crash_capture needs mode = Mode::kRing");
+    if (o.ring_seconds.count() != 0) return invalid("ring_seconds needs mode = Mode::kRing");
+  }
+  if (o.ring_seconds.count() < 0 || o.ring_seconds > kMaxRingSeconds) {
+    return invalid("ring_seconds must be between 0 and a year");
+  }
+  if (o.rotate_interval.count() != 0) {
+    if (o.mode != Mode::kStream) return invalid("rotate_interval needs mode = Mode::kStream");
+    if (o.rotate_interval < std::chrono::milliseconds(100) ||
+        o.rotate_interval > std::chrono::duration_cast<nanoseconds>(kMaxRingSeconds)) {
+      return invalid("rotate_interval must be 0 or between 100 ms and a year");
+    }
+  } else if (o.keep_files != 0) {
+    return invalid("keep_files needs rotate_interval");
+  }
+  if (o.allocation_sample_bytes > kMaxAllocationSampleBytes) {
+    return invalid("allocation_sample_bytes must be at most 1 TiB (0: off)");
+  }
+  return {};
+}
+
+Session::Session(const Options& options, uint64_t start_ns)
+    : options_(options),
+      start_ns_(start_ns),
+      ring_mode_(options.mode == Mode::kRing),
+      ring_(new RingBuffer(options.buffer_size, ring_mode_ ? RingBuffer::WhenFull::kOverwrite
+                                                           : RingBuffer::WhenFull::kDrop)),
+      // A rotating stream keeps the metadata too, for every window to start with.
+      metadata_(!ring_mode_ && options.rotate_interval.count() == 0 ? MetadataQueue::Mode::kTake
+                : options.crash_capture ? MetadataQueue::Mode::kRetainWithCrashImage
+                                        : MetadataQueue::Mode::kRetain),
+      rotating_(options.rotate_interval.count() != 0) {}
+
+std::unique_ptr<Session> Session::start(const Options& options, Status* status) {
+  *status = validate(options);
+  if (!status->ok()) return nullptr;
+  if (options.allocation_sample_bytes != 0 && !AllocationRecorder::instance().find_hooks()) {
+    *status = Status::error(Status::Code::kPlatformError,
+                            "allocation_sample_bytes needs the allocation interposer: link "
+                            "inprof::allocations or preload libinprof_allocations.so");
+    return nullptr;
+  }
+
+  // The signal first: if it is taken, no file is created.
+  auto copier = StackCopier::create(
+      StackCopier::Config{options.sample_signal, options.thread_answer_timeout, options.interval,
+                          options.stack_copy_size, options.cpu_samples},
+      status);
+  if (!copier) return nullptr;
+
+  std::string path;
+  const std::string output_path = options.output_path.empty()
+                                      ? "inprof-" + std::to_string(process_id()) + ".inprof"
+                                      : options.output_path;
+  std::unique_ptr<WindowFiles> window_files;
+  if (options.rotate_interval.count() != 0) {
+    window_files = std::make_unique<WindowFiles>(output_path, options.keep_files, process_id());
+  }
+  std::string earlier_image;
+  auto file = OutputFile::create_unshared(
+      window_files ? window_files->path(1, wall_clock_ns()) : output_path, status, &path,
+      &earlier_image);
+  if (!file) return nullptr;
+  if (!earlier_image.empty()) end_earlier_image(earlier_image);
+
+  const uint64_t start_ns = monotonic_ns();
+  std::unique_ptr<Session> session(new Session(options, start_ns));
+  session->output_path_ = path;
+  session->window_files_ = std::move(window_files);
+  if (session->ring_mode_) {
+    // Nothing is written until a capture or stop(); the file is created now so that a path that
+    // cannot be written is reported by start().
+    session->final_capture_ = std::move(file);
+  } else {
+    session->dump_ = DumpWriter::create(std::move(file), status);
+    if (!session->dump_) return nullptr;
+  }
+
+  ProcessRecord process;
+  process.pid = process_id();
+  process.start_unix_ns = wall_clock_ns();
+  process.interval_ns = static_cast<uint64_t>(options.interval.count());
+  process.arch = kArchName;
+  process.os = os_name();
+  process.executable = executable_path();
+  process.command_line = command_line();
+  process.library_version = INPROF_VERSION_STRING;
+  read_system_facts(process);
+  if (session->ring_mode_ || session->rotating_) {
+    // First of what every capture (or window) holds.
+    session->metadata_.push(RecordType::kProcess, process);
+  } else {
+    session->dump_->add(RecordType::kProcess, process);
+  }
+
+  SamplerConfig config;
+  config.interval_ns = process.interval_ns;
+  config.max_frames = options.max_frames;
+  config.stack_copy_size = options.stack_copy_size;
+  config.start_ns = start_ns;
+  config.thread_filters = options.thread_filters;
+  config.cpu_samples = options.cpu_samples;
+  config.answer_timeout_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options.thread_answer_timeout).count());
+  std::unique_ptr<Unwinder> unwinder;
+  if (options.unwinder == UnwindMethod::kFramePointer) {
+    unwinder = std::make_unique<FramePointerUnwinder>();
+  } else {
+#if defined(INPROF_OS_UNWINDER)
+    unwinder = create_os_unwinder();  // Windows: no CFI of ours; the OS's unwind tables
+#else
+    unwinder = std::make_unique<DwarfUnwinder>(CfiProvider::create(),
+                                               options.unwinder == UnwindMethod::kAuto);
+#endif
+  }
+  session->sampler_ = std::make_unique<Sampler>(config, std::move(copier), std::move(unwinder),
+                                                ThreadLister::create(), ModuleLister::create(),
+                                                *session->ring_, session->metadata_);
+  if (options.allocation_sample_bytes != 0) {
+    session->allocation_pool_ = std::make_unique<AllocationPool>(
+        kAllocationSlots, std::min<size_t>(options.stack_copy_size, kAllocationStackBytes));
+    session->sampler_->set_allocation_pool(session->allocation_pool_.get());
+  }
+
+  if (session->ring_mode_) {
+    *status = session->start_ring_services(path);
+    if (!status->ok()) return nullptr;
+  }
+
+  Session* s = session.get();
+  // A main() that ended in pthread_exit(): when its last thread ends, the C library would call
+  // exit(0), but our threads keep the process alive. A thread of ours does what the library
+  // would have: the dump is completed, then exit(0) (atexit handlers and destructors run).
+  s->sampler_->set_program_ended([] {
+    std::thread([] {
+      ProfilerThreadMark mark;
+      (void)here::stop();
+      std::exit(0);
+    }).detach();
+  });
+  // Before any thread of the session starts: the writer reads it for every stats record.
+  s->markers_dropped_at_start_ = MarkerRecorder::instance().dropped();
+  if (!s->ring_mode_) {
+    s->sampler_->set_ring_filling([s] {
+      // Without writer_mutex_ (the writer holds it while it drains): a wake-up lost between its
+      // check and its wait is repeated at the next tick, the ring being still as full.
+      s->drain_requested_.store(true, std::memory_order_relaxed);
+      s->writer_cv_.notify_one();
+    });
+    // The writer starts first so that the sampler knows its id and never samples it.
+    std::promise<uint64_t> writer_tid;
+    auto writer_tid_ready = writer_tid.get_future();
+    std::atomic<bool> writer_table_private{false};
+    const bool writer_started =
+        s->writer_thread_.start("inprof-writer", [s, &writer_tid, &writer_table_private] {
+          // Its files (the dump, rotation windows, the JIT map it copies) live in a table of its
+          // own.
+          writer_table_private =
+              use_private_descriptor_table(s->dump_ ? s->dump_->file().descriptor() : -1);
+          AllocationRecorder::instance().exclude_this_thread();
+          writer_tid.set_value(current_thread_id());
+          s->writer_loop();
+        });
+    if (!writer_started) return s->refuse_start(status);
+    s->sampler_->exclude_thread(writer_tid_ready.get());
+    // The dump is the writer's alone now: the program's table keeps no copy of it.
+    if (writer_table_private && s->dump_) s->dump_->file().moved_to_private_table();
+  }
+  std::promise<void> sampler_ready;
+  auto sampler_ready_done = sampler_ready.get_future();
+  // Every thread this one creates once start() returns is followed by the kernel's records of
+  // when it runs (where it keeps them): a preloaded session starts on the main thread, before
+  // the program has any other.
+  const uint64_t starter = current_thread_id();
+  const bool sampler_started =
+      s->sampler_thread_.start("inprof-sampler", [s, &sampler_ready, starter] {
+        // What it opens (/proc, perf events) never takes a number the program expects.
+        (void)use_private_descriptor_table(-1);
+        AllocationRecorder::instance().exclude_this_thread();
+        s->sampler_->exclude_thread(current_thread_id());
+        if (s->options_.cpu_samples) (void)s->sampler_->watch_activity(starter);
+        if (s->allocation_pool_) s->sampler_->prepare_modules();
+        sampler_ready.set_value();
+        s->sampler_->run();
+      });
+  if (!sampler_started) return s->refuse_start(status);
+  sampler_ready_done.wait();
+  // Markers, categories and counters flow into this session from now on.
+  Declarations::instance().attach(&s->metadata_);
+  MarkerRecorder::instance().attach(s->ring_, start_ns);
+  if (s->allocation_pool_ &&
+      !AllocationRecorder::instance().attach(
+          s->ring_, s->allocation_pool_.get(), start_ns, options.allocation_sample_bytes,
+          options.allocation_sample_bytes == 1 ? kTrackedAtEveryAllocation : kTrackedSampled)) {
+    *status = Status::error(Status::Code::kPlatformError,
+                            "the allocation interposer refused the session (a different build "
+                            "of libinprof_allocations?)");
+    s->started_ = true;
+    (void)s->stop();
+    return nullptr;
+  }
+  g_recording.store(true);
+  s->started_ = true;
+  *status = {};
+  return session;
+}
+
+std::unique_ptr<Session> Session::refuse_start(Status* status) {
+  *status = Status::error(Status::Code::kPlatformError,
+                          "the system refused a thread for the profiler (too many threads, or no "
+                          "memory)");
+  started_ = true;
+  (void)stop();
+  return nullptr;
+}
+
+Status Session::start_ring_services(const std::string& output_path) {
+  Status status;
+  if (options_.crash_capture) {
+    static const uint32_t crash_marker_type =
+        Declarations::instance().register_marker_type(MarkerSchemaDescription{
+            "Crash", kCrashFields, "{marker.data.signal} at {marker.data.address}",
+            "{marker.data.signal} at {marker.data.address}", "",
+            "The process crashed here (inprof crash capture)"});
+    crash_writer_ = std::make_unique<CrashWriter>(*ring_, metadata_, crash_marker_type, start_ns_);
+    const std::string crash_path =
+        options_.crash_path.empty() ? derived_path(output_path, "-crash") : options_.crash_path;
+    sampler_->enable_crash_samples();
+    crash_handler_ = CrashHandler::install(crash_path, crash_writer_.get(), sampler_.get(), &status,
+                                           ring_mode_ ? output_path : std::string());
+    if (!crash_handler_) return status;
+  }
+  if (options_.capture_signal != 0) {
+    capture_trigger_ = SignalTrigger::create(
+        options_.capture_signal, "inprof-capture",
+        [this] {
+          const std::string path =
+              derived_path(output_path_, "-capture-" + std::to_string(++signal_captures_));
+          (void)capture(path, CaptureReason::kSignal);
+        },
+        &status);
+    if (!capture_trigger_) {
+      crash_handler_.reset();
+      return status;
+    }
+  }
+  return {};
+}
+
+Session::~Session() { (void)stop(); }
+
+Status Session::stop(bool at_exit) {
+  if (stopped_) return write_status_;
+  stopped_ = true;
+  g_recording.store(false);
+  MarkerRecorder::instance().detach();
+  Declarations::instance().detach();
+  // The dump signal is the program's again from here on (this may be that trigger's own stop).
+  disarm_stop_trigger();
+  // Allocation records stop here; the sampler's last drain takes those still in the pool.
+  if (allocation_pool_) AllocationRecorder::instance().detach();
+  // Waits for a capture the signal started; from here on no crash is written either.
+  capture_trigger_.reset();
+  crash_handler_.reset();
+  if (sampler_thread_.joinable()) {
+    sampler_->request_stop();
+    // At exit, its last collection (at most what the rings and timers took since its last tick)
+    // may be given up: counted in the stats.
+    if (at_exit && !wait_at_exit(sampler_thread_, [this](uint64_t timeout_ns) {
+          return sampler_->wait_finished(timeout_ns);
+        })) {
+      sampler_abandoned_.store(true, std::memory_order_relaxed);
+      sampler_thread_.detach();
+    } else {
+      sampler_thread_.join();
+    }
+  }
+  if (ring_mode_ && started_) {
+    // Marker writers already inside finish what they reserved; later ones are refused.
+    ring_->close();
+    wait_all_published([] {}, 100000);
+    if (final_capture_)
+      write_status_ = write_capture(std::move(final_capture_), CaptureReason::kStop);
+  }
+  if (writer_thread_.joinable() && at_exit) {
+    // The writer's last drain, done here rather than by waking it: where the program's threads
+    // keep every CPU busy, the writer (which used more than its share) ran again only 50-400 ms
+    // later. This thread has the CPU now. writer_mutex_ is free unless the writer is draining,
+    // which it then finishes first; the dump's descriptor is in the writer's private table, so
+    // the dump is opened again by its path here, for these last writes (output_file.h).
+    {
+      std::lock_guard lock(writer_mutex_);
+      writer_stop_ = true;
+      final_drain_done_ = true;
+      drain(true);
+    }
+    writer_cv_.notify_all();
+    // It has nothing left to do but see writer_stop_; given up only if it gets no CPU for it.
+    if (wait_at_exit(writer_thread_, [this](uint64_t timeout_ns) {
+          std::unique_lock lock(writer_mutex_);
+          return writer_cv_.wait_for(lock, std::chrono::nanoseconds(timeout_ns),
+                                     [this] { return writer_finished_; });
+        })) {
+      writer_thread_.join();
+    } else {
+      writer_thread_.detach();
+      writer_detached_ = true;
+    }
+  } else if (writer_thread_.joinable()) {
+    {
+      std::lock_guard lock(writer_mutex_);
+      writer_stop_ = true;
+    }
+    writer_cv_.notify_all();
+    writer_thread_.join();
+  }
+  if (leaked_at_exit()) {
+    // Its thread still runs (until the process ends), on this session's objects: here::stop()
+    // leaks them all.
+    (void)sampler_.release();
+  } else {
+    sampler_.reset();  // releases the signal
+    if (ring_->all_published()) ring_->release_storage();
+  }
+  retire(ring_);
+  if (dump_) {
+    Status closed = dump_->close();
+    if (write_status_.ok()) write_status_ = closed;
+  }
+  return write_status_;
+}
+
+bool Session::wait_at_exit(const ProfilerThread& thread,
+                           const std::function<bool(uint64_t timeout_ns)>& finished) {
+  // exit() waits while the thread works, not while it waits for a CPU: where the program's
+  // threads keep every CPU busy (200 spinning threads on 2 CPUs), a sampler that used more than
+  // its share at 100 us runs again only after hundreds of milliseconds, and exit() took 60-460 ms
+  // instead of 2.5. Once kExitStarvedNs have passed with the thread on a CPU less than a
+  // kExitStarvedShare of the time, it is given up. A thread merely slow (sanitizers, an
+  // emulator, a loaded machine) gets far more than that share, and is waited for.
+  constexpr uint64_t kExitStarvedNs = 20000000;
+  constexpr uint64_t kExitStarvedShare = 4;  // a quarter
+  // Few wake-ups: each one of this thread's is a wait for a CPU too.
+  constexpr uint64_t kPollNs = 5000000;
+  const std::optional<uint64_t> cpu_at_request = thread.cpu_ns();
+  const uint64_t requested_at = monotonic_ns();
+  if (finished(kExitStarvedNs)) return true;
+  for (;;) {
+    const std::optional<uint64_t> cpu = thread.cpu_ns();
+    if (!cpu || !cpu_at_request) return finished(UINT64_MAX / 2);  // no clock: as long as it takes
+    const uint64_t waited = monotonic_ns() - requested_at;
+    if (waited >= kExitStarvedNs && (*cpu - *cpu_at_request) * kExitStarvedShare < waited) {
+      return false;
+    }
+    if (finished(kPollNs)) return true;
+  }
+}
+
+void Session::note_writer_cpu() {
+  if (on_profiler_thread()) {
+    writer_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);
+  } else if (const std::optional<uint64_t> cpu = writer_thread_.cpu_ns()) {
+    writer_cpu_ns_.store(*cpu, std::memory_order_relaxed);  // the last drain, at exit (stop())
+  }
+}
+
+void Session::wait_all_published(const std::function<void()>& meanwhile, size_t max_yields) {
+  constexpr uint64_t kAbandonedWaitNs = 10000000;
+  const uint64_t since = monotonic_ns();
+  for (size_t i = 0; i < max_yields && !ring_->all_published(); ++i) {
+    if (abandoned() && monotonic_ns() - since >= kAbandonedWaitNs) return;
+    std::this_thread::yield();
+    meanwhile();
+  }
+}
+
+void Session::writer_loop() {
+  // writer_mutex_ stays held while draining: hold_for_fork() takes it to keep the writer out of
+  // the allocator during fork().
+  std::unique_lock lock(writer_mutex_);
+  const uint64_t rotate_ns = static_cast<uint64_t>(options_.rotate_interval.count());
+  // How much the ring took in during the last wait, and how long that was.
+  uint64_t woke_at = monotonic_ns();
+  uint64_t reserved_at_wake = ring_->reserved_end();
+  uint64_t filled = 0;
+  uint64_t waited = 1;
+  for (;;) {
+    const uint64_t wait_ns = next_drain_in_ns(filled, waited, rotate_ns);
+    writer_cv_.wait_for(lock, std::chrono::nanoseconds(wait_ns), [this] {
+      return writer_stop_ || drain_requested_.load(std::memory_order_relaxed);
+    });
+    if (writer_stop_) break;
+    drain_requested_.store(false, std::memory_order_relaxed);
+    const uint64_t now = monotonic_ns();
+    const uint64_t reserved = ring_->reserved_end();
+    filled = reserved - reserved_at_wake;
+    waited = std::max<uint64_t>(now - woke_at, 1);
+    woke_at = now;
+    reserved_at_wake = reserved;
+    if (rotating_ && dump_ && now - start_ns_ - window_start_ns_ >= rotate_ns) {
+      rotate();
+    } else {
+      drain(false);
+    }
+  }
+  if (final_drain_done_) {
+    // stop() drained the last records itself, at exit, and closes the dump.
+    writer_finished_ = true;
+    writer_cv_.notify_all();
+    return;
+  }
+  lock.unlock();
+  drain(true);
+  // Closed here, in the table that holds it (a private one: see Session::start).
+  if (dump_) {
+    Status closed = dump_->close();
+    if (!closed.ok() && write_status_.ok()) write_status_ = closed;
+  }
+}
+
+uint64_t Session::next_drain_in_ns(uint64_t filled, uint64_t waited, uint64_t rotate_ns) const {
+  const uint64_t now = monotonic_ns();
+  // The next flush is due kFlushPeriodNs after the last (drain() flushes then).
+  uint64_t wait = last_flush_ns_ + kFlushPeriodNs > now ? last_flush_ns_ + kFlushPeriodNs - now : 0;
+  if (rotating_) {
+    const uint64_t window_end = start_ns_ + window_start_ns_ + rotate_ns;
+    wait = std::min(wait, window_end > now ? window_end - now : 0);
+  }
+  // At the rate the ring filled during the last wait, an eighth of it fills in this long.
+  const uint64_t eighth = ring_->capacity() / 8;
+  if (filled != 0) {
+    const double eighth_ns =
+        static_cast<double>(eighth) / static_cast<double>(filled) * static_cast<double>(waited);
+    if (eighth_ns < static_cast<double>(wait)) wait = static_cast<uint64_t>(eighth_ns);
+  }
+  return std::max(wait, kMinDrainPeriodNs);
+}
+
+void Session::drain_records() {
+  auto add = [this](uint8_t raw_type, std::span<const uint8_t> payload) {
+    auto type = static_cast<RecordType>(raw_type);
+    if (rotating_) payload = window_repeats_.pass(&type, payload);
+    dump_->add_payload(type, payload);
+    Status flushed = flush_if_full(*dump_);
+    if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
+  };
+  // Metadata first, and the ring only as far as it was reserved before the metadata was taken:
+  // the thread-start or module record a sample refers to is always written before the sample.
+  const uint64_t until = ring_->reserved_end();
+  if (rotating_) {
+    for (auto& [type, payload] : metadata_.snapshot(next_metadata_, &next_metadata_)) {
+      if (type == RecordType::kThreadEnd) {
+        ByteReader r(payload);
+        uint64_t tid = 0;
+        if (r.varint(tid)) window_repeats_.thread_ended(tid);
+      }
+      dump_->add_payload(type, payload);
+    }
+  } else {
+    for (auto& [type, payload] : metadata_.take()) dump_->add_payload(type, payload);
+  }
+  ring_->drain(add, until);
+}
+
+void Session::drain(bool final) {
+  if (!dump_) return;  // a rotation failed to open the next window: write_status_ says why
+  drain_records();
+  if (final) {
+    // The sampler has stopped; marker writers racing with the end get refused from here on,
+    // and those already inside finish publishing what they reserved.
+    ring_->close();
+    wait_all_published([this] { drain_records(); });
+    drain_records();
+  }
+  const uint64_t now = monotonic_ns();
+  if (final) {
+    end_window(now);
+    return;
+  }
+  if (dump_->pending_bytes() < kFlushBytes && now - last_flush_ns_ < kFlushPeriodNs) return;
+  note_writer_cpu();
+  dump_->add(RecordType::kStats, stats_record());
+  if (allocation_pool_) dump_->add(RecordType::kAllocationStats, allocation_stats());
+  Status flushed = dump_->flush();
+  if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
+  last_flush_ns_ = now;
+}
+
+StatsRecord Session::stats_record() const {
+  const SamplerStats s = sampler_->stats();
+  StatsRecord r{s.samples_written,
+                s.samples_dropped,
+                s.threads_timed_out,
+                s.ticks_late,
+                MarkerRecorder::instance().dropped() - markers_dropped_at_start_,
+                s.samples_given_up,
+                s.cpu_ns + writer_cpu_ns_.load(std::memory_order_relaxed),
+                abandoned() ? 1u : 0u};
+  r.time_ns = monotonic_ns() - start_ns_;
+  r.sampler_ticks = s.ticks.ticks;
+  r.sampler_cpu_ns = s.cpu_ns;
+  r.tick_cpu_min_ns = s.ticks.cpu_min_ns;
+  r.tick_cpu_max_ns = s.ticks.cpu_max_ns;
+  r.tick_interval_min_ns = s.ticks.interval_min_ns;
+  r.tick_interval_max_ns = s.ticks.interval_max_ns;
+  return r;
+}
+
+void Session::end_window(uint64_t now) {
+  note_writer_cpu();
+  dump_->add(RecordType::kStats, stats_record());
+  if (allocation_pool_) dump_->add(RecordType::kAllocationStats, allocation_stats());
+  if (rotating_) {
+    dump_->add(RecordType::kCapture,
+               CaptureRecord{window_start_ns_, now - start_ns_, CaptureReason::kRotation, 0});
+  }
+  Status copied = copy_jit_map(*dump_);
+  if (!copied.ok() && write_status_.ok()) write_status_ = copied;
+  dump_->add(RecordType::kEnd, EndRecord{now - start_ns_});
+  Status flushed = dump_->flush();
+  if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
+  last_flush_ns_ = now;
+  if (rotating_) {
+    // Closed here rather than by stop(): the file is complete before it is counted.
+    Status closed = dump_->close();
+    if (!closed.ok() && write_status_.ok()) write_status_ = closed;
+    dump_.reset();
+    window_files_->closed(output_path_);
+  }
+}
+
+void Session::rotate() {
+  // Everything reserved up to now goes to this window; what comes after, to the next. The
+  // window ends after the drain: every sample it holds was taken before its end.
+  drain_records();
+  const uint64_t now = monotonic_ns();
+  end_window(now);
+  ++window_number_;
+  window_start_ns_ = now - start_ns_;
+  Status status;
+  std::string path;
+  auto file = OutputFile::create_unshared(window_files_->path(window_number_, wall_clock_ns()),
+                                          &status, &path);
+  if (file) dump_ = DumpWriter::create(std::move(file), &status);
+  if (!dump_) {
+    // Sampling goes on; nothing more is written (the ring drops what it cannot hold).
+    if (write_status_.ok()) write_status_ = status;
+    return;
+  }
+  output_path_ = path;
+  window_repeats_.new_window();
+  // The new window starts with everything retained: process, modules, threads, declarations.
+  for (auto& [type, payload] : metadata_.snapshot(0, &next_metadata_)) {
+    dump_->add_payload(type, payload);
+  }
+}
+
+}  // namespace inprof::internal
+
+namespace inprof::internal {
+
+AllocationStatsRecord Session::allocation_stats() const {
+  AllocationStatsRecord stats = AllocationRecorder::instance().stats();
+  stats.sample_bytes = options_.allocation_sample_bytes;
+  stats.dropped += allocation_pool_->dropped().load(std::memory_order_relaxed);
+  return stats;
+}
+
+void Session::pause() {
+  if (paused_) return;
+  paused_ = true;
+  g_recording.store(false);
+  sampler_->set_paused(true);
+  // A tick already under way may still be taking samples: let it finish, so that no sample
+  // falls inside the paused range.
+  sampler_->hold();
+  sampler_->release();
+  metadata_.push(RecordType::kPause, PauseRecord{monotonic_ns() - start_ns_});
+}
+
+void Session::resume() {
+  if (!paused_) return;
+  paused_ = false;
+  metadata_.push(RecordType::kResume, PauseRecord{monotonic_ns() - start_ns_});
+  sampler_->set_paused(false);
+  g_recording.store(true);
+}
+
+void Session::hold_for_fork() {
+  sampler_->hold();
+  // The writer allocates while it drains (chunk buffers, zstd). An allocator without fork
+  // handlers (GCC 12's ASan runtime, for one) would hand the child its locks as the writer held
+  // them, and the child's first allocation of that size would hang: fork() waits for the drain
+  // in progress (the writer between drains, waiting for its period, holds nothing).
+  if (writer_thread_.joinable()) writer_mutex_.lock();
+}
+
+void Session::release_after_fork() {
+  if (writer_thread_.joinable()) writer_mutex_.unlock();
+  sampler_->release();
+}
+
+void Session::abandon_in_child() {
+  g_recording.store(false);
+  CrashHandler::disarm_after_fork();
+  SignalTrigger::disarm_after_fork();
+  disarm_stop_trigger_after_fork();
+  MarkerRecorder::instance().abandon();
+  Declarations::instance().detach();
+  StackCopier::release_after_fork();
+}
+
+}  // namespace inprof::internal
+
+namespace inprof::internal {
+
+Status Session::copy_jit_map(DumpWriter& dump) {
+  // perf's convention, followed by node --perf-basic-prof, python -X perf and other JITs.
+  constexpr size_t kMaxMap = 256u << 20;
+  const std::string path = "/tmp/perf-" + std::to_string(process_id()) + ".map";
+  // /tmp is anyone's: a FIFO planted there would hold the last drain, so stop() and exit().
+  std::error_code not_there;
+  if (!std::filesystem::is_regular_file(path, not_there)) return Status();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status();
+  std::string piece, line;
+  size_t total = 0;
+  Status status;
+  while (std::getline(in, line) && total < kMaxMap) {
+    if (line.size() > 4096) continue;  // not a symbol line
+    total += line.size() + 1;
+    if (piece.size() + line.size() + 1 > kMaxJitMapPiece) {
+      dump.add(RecordType::kJitMap, JitMapRecord{std::move(piece)});
+      piece.clear();
+      Status flushed = flush_if_full(dump);
+      if (status.ok()) status = flushed;
+    }
+    piece += line;
+    piece += '\n';
+  }
+  if (!piece.empty()) dump.add(RecordType::kJitMap, JitMapRecord{std::move(piece)});
+  return status;
+}
+
+}  // namespace inprof::internal
+
+namespace inprof::internal {
+
+Status Session::capture(const std::string& path, CaptureReason reason) {
+  if (!ring_mode_) {
+    return Status::error(Status::Code::kInvalidOption,
+                         "capture() needs a ring-mode session (Options::mode = Mode::kRing); a "
+                         "streaming session writes everything to its dump already");
+  }
+  Status status;
+  std::string actual_path;
+  auto file = OutputFile::create_unshared(path, &status, &actual_path);
+  if (!file) return status;
+  return write_capture(std::move(file), reason);
+}
+
+Status Session::write_capture(std::unique_ptr<OutputFile> file, CaptureReason reason) {
+  std::lock_guard lock(capture_mutex_);
+  Status status;
+  auto dump = DumpWriter::create(std::move(file), &status);
+  if (!dump) return status;
+  const uint64_t now = monotonic_ns() - start_ns_;
+  const uint64_t window = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.ring_seconds).count());
+  const uint64_t cutoff = window != 0 && now > window ? now - window : 0;
+
+  // As in drain(): the ring only as far as it was reserved before the metadata was read.
+  const uint64_t until = ring_->reserved_end();
+  uint64_t next_metadata = 0;
+  for (auto& [type, payload] : metadata_.snapshot(0, &next_metadata)) {
+    dump->add_payload(type, payload);
+  }
+  // The ring is read while samples and markers keep arriving; records older than the window are
+  // left out, and so are repeats whose first sample the ring has already overwritten. Guarded:
+  // a record not yet read is never evicted (its would-be evictor drops its own, counted), so the
+  // capture holds one unbroken range.
+  // A quarter of the ring (MiBs): from large_alloc, to leave malloc's thresholds alone.
+  ByteBuffer scratch((ring_->max_payload() + 7) & ~size_t(7));
+  std::unordered_set<uint64_t> sampled_threads;
+  uint64_t first = now;
+  bool trimmed = false;
+  ring_->read_retained(
+      scratch,
+      [&](uint8_t raw_type, std::span<const uint8_t> payload) {
+        const auto type = static_cast<RecordType>(raw_type);
+        const std::optional<uint64_t> time = record_time(type, payload);
+        if (time && *time < cutoff) {
+          trimmed = true;
+          return;
+        }
+        if (type == RecordType::kSample || type == RecordType::kSampleRepeat) {
+          ByteReader r(payload);
+          uint64_t tid = 0;
+          (void)r.varint(tid);
+          if (type == RecordType::kSample) {
+            sampled_threads.insert(tid);
+          } else if (!sampled_threads.count(tid)) {
+            return;
+          }
+        }
+        if (time) first = std::min(first, *time);
+        dump->add_payload(type, payload);
+        Status flushed = flush_if_full(*dump);
+        if (status.ok()) status = flushed;
+      },
+      until, /*guard=*/true);
+  // What arrived while the ring was read: the modules and threads its newest records refer to.
+  for (auto& [type, payload] : metadata_.snapshot(next_metadata, &next_metadata)) {
+    dump->add_payload(type, payload);
+  }
+  dump->add(RecordType::kStats, stats_record());
+  if (allocation_pool_) dump->add(RecordType::kAllocationStats, allocation_stats());
+  dump->add(RecordType::kCapture,
+            CaptureRecord{trimmed ? cutoff : first, now, reason, ring_->overwritten()});
+  Status copied = copy_jit_map(*dump);
+  if (status.ok()) status = copied;
+  dump->add(RecordType::kEnd, EndRecord{now});
+  Status closed = dump->close();
+  return status.ok() ? closed : status;
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,152 @@
+// One profiling session: the stack copier, the sampler thread, the ring buffer and, when it
+// streams, the writer thread that drains the ring into the dump. A ring (flight recorder) session
+// has no writer: captures copy what the ring holds into a dump of their own. Created by
+// Profiler::start, ended by Profiler::stop.
+#ifndef INPROF_LIB_SESSION_H_
+#define INPROF_LIB_SESSION_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "allocations/allocation_pool.h"
+#include "dump/dump_writer.h"
+#include "inprof/profiler.h"
+#include "sampling/sampler.h"
+#include "session/crash_handler.h"
+#include "session/crash_writer.h"
+#include "session/metadata_queue.h"
+#include "session/ring_buffer.h"
+#include "session/signal_trigger.h"
+#include "session/window_files.h"
+#include "session/window_repeats.h"
+#include "threads/profiler_threads.h"
+
+namespace inprof::internal {
+
+// Checks every Options field; the message names the field and its allowed range.
+Status validate(const Options& options);
+
+class Session {
+ public:
+  static std::unique_ptr<Session> start(const Options& options, Status* status);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Stops sampling, drains everything into the dump (ring mode: captures the ring to the output
+  // path) and closes it; reports the first I/O error. At exit, the wait for the sampler's last
+  // collection is bounded (wait_at_exit()): when it is given up, the session must be
+  // leaked (abandoned()), its sampler thread running on until the process ends.
+  Status stop(bool at_exit = false);
+  bool abandoned() const { return sampler_abandoned_.load(std::memory_order_relaxed); }
+  // At exit: a thread of the session's still runs; the session must not be deleted.
+  bool leaked_at_exit() const { return abandoned() || writer_detached_; }
+
+  // Ring mode: writes what the ring holds now to a new dump at `path`; sampling goes on.
+  Status capture(const std::string& path, CaptureReason reason = CaptureReason::kRequest);
+  bool ring_mode() const { return ring_mode_; }
+
+  void pause();
+  void resume();
+  bool paused() const { return paused_; }
+
+  // Around fork(): no sample may interrupt the forking thread (fork restarts when a signal
+  // arrives), so sampling holds still from the prepare handler to the parent's; and the writer
+  // is held between drains, so that no thread of the library is inside the allocator.
+  void hold_for_fork();
+  void release_after_fork();
+  // In the child: the session's threads did not survive the fork. Forget the session without
+  // touching its resources (they belong to the parent).
+  static void abandon_in_child();
+
+ private:
+  Session(const Options& options, uint64_t start_ns);
+  Status start_ring_services(const std::string& output_path);
+  // A thread of the profiler's was refused: says so, ends what started, null.
+  std::unique_ptr<Session> refuse_start(Status* status);
+  // The statistics record as of now (the profiler's CPU: the sampler's, the writer's at its last).
+  StatsRecord stats_record() const;
+  void writer_loop();
+  // Stores the writer thread's CPU time for the stats (also from stop(), on the program's thread).
+  void note_writer_cpu();
+  // At exit: whether `thread` ended (`finished` waits for that, up to a timeout), waiting only
+  // while it gets a CPU (see stop()).
+  bool wait_at_exit(const ProfilerThread& thread,
+                    const std::function<bool(uint64_t timeout_ns)>& finished);
+  // Waits (yielding) until every reserved record is published; bounded once the sampler is
+  // abandoned, whose reservation may stay open until the process ends.
+  void wait_all_published(const std::function<void()>& meanwhile, size_t max_yields = SIZE_MAX);
+  // How long the writer may sleep: `filled` bytes came into the ring in the last `waited` ns.
+  uint64_t next_drain_in_ns(uint64_t filled, uint64_t waited, uint64_t rotate_ns) const;
+  void drain(bool final);
+  // Rotating stream: metadata and ring records drained into the current window's dump.
+  void drain_records();
+  // Ends the current window's dump (stats, its range, JIT map, end record) and closes it.
+  void end_window(uint64_t now);
+  // Closes the current window and opens the next.
+  void rotate();
+  Status write_capture(std::unique_ptr<OutputFile> file, CaptureReason reason);
+  // Copies the process's JIT symbol map (/tmp/perf-<pid>.map), if any, into `dump`.
+  static Status copy_jit_map(DumpWriter& dump);  // flushes chunks as they fill
+
+  AllocationStatsRecord allocation_stats() const;
+
+  // Allocation profiling: the slots sampled allocations wait in for the sampler (its stack
+  // copies are at most kAllocationStackBytes), and the address set's capacity.
+  static constexpr size_t kAllocationSlots = 64;
+  static constexpr size_t kAllocationStackBytes = 32u << 10;
+  static constexpr uint64_t kTrackedSampled = 64u << 10;
+  static constexpr uint64_t kTrackedAtEveryAllocation = 4u << 20;
+
+  const Options options_;
+  const uint64_t start_ns_;
+  const bool ring_mode_;
+  std::unique_ptr<DumpWriter> dump_;           // stream mode
+  std::unique_ptr<OutputFile> final_capture_;  // ring mode: where stop() writes the ring
+  std::string output_path_;
+  std::mutex capture_mutex_;  // one capture at a time
+  unsigned signal_captures_ = 0;
+  std::unique_ptr<CrashWriter> crash_writer_;
+  std::unique_ptr<CrashHandler> crash_handler_;
+  std::unique_ptr<SignalTrigger> capture_trigger_;
+  // Never deleted: a marker writer may still hold the pointer after the session ended (see
+  // MarkerRecorder). Only its storage is released, once closed and drained.
+  RingBuffer* ring_;
+  MetadataQueue metadata_;
+  std::unique_ptr<AllocationPool> allocation_pool_;  // before the sampler: it outlives it
+  std::unique_ptr<Sampler> sampler_;
+  ProfilerThread sampler_thread_;
+  ProfilerThread writer_thread_;
+
+  std::mutex writer_mutex_;
+  std::condition_variable writer_cv_;
+  bool writer_stop_ = false;
+  std::atomic<uint64_t> writer_cpu_ns_{0};    // the writer thread's CPU time at its last stats
+  std::atomic<bool> drain_requested_{false};  // set by the sampler: the ring is a quarter full
+  uint64_t last_flush_ns_ = 0;
+  // Rotating stream (options_.rotate_interval): the writer thread's alone.
+  const bool rotating_;
+  std::unique_ptr<WindowFiles> window_files_;
+  WindowRepeats window_repeats_;
+  uint64_t window_number_ = 1;
+  uint64_t window_start_ns_ = 0;  // since start_ns_
+  uint64_t next_metadata_ = 0;    // the MetadataQueue sequence number drained up to
+  Status write_status_;
+  bool started_ = false;  // start() finished: there is something to write at stop()
+  bool stopped_ = false;
+  // exit() went on without the sampler's last collection (see stop()).
+  std::atomic<bool> sampler_abandoned_{false};
+  bool writer_detached_ = false;   // at exit, after its last drain was done by stop()
+  bool final_drain_done_ = false;  // by stop(), at exit; under writer_mutex_
+  bool writer_finished_ = false;   // its loop has returned (then); under writer_mutex_
+  bool paused_ = false;
+  uint64_t markers_dropped_at_start_ = 0;
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_SESSION_H_
