@@ -193,7 +193,7 @@ namespace {
 
 // A process's dump: pid, start time, command line, one main thread with one sample at 1 ms.
 void write_process_dump(const std::string& path, uint64_t pid, uint64_t start_offset_ns,
-                        const std::string& program) {
+                        const std::string& program, uint64_t cpu_ns = 0) {
   symtest::DumpFile d(path);
   ProcessRecord p = symtest::test_process();
   p.pid = pid;
@@ -204,6 +204,9 @@ void write_process_dump(const std::string& path, uint64_t pid, uint64_t start_of
   d.module(symtest::self_module());
   d.thread_start(pid, 0, "main", kThreadMain);
   d.sample(pid, 1'000'000, {reinterpret_cast<uintptr_t>(&symtest::leaf_function)});
+  if (cpu_ns > 0) {
+    d.sample(pid, 1'500'000, {reinterpret_cast<uintptr_t>(&symtest::leaf_function)}, 0, cpu_ns);
+  }
   d.end(2'000'000);
   d.close();
 }
@@ -260,6 +263,23 @@ TEST(SymbolicateCli, MergesSeveralDumpsIntoOneProfileAProcessEach) {
   EXPECT_EQ(run({dir.path("none"), "-o", dir.path("x.json")}, &err), 1);
   EXPECT_EQ(
       err, "symbolicate: error: '" + dir.path("none") + "' is a directory without .inprof dumps\n");
+}
+
+// issue 45, item 1: a run opens on the thread that used the most CPU, in whichever process (a
+// shell that ran xz opened on the shell, 100 % blocked).
+TEST(SymbolicateCli, AMergedProfileOpensOnItsBusiestThread) {
+  symtest::TempDir dir;
+  std::filesystem::create_directory(dir.path("run"));
+  write_process_dump(dir.path("run/100.inprof"), 100, 0, "/bin/sh", 10'000);
+  write_process_dump(dir.path("run/101.inprof"), 101, 5'000'000, "/usr/bin/xz", 400'000);
+  write_process_dump(dir.path("run/102.inprof"), 102, 9'000'000, "/usr/bin/gzip", 200'000);
+  std::string err;
+  ASSERT_EQ(run({dir.path("run"), "-o", dir.path("merged.json")}, &err), 0) << err;
+  rapidjson::Document doc;
+  ASSERT_TRUE(symtest::load_json(dir.path("merged.json"), &doc));
+  const auto& selected = doc["meta"]["initialSelectedThreads"];
+  ASSERT_EQ(selected.Size(), 1u);
+  EXPECT_STREQ(doc["threads"][selected[0].GetUint()]["pid"].GetString(), "101");
 }
 
 // issue 23, item 16: a file that is not a dump is named, with what it is and what to do; a bad

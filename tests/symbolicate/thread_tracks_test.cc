@@ -118,6 +118,30 @@ TEST_F(ThreadTracksTest, TheKernelsNameMayComeFromArgvZero) {
   EXPECT_EQ(tids("initialSelectedThreads"), (std::vector<uint64_t>{1}));
 }
 
+// issue 45, item 2: more than a few threads, and those that used almost no CPU (under 1 % of one
+// CPU over the profile) start hidden, the main thread and the one that worked shown.
+TEST_F(ThreadTracksTest, ThreadsThatBarelyRanStartHidden) {
+  {
+    symtest::DumpFile d(dir_.path("t.inprof"));
+    d.process(symtest::test_process());
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.sample(1, 1 * kMs, {0x1000}, 0, 1'000);
+    d.thread_start(2, 0, "worker");
+    d.sample(2, 1 * kMs, {0x1000}, 0, 5'000'000);
+    for (uint64_t tid = 3; tid < 23; ++tid) {
+      d.thread_start(tid, 0, "idle " + std::to_string(tid));
+      d.sample(tid, 1 * kMs, {0x1000}, 0, 0);
+      d.sample(tid, 90 * kMs, {0x1000}, 0, 5'000);
+    }
+    d.end(100 * kMs);
+    d.close();
+  }
+  convert();
+  EXPECT_EQ(tids("initialVisibleThreads"), (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(tids("initialSelectedThreads"), (std::vector<uint64_t>{2}));
+  EXPECT_EQ(doc_["threads"].Size(), 22u);  // all there, one click away
+}
+
 // Very many threads: the busiest are shown (and the main thread), not all.
 TEST_F(ThreadTracksTest, ManyThreadsShowTheBusiest) {
   {

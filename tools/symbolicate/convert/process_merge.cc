@@ -189,11 +189,6 @@ void merge_processes(const std::vector<const ProfileBuilder*>& unordered, Profil
     if (m.initial_visible_threads) {
       for (uint32_t i : *m.initial_visible_threads) visible.push_back(raw(threads[i]));
     }
-    if (part == parts[0] && m.initial_selected_threads) {
-      std::vector<uint32_t> selected;
-      for (uint32_t i : *m.initial_selected_threads) selected.push_back(raw(threads[i]));
-      meta.initial_selected_threads = selected;
-    }
     for (const MarkerSchema& s : part->marker_schemas()) {
       if (schemas.emplace(s.name, true).second) out.add_marker_schema(s);
     }
@@ -210,10 +205,23 @@ void merge_processes(const std::vector<const ProfileBuilder*>& unordered, Profil
       out.add_overhead(std::move(moved));
     }
   }
-  if (!visible.empty()) {
-    meta.initial_visible_threads = visible;
-    if (!meta.initial_selected_threads) meta.initial_selected_threads = {visible[0]};
+  if (!visible.empty()) meta.initial_visible_threads = visible;
+  // The run opens on the thread that used the most CPU, in whichever process: a shell that ran
+  // xz and gzip opens on xz, not on the shell waiting for them (the first process's choice).
+  std::optional<uint32_t> busiest;
+  uint64_t most_cpu = 0;
+  const std::vector<Thread>& all = out.threads();
+  for (uint32_t i = 0; i < all.size(); ++i) {
+    if (!visible.empty() && std::find(visible.begin(), visible.end(), i) == visible.end()) continue;
+    uint64_t cpu = 0;
+    all[i].samples.for_each(
+        [&](const SampleTable::Sample& x) { cpu += x.cpu_delta_ns.value_or(0); });
+    if (!busiest || cpu > most_cpu) {
+      busiest = i;
+      most_cpu = cpu;
+    }
   }
+  if (busiest) meta.initial_selected_threads = std::vector<uint32_t>{*busiest};
 }
 
 }  // namespace inprof::symbolicate

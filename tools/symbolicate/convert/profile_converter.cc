@@ -93,6 +93,8 @@ class ResolvedStacks {
 
 // More threads than this with samples or markers: only the busiest are shown at first.
 constexpr size_t kMaxInitiallyVisibleThreads = 32;
+// Up to this many threads are all shown when the profile opens, however little they ran.
+constexpr size_t kFewThreads = 4;
 
 class Converter {
  public:
@@ -128,6 +130,7 @@ class Converter {
   std::optional<ThreadIndex> main_thread_;
   struct Activity {            // of a thread, to choose what the viewer shows first
     bool has_content = false;  // samples or markers
+    bool has_markers = false;
     uint64_t cpu_ns = 0;
     uint64_t samples = 0;  // with a stack
   };
@@ -322,7 +325,8 @@ void Converter::add_threads() {
     }
     std::optional<uint64_t> first_time;
     Activity activity;
-    activity.has_content = !info->samples.empty() || marker_tids.contains(info->tid);
+    activity.has_markers = marker_tids.contains(info->tid);
+    activity.has_content = !info->samples.empty() || activity.has_markers;
     auto count = [&](const RawSample& s) {
       activity.cpu_ns += s.cpu_delta_ns.value_or(0);
       activity.samples += s.stack != kNoStack;
@@ -406,6 +410,20 @@ void Converter::choose_initial_threads() {
     const Activity &x = activity_[a], &y = activity_[b];
     return std::tie(x.cpu_ns, x.samples) > std::tie(y.cpu_ns, y.samples);
   };
+  if (shown.size() > kFewThreads) {
+    // More than a few: threads that used almost no CPU (under 1 % of one CPU over the profile)
+    // and have no markers start hidden, one click away (20 threads that never ran put the one
+    // that worked 17 tracks down). The main thread leads its process and stays.
+    const uint64_t span = std::max<uint64_t>(model_.last_time_ns(), 1);
+    std::vector<uint32_t> working;
+    for (uint32_t i : shown) {
+      const Activity& a = activity_[i];
+      if (a.has_markers || a.cpu_ns * 100 >= span || (main_thread_ && i == raw(*main_thread_))) {
+        working.push_back(i);
+      }
+    }
+    if (!working.empty()) shown = working;
+  }
   if (shown.size() > kMaxInitiallyVisibleThreads) {
     // Very many threads: the busiest ones (and the main thread, which leads its process).
     std::stable_sort(shown.begin(), shown.end(), busier);
