@@ -3,7 +3,8 @@
 bursts (one thread spinning, one "waker" running blip() in bursts) runs under LD_PRELOAD of the
 library at each interval, on the kernel's rings and on forced timers; symbolicate's summary gives
 the waker's on-CPU milliseconds. Prints one row per case: the waker's CPU by its own clock, by
-the profile, and the ratio; and, on the rings' rows, where `perf` is installed, `perf record -e cpu-clock` at the same
+the profile, and the ratio (and how much of it is under [ran between samples]: CPU a timer never
+saw, placed above the stack the thread sleeps in); and, on the rings' rows, where `perf` is installed, `perf record -e cpu-clock` at the same
 period on the same case, interleaved (the waker's samples x the period).
 
   cc -O1 -g -o /tmp/bursts benchmarks/duty_cycle/bursts.c -lpthread
@@ -22,12 +23,19 @@ CASES = [(0.2, 20), (0.5, 50), (2, 50), (2, 200), (10, 40), (50, 200), (5, 20)]
 
 
 def waker_profile_ms(symbolicate, dump):
+    """The waker's on-CPU ms in the profile, and how many of them are under [ran between
+    samples] (CPU its timer never saw: its thread is found by that frame when blip() is not)."""
     text = subprocess.run([symbolicate, dump, '--format', 'summary'], capture_output=True,
                           text=True, check=True).stdout
-    for block in text.split('\nThread ')[1:]:
-        if re.search(r'\bblip\b', block):
-            return float(re.search(r'; ([0-9.]+) ms on CPU', block).group(1))
-    return 0.0
+    blocks = text.split('\nThread ')[1:]
+    for pattern in (r'\bblip\b', r'\[ran between samples\]'):
+        for block in blocks:
+            if re.search(pattern, block):
+                on_cpu = float(re.search(r'; ([0-9.]+) ms on CPU', block).group(1))
+                unseen = re.search(r'([0-9.]+)\s+[0-9.]+%\s+[0-9.]+\s+[0-9.]+%\s+'
+                                   r'\[ran between samples\]', block)
+                return on_cpu, float(unseen.group(1)) if unseen else 0.0
+    return 0.0, 0.0
 
 
 def perf_ratio(program, args, period_ns, work):
@@ -65,9 +73,11 @@ def main():
                 out = subprocess.run([program] + args, env=env, capture_output=True, text=True,
                                      check=True).stdout
                 own = float(re.search(r'waker CPU: ([0-9.]+)', out).group(1))
-                seen = waker_profile_ms(symbolicate, dump)
+                seen, unseen = waker_profile_ms(symbolicate, dump)
                 cell = f'{burst}/{period} ({100 * burst / period:.0f}%): {own:.0f} {seen:.0f} ' \
                        f'{seen / own:.2f}'
+                if unseen:
+                    cell += f' ({unseen:.0f} unseen)'
                 if way == 'rings' and shutil.which('perf'):
                     period_ns = 1000000 if interval == '1ms' else 100000
                     ratio = perf_ratio(program, args, period_ns, work)
