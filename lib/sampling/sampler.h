@@ -170,10 +170,11 @@ class Sampler {
     // is still known when it exits (write_tail).
     std::optional<uint64_t> observed_cpu_ns;
     uint64_t observed_ns = 0;
-    uint64_t last_record_ns = 0;  // time of its last sample or repeat written
-    bool has_stack = false;       // a previous sample exists that a repeat may refer to
-    uint32_t timeouts = 0;        // consecutive unanswered requests
-    uint64_t retry_at_tick = 0;   // back-off after a timeout
+    uint64_t last_record_ns = 0;     // time of its last sample or repeat written
+    bool has_stack = false;          // a previous sample exists that a repeat may refer to
+    bool last_stack_unseen = false;  // that sample is flagged kSampleRanUnseen
+    uint32_t timeouts = 0;           // consecutive unanswered requests
+    uint64_t retry_at_tick = 0;      // back-off after a timeout
     uint64_t last_seen_tick = 0;
     bool selected = false;   // passes the thread filters
     bool announced = false;  // its start record is written (once it was first selected)
@@ -256,6 +257,9 @@ class Sampler {
   // its last stack carrying it, else no sample would (a timer's last expirations before the
   // thread exits; symbolicate counts what exceeds its cap as not represented).
   void write_tail(uint64_t tid, ThreadState& state);
+  // Repeats of its last stack at `at` carrying `cpu_ns`, split so that none stands for more
+  // than kMostIntervalsPerSample intervals.
+  void write_cpu_repeats(uint64_t tid, ThreadState& state, uint64_t at, uint64_t cpu_ns);
   // At the session's end, a repeat for every thread known asleep since its last check: a sleep
   // long since its last repeat (watched threads back off to 1,024 intervals) is in the profile
   // to the end.

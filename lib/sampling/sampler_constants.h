@@ -53,10 +53,13 @@ inline constexpr uint64_t kMaxMergedExpirations = 1000;
 // A thread gets a timer only once it is this old (as seen by the sampler).
 inline constexpr uint64_t kNewThreadGraceNs = 2000000;
 // The most intervals of CPU one sample may stand for (symbolicate's SampleWeigher::kMaxIntervals:
-// beyond it, CPU after a gap is counted as not represented). A self-sampled thread asleep with
-// this much CPU no snapshot has seen (bursts its timer's expirations, checked only at the
-// kernel's scheduler tick, keep missing) gets it written as run unseen (kSampleRanUnseen).
+// beyond it, CPU after a gap is counted as not represented): more is written as several.
 inline constexpr uint64_t kMostIntervalsPerSample = 16;
+// A self-sampled thread found asleep with this much CPU no snapshot has seen gets it written as
+// run unseen (kSampleRanUnseen): bursts its timer's expirations (checked only at the kernel's
+// scheduler tick) keep missing. Several ticks' worth: a timer that works leaves up to a tick of
+// CPU for its next expiration, which places it in the code that ran.
+inline constexpr uint64_t kUnseenSettledAfterNs = 50000000;
 
 }  // namespace inprof::internal
 

@@ -213,7 +213,24 @@ void Sampler::write_tail(uint64_t tid, ThreadState& state) {
   state.last_cpu_ns = state.observed_cpu_ns;
   // After its last record (a thread's times only grow: a snapshot drained at this tick may be
   // later than the reading).
-  write_repeat(tid, state, std::max(state.observed_ns, state.last_record_ns + 1), tail);
+  const uint64_t at = std::max(state.observed_ns, state.last_record_ns + 1);
+  // On a stack it ran unseen above, in pieces; on a stack it ran in, one repeat (symbolicate
+  // counts what is past one sample's worth as not represented, not as that code's).
+  if (state.last_stack_unseen) {
+    write_cpu_repeats(tid, state, at, tail);
+  } else {
+    write_repeat(tid, state, at, tail);
+  }
+}
+
+void Sampler::write_cpu_repeats(uint64_t tid, ThreadState& state, uint64_t at, uint64_t cpu_ns) {
+  // In pieces no larger than one sample may stand for, all of them at `at`.
+  const uint64_t most = kMostIntervalsPerSample * config_.interval_ns;
+  do {
+    const uint64_t piece = std::min(cpu_ns, most);
+    write_repeat(tid, state, at, piece);
+    cpu_ns -= piece;
+  } while (cpu_ns > 0);
 }
 
 UnwindOutput Sampler::write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
@@ -223,6 +240,7 @@ UnwindOutput Sampler::write_sample(uint64_t tid, ThreadState& state, const Stack
   LeafCandidate candidates[kLeafCandidateSlots + 1];
   size_t candidate_count = 0;
   const uint32_t flags = walk_flags(unwound, snapshot, candidates, &candidate_count) | extra_flags;
+  state.last_stack_unseen = (extra_flags & kSampleRanUnseen) != 0;
   SampleLabel labels[kMaxLabelDepth];
   const size_t label_count = place_labels(snapshot, unwound.count, labels);
   ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));

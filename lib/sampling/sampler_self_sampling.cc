@@ -359,10 +359,10 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
         // seen) would else wait for a snapshot that never comes.
         const uint64_t unseen =
             state.last_cpu_ns && *cpu > *state.last_cpu_ns ? *cpu - *state.last_cpu_ns : 0;
-        const bool settle = unseen >= kMostIntervalsPerSample * config_.interval_ns;
+        const bool settle = unseen >= kUnseenSettledAfterNs;
         if (settle) state.last_cpu_ns = cpu;
-        write_sample(tid, state, snapshot_, settle ? unseen : 0, snapshot_.time_ns,
-                     kSampleRanUnseen);
+        write_sample(tid, state, snapshot_, 0, snapshot_.time_ns, kSampleRanUnseen);
+        if (settle) write_cpu_repeats(tid, state, snapshot_.time_ns, unseen);
       }
     }
   }
