@@ -772,8 +772,8 @@ void Checker::check_profiler_overhead(const Value& root) {
       problem(path + ".statistics", "expected an object, got " + show(*stats));
       continue;
     }
-    for (const char* key : {"profiledDuration", "samplingCount", "overheadDurations",
-                            "overheadPercentage"}) {
+    for (const char* key :
+         {"profiledDuration", "samplingCount", "overheadDurations", "overheadPercentage"}) {
       require_number(*stats, path + ".statistics", key);
     }
     for (const char* name : {"Overhead", "Thread", "Interval", "Lockings", "Cleaning", "Counter"}) {
