@@ -17,13 +17,14 @@ bool identity_of(int fd, FileIdentity* out) {
   return true;
 }
 
-OwnedFd::OwnedFd(const char* path, int flags, mode_t mode) {
+OwnedFd::OwnedFd(int directory, const char* path, int flags, mode_t mode) {
   int fd;
   do {
-    fd = ::open(path, flags | O_CLOEXEC, mode);
+    fd = ::openat(directory, path, flags | O_CLOEXEC, mode);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) return;
-  if (!identity_of(fd, &identity_)) {
+  checked_ = !on_private_descriptor_table();
+  if (checked_ && !identity_of(fd, &identity_)) {
     const int error = errno;
     ::close(fd);
     errno = error;
@@ -33,12 +34,13 @@ OwnedFd::OwnedFd(const char* path, int flags, mode_t mode) {
 }
 
 OwnedFd::OwnedFd(OwnedFd&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), identity_(other.identity_) {}
+    : fd_(std::exchange(other.fd_, -1)), checked_(other.checked_), identity_(other.identity_) {}
 
 OwnedFd& OwnedFd::operator=(OwnedFd&& other) noexcept {
   if (this != &other) {
     close();
     fd_ = std::exchange(other.fd_, -1);
+    checked_ = other.checked_;
     identity_ = other.identity_;
   }
   return *this;
@@ -46,6 +48,7 @@ OwnedFd& OwnedFd::operator=(OwnedFd&& other) noexcept {
 
 bool OwnedFd::still_ours() {
   if (fd_ < 0) return false;
+  if (!checked_) return true;
   FileIdentity now;
   if (identity_of(fd_, &now) && now == identity_) return true;
   fd_ = -1;
@@ -65,21 +68,39 @@ ssize_t OwnedFd::read(void* buf, size_t size) {
   return n;
 }
 
+ssize_t OwnedFd::pread(void* buf, size_t size, off_t offset) {
+  const int fd = checked_fd();
+  if (fd < 0) {
+    errno = EBADF;
+    return -1;
+  }
+  ssize_t n;
+  do {
+    n = ::pread(fd, buf, size, offset);
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
 void OwnedFd::close() {
   if (still_ours()) ::close(fd_);
   fd_ = -1;
 }
 
 ssize_t read_small_file(const char* path, char* buf, size_t size) {
+  return read_small_file_at(AT_FDCWD, path, buf, size);
+}
+
+ssize_t read_small_file_at(int directory, const char* path, char* buf, size_t size) {
   if (size == 0) return -1;
-  OwnedFd file(path, O_RDONLY);
+  OwnedFd file(directory, path, O_RDONLY);
   if (!file.is_open()) return -1;
   size_t total = 0;
   while (total + 1 < size) {
-    const ssize_t n = file.read(buf + total, size - 1 - total);
+    const size_t wanted = size - 1 - total;
+    const ssize_t n = file.read(buf + total, wanted);
     if (n < 0) return -1;
-    if (n == 0) break;
     total += static_cast<size_t>(n);
+    if (static_cast<size_t>(n) < wanted) break;
   }
   buf[total] = '\0';
   return static_cast<ssize_t>(total);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "file_util_linux.h"
+#include "owned_fd_linux.h"
 #include "seccomp_state_linux.h"
 #include "session/process_info.h"
 
@@ -69,6 +70,8 @@ bool use_private_descriptor_table(int keep) {
   return true;
 #endif
 }
+
+bool on_private_descriptor_table() { return t_private_table; }
 
 void say_on_stderr(const std::string& line) {
   if (!t_private_table) {

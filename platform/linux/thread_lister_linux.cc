@@ -72,13 +72,10 @@ class LinuxThreadLister final : public ThreadLister {
   }
 
   std::string name(uint64_t tid) override {
-    char path[64];
-    std::snprintf(path, sizeof(path), "/proc/self/task/%llu/comm",
-                  static_cast<unsigned long long>(tid));
     // Read into a local buffer: a comm is at most 15 bytes, so the string returned fits its
     // inline storage and the periodic name refresh allocates nothing.
     char comm[64];
-    const ssize_t n = read_small_file(path, comm, sizeof(comm));
+    const ssize_t n = read_task_file(tid, "comm", comm, sizeof(comm));
     if (n <= 0) return {};
     size_t length = static_cast<size_t>(n);
     while (length > 0 && comm[length - 1] == '\n') --length;
