@@ -14,6 +14,10 @@ rm -rf "$work"; mkdir -p "$work"; cd "$work" || exit 1
 
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# The number of processes in a (gzipped) profile.
+symbolicate_processes() {
+  python3 -c 'import gzip, json, sys; d = open(sys.argv[1], "rb").read(); d = gzip.decompress(d) if d[:2] == b"\x1f\x8b" else d; print(len({t["pid"] for t in json.loads(d)["threads"]}))' "$1"
+}
 
 seq 200000 | sort -R > numbers
 cat > children.sh <<'SCRIPT'
@@ -22,8 +26,8 @@ gzip -c sorted > sorted.gz
 echo done
 SCRIPT
 
-echo "== by default: a dump per process in inprof-PID/, where the launcher says"
-"$launcher" record -- sh children.sh >out.txt 2>err.txt
+echo "== --raw: a dump per process in inprof-PID/, where the launcher says"
+"$launcher" record --raw -- sh children.sh >out.txt 2>err.txt
 rc=$?
 [ "$rc" -eq 0 ] || fail "exit $rc: $(cat err.txt)"
 grep -q '^done$' out.txt || fail "the script did not finish: $(cat out.txt)"
@@ -56,9 +60,28 @@ echo "== -o PATH: PROGRAM's dump is PATH, each child's PATH-PID; symbolicate tak
 "$symbolicate" app.inprof app-*.inprof -o app.json 2>sym.txt || fail "symbolicate files: $(cat sym.txt)"
 grep -q "3 processes" sym.txt || fail "symbolicate files: $(cat sym.txt)"
 
+echo "== by default: profile.json.gz, symbolicated at the end, loaded by the Firefox Profiler's code"
+mkdir -p plain && cp numbers children.sh plain/ && cd plain || exit 1
+"$launcher" record sh children.sh >out.txt 2>err.txt || fail "default: exit $?: $(cat err.txt)"
+grep -q '^done$' out.txt || fail "default: the script did not finish"
+grep -qx "inprof: wrote profile.json.gz (inprof load profile.json.gz opens it in the Firefox Profiler)" err.txt ||
+  fail "default: stderr: $(cat err.txt)"
+[ "$(ls -A | sort | tr '\n' ' ')" = "children.sh err.txt numbers out.txt profile.json.gz sorted sorted.gz " ] ||
+  fail "default: left $(ls -A) (the dumps are temporary)"
+cd .. || exit 1
+gzip -dc plain/profile.json.gz > plain.json || fail "default: not gzip"
+"$run_e2e" --package-dir "$package_dir" --cli-dir "$cli_dir" \
+  --checker "$here/check_processes.mjs" --profile-check "$check" --json plain.json ||
+  fail "check_processes failed on the default profile"
+
+echo "== -o NAME.json: that profile, quietly with -q (bash: dash leaves through _exit, its dump unended)"
+"$launcher" record -q -o named.json bash children.sh >/dev/null 2>err.txt || fail "-o named.json: exit $?"
+[ ! -s err.txt ] || fail "-q: $(cat err.txt)"
+head -c 1 named.json | grep -q '{' || fail "-o named.json: not JSON"
+
 echo "== --open: record, symbolicate the run's dumps, serve the profile; PROGRAM's status"
-rm -rf inprof-*
-"$launcher" record --open --no-browser -- sh children.sh >open.out 2>open.err &
+rm -rf inprof-* profile.json.gz
+"$launcher" record --open --no-browser -o opened.json.gz -- sh children.sh >open.out 2>open.err &
 launcher_pid=$!
 url=
 for _ in $(seq 120); do
@@ -84,8 +107,25 @@ server=$(pgrep -P "$launcher_pid" | head -n 1)
 wait "$launcher_pid"
 rc=$?
 [ "$rc" -eq 0 ] || fail "--open: exit $rc: $(cat open.err)"
-count=$(ls inprof-*/ 2>/dev/null | grep -c '\.inprof$')
-[ "$count" -eq 3 ] || fail "--open: $count dumps, expected 3 (symbolicate must not be profiled)"
+[ -s opened.json.gz ] || fail "--open: the profile was not kept"
+[ -z "$(ls -d inprof-* 2>/dev/null)" ] || fail "--open: dumps left in $(ls -d inprof-*)"
+count=$(symbolicate_processes opened.json.gz)
+[ "$count" -eq 3 ] || fail "--open: $count processes, expected 3 (symbolicate must not be profiled)"
+
+echo "== inprof load: a saved profile served as it is, on the port asked for"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$launcher" load opened.json.gz --no-browser --port "$port" >load.out 2>load.err &
+load_pid=$!
+url=
+for _ in $(seq 60); do
+  url=$(grep -ho "http://127\.0\.0\.1:$port/[0-9a-f]*/profile.json" load.out load.err 2>/dev/null | head -n 1)
+  [ -n "$url" ] && break
+  sleep 0.25
+done
+[ -n "$url" ] || fail "load: no address on port $port: $(cat load.out load.err)"
+[ -z "$url" ] || python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=30).read()' "$url" ||
+  fail "load: $url does not answer"
+kill -INT "$load_pid"; wait "$load_pid" || fail "load: exit $? after Ctrl-C"
 
 [ "$failures" -eq 0 ] || { echo "$failures failures"; exit 1; }
 echo "launcher_children: ok"

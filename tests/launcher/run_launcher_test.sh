@@ -38,7 +38,8 @@ usage_error "--rotate 60: give a unit" --rotate 60
 usage_error "--rotate 10ms: must be from 100ms to a year" --rotate 10ms
 usage_error "--keep all: expected a number of files" --keep all
 usage_error "-t ,: expected thread names" -t ,
-usage_error "-o /nonexistent/x: no such directory: /nonexistent" -o /nonexistent/x
+usage_error "-o /nonexistent/x.json: no such directory: /nonexistent" -o /nonexistent/x.json
+usage_error "-o /nonexistent/x.inprof: no such directory: /nonexistent" -o /nonexistent/x.inprof
 usage_error "-o $work: is a directory" -o "$work"
 usage_error "-o '': empty value" -o ""
 usage_error "unknown option '--bogus'" --bogus
@@ -56,11 +57,49 @@ rc=$?
 grep -q "^inprof: in the environment: INPROF_INTERVAL='bogus'" err.txt || fail "no INPROF_INTERVAL line: $(cat err.txt)"
 [ ! -e ran ] || fail "INPROF_INTERVAL=bogus: the program ran"
 
-echo "== without '--', a hint to add it"
-"$launcher" record -o x.inprof sort 2>err.txt
+echo "== settings valid alone that do not go together: exit 2 in the CLI's terms, nothing left"
+usage_error "--keep 3 goes with --rotate" --keep 3
+usage_error "--rotate 1s cannot go with --ring-seconds 5" --ring-seconds 5 --rotate 1s
+usage_error "--no-cpu without --allocations records nothing" --no-cpu
+usage_error "-o out.txt: a profile is NAME.json or NAME.json.gz" -o out.txt
+usage_error "-o out.json.gz: --rotate 1s writes raw dumps" -o out.json.gz --rotate 1s
+usage_error "--port 0: expected a port" --port 0
+rm -f ran
+INPROF_KEEP_FILES=3 "$launcher" record touch ran 2>err.txt
 rc=$?
-[ "$rc" -eq 2 ] || fail "no '--': exit $rc"
-grep -qF "put '--' before the program" err.txt || fail "no hint about '--': $(cat err.txt)"
+[ "$rc" -eq 2 ] || fail "INPROF_KEEP_FILES=3: exit $rc"
+grep -qF "inprof: INPROF_KEEP_FILES=3 (from the environment) goes with --rotate" err.txt || fail "INPROF_KEEP_FILES=3: $(cat err.txt)"
+[ ! -e ran ] || fail "INPROF_KEEP_FILES=3: the program ran"
+[ -z "$(ls -d inprof-* /tmp/inprof-$$ 2>/dev/null)" ] || fail "a usage error left $(ls -d inprof-*)"
+
+echo "== PROGRAM as the first word that is not an option (samply record ls, perf record ls)"
+rm -f ran x.inprof
+"$launcher" record -o x.inprof touch ran 2>err.txt || fail "no '--': exit $? ($(cat err.txt))"
+[ -e ran ] && [ -s x.inprof ] || fail "no '--': the program did not run, or no dump"
+
+echo "== a program that cannot run: the shell's status, one line, nothing left behind"
+mkdir -p empty && cd empty || exit 1
+"$launcher" record ./missing 2>err.txt
+rc=$?
+[ "$rc" -eq 127 ] || fail "missing: exit $rc"
+[ "$(cat err.txt)" = "inprof: cannot run './missing': not found" ] || fail "missing: $(cat err.txt)"
+touch not-executable
+"$launcher" record ./not-executable 2>err.txt
+rc=$?
+[ "$rc" -eq 126 ] || fail "not executable: exit $rc"
+[ "$(ls -A | tr '\n' ' ')" = "err.txt not-executable " ] || fail "left behind: $(ls -A)"
+cd .. || exit 1
+
+echo "== the output said when it was not named; a dump signal said"
+rm -f inprof-*.inprof
+"$launcher" record --no-children --raw true 2>err.txt || fail "--raw: exit $?"
+grep -qx "inprof: the dump goes to inprof-[0-9]*\.inprof" err.txt || fail "--raw --no-children: $(cat err.txt)"
+"$launcher" record -o sig.inprof --dump-signal SIGUSR2 true 2>err.txt || fail "--dump-signal: exit $?"
+grep -qx "inprof: on SIGUSR2 a process stops profiling and writes its dump" err.txt || fail "--dump-signal: $(cat err.txt)"
+
+echo "== killed by a signal: the launcher ends by the same signal"
+sh -c "\"$launcher\" record -q -o killed.json sh -c 'kill -TERM \$\$'; echo \"rc=\$?\"" >out.txt 2>err.txt
+grep -qx "rc=143" out.txt || fail "killed: $(cat out.txt err.txt)"
 
 echo "== --crash, --ring-seconds and --capture-signal imply --ring"
 for flags in "--crash" "--ring-seconds 5" "--capture-signal SIGUSR1"; do

@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,36 +18,41 @@
 #include <string>
 #include <vector>
 
+#include "child_program.h"
+#include "options/env_options.h"
 #include "preload_check.h"
 #include "record_args.h"
 
 namespace {
 
 constexpr const char* kUsage =
-    "usage: inprof record [options] -- PROGRAM [ARGS...]\n"
+    "usage: inprof record [options] PROGRAM [ARGS...]\n"
+    "       inprof load PROFILE.json[.gz] [--port N] [--no-browser]\n"
     "\n"
-    "Runs PROGRAM with the profiler preloaded, and every process it starts; each writes its\n"
-    "dump when it exits. Then: symbolicate DIR-OR-DUMPS -o profile.json (one profile, a\n"
-    "process track each), and open it on https://profiler.firefox.com\n"
+    "Runs PROGRAM with the profiler preloaded, and every process it starts; when it ends,\n"
+    "writes one Firefox Profiler profile of them all (a process track each), symbolicated\n"
+    "here: profile.json.gz unless -o says otherwise. Open it with `inprof load FILE`, or\n"
+    "load it at https://profiler.firefox.com. Options stop at PROGRAM (or at '--').\n"
     "\n"
     "options (durations need a unit: ns, us, ms or s):\n"
-    "  -o, --output PATH     PROGRAM's dump, %p = process id; a process it starts writes\n"
-    "                        PATH-PID (or PATH with its %p). Default: a directory\n"
-    "                        inprof-PID/ with a PID.inprof per process (inprof-%p.inprof\n"
-    "                        with --no-children). Relative: from the current directory\n"
+    "  -o, --output PATH     NAME.json or NAME.json.gz: the profile (default profile.json.gz);\n"
+    "                        NAME.inprof: raw dumps instead (as --raw), %p = process id; a\n"
+    "                        process PROGRAM starts writes NAME-PID.inprof. Relative: from\n"
+    "                        the current directory\n"
+    "      --raw             write raw dumps, to symbolicate later or elsewhere (release\n"
+    "                        builds): default a directory inprof-PID/ with a PID.inprof per\n"
+    "                        process (inprof-PID.inprof with --no-children)\n"
     "      --no-children     profile PROGRAM only, not the processes it starts\n"
-    "      --open            when PROGRAM ends, symbolicate its dumps and open the profile\n"
-    "                        in the Firefox Profiler (served until Ctrl-C)\n"
+    "      --open            when PROGRAM ends, also open the profile in the Firefox Profiler\n"
+    "                        (served until Ctrl-C; the file stays)\n"
+    "      --port N          with --open: serve on 127.0.0.1:N (default: a free port)\n"
     "      --no-browser      with --open: print the profile's address, open no browser\n"
+    "  -q, --quiet           nothing on stderr from inprof but warnings and errors\n"
     "  -i, --interval DUR    sampling interval, 100us to 1s, e.g. 250us (default 1ms)\n"
     "  -d, --duration DUR    stop after this long, e.g. 10s (default: at exit)\n"
     "  -t, --threads LIST    only threads whose name contains one of these (comma-separated)\n"
     "  -u, --unwinder KIND   auto, dwarf or fp (default auto)\n"
     "      --dump-signal SIG write the dump when the program receives SIG (e.g. SIGUSR2)\n"
-    "      --rotate DUR      continuous mode: a new dump every DUR (e.g. 60s), each complete;\n"
-    "                        PATH may hold %n (window number) and %t (its start, UTC), else\n"
-    "                        -%n goes before the extension\n"
-    "      --keep N          with --rotate: keep only the newest N dumps of each process\n"
     "      --allocations[=BYTES]  also record sampled native allocations and what stays\n"
     "                        allocated: one per BYTES allocated on average (default 512K;\n"
     "                        1: every allocation). Preloads libinprof_allocations.so, which\n"
@@ -53,7 +60,11 @@ constexpr const char* kUsage =
     "      --no-cpu          no CPU samples: with --allocations, a memory-only profile (no\n"
     "                        thread is interrupted, no signal handler installed)\n"
     "\n"
-    "flight recorder (keep the last records in memory; write them on demand):\n"
+    "continuous and flight-recorder modes (raw dumps):\n"
+    "      --rotate DUR      a new dump every DUR (e.g. 60s), each complete; PATH may hold\n"
+    "                        %n (window number) and %t (its start, UTC), else -%n goes\n"
+    "                        before the extension\n"
+    "      --keep N          with --rotate: keep only the newest N dumps of each process\n"
     "      --ring            ring mode: nothing is written until a capture or exit\n"
     "      --ring-seconds N  captures hold at most the last N seconds (implies --ring)\n"
     "      --capture-signal SIG  on SIG, write the ring to OUTPUT-capture-N (implies --ring)\n"
@@ -64,13 +75,32 @@ constexpr const char* kUsage =
     "Every value is checked before PROGRAM runs; so is PROGRAM (a statically linked one\n"
     "cannot be profiled by preloading).\n"
     "\n"
-    "exit status: PROGRAM's; 2 for a usage error or a PROGRAM that cannot be profiled;\n"
-    "127 if PROGRAM or the library cannot be found.\n";
+    "exit status: PROGRAM's (killed by a signal: the same signal); 2 for a usage error or a\n"
+    "PROGRAM that cannot be profiled; 126 if PROGRAM is not executable, 127 if it or the\n"
+    "library cannot be found.\n";
 
 // One line, naming what was wrong; the help text is one --help away.
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "inprof: %s\n", message.c_str());
   return 2;
+}
+
+constexpr const char* kLoadUsage =
+    "usage: inprof load PROFILE.json[.gz] [--port N] [--no-browser]\n"
+    "\n"
+    "Serves a saved profile on 127.0.0.1 and opens it in the Firefox Profiler (until\n"
+    "Ctrl-C). --port N: serve on that port (say, one forwarded over SSH); --no-browser:\n"
+    "print the address only. The assembly view needs the run's dumps: it works in\n"
+    "`inprof record --open` and `symbolicate DUMPS --open`, not here.\n";
+
+// `path` as a user would type it from here: relative when it is under the current directory.
+std::string shown_path(const std::string& path) {
+  std::error_code ec;
+  const auto cwd = std::filesystem::current_path(ec);
+  if (ec) return path;
+  const auto relative = std::filesystem::path(path).lexically_relative(cwd);
+  if (relative.empty() || relative.string().rfind("..", 0) == 0) return path;
+  return relative.string();
 }
 
 // The symbolicate beside this program (installed, or in the build tree), or $INPROF_SYMBOLICATE.
@@ -87,8 +117,7 @@ std::string find_symbolicate() {
 
 // The dumps a run left: the run's directory, else PROGRAM's dump and its children's (PATH-PID,
 // or the files PATH's %p matches).
-std::vector<std::string> dumps_of_run(const inprof::launcher::RecordCommand& command,
-                                      pid_t program) {
+std::vector<std::string> dumps_of_run(const inprof::launcher::RecordCommand& command) {
   if (!command.run_directory.empty()) return {command.run_directory};
   namespace fs = std::filesystem;
   const fs::path pattern(command.output);
@@ -121,72 +150,66 @@ std::vector<std::string> dumps_of_run(const inprof::launcher::RecordCommand& com
        it.increment(ec)) {
     if (std::regex_match(it->path().filename().string(), match)) found.push_back(it->path());
   }
-  (void)program;
   return found;
 }
 
-// Waits for `pid`; its exit status as a shell gives it (128 + signal for a killed one).
-int wait_status(pid_t pid) {
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return 127;
+// symbolicate's arguments to serve or write a run's profile.
+std::vector<std::string> symbolicate_args(const inprof::launcher::RecordCommand& command,
+                                          const std::vector<std::string>& dumps) {
+  std::vector<std::string> args = {find_symbolicate()};
+  args.insert(args.end(), dumps.begin(), dumps.end());
+  if (!command.profile.empty()) {
+    args.insert(args.end(), {"-o", command.profile});
   }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
+  args.push_back("--quiet");  // the launcher says where the profile went; warnings remain
+  if (command.open) {
+    args.push_back("--open");
+    if (!command.open_browser) args.push_back("--no-browser");
+    if (!command.port.empty()) args.insert(args.end(), {"--port", command.port});
+  }
+  return args;
 }
 
-// --open: PROGRAM runs as a child (its pid is not ours), then symbolicate serves the profile.
-int record_and_open(const inprof::launcher::RecordCommand& command, std::vector<char*>& argv,
-                    bool open_browser, const std::optional<std::string>& old_preload) {
-  const pid_t child = fork();
-  if (child < 0) {
-    std::fprintf(stderr, "inprof: cannot start '%s': %s\n", argv[0], std::strerror(errno));
-    return 127;
-  }
-  if (child == 0) {
-    setenv("INPROF_ROOT_PID", std::to_string(getpid()).c_str(), 1);
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "inprof: cannot run '%s': %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  // Ctrl-C goes to PROGRAM (the terminal's whole foreground group gets it); we stay to finish.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
-  const int program_status = wait_status(child);
-  if (program_status == 127 && !command.run_directory.empty()) rmdir(command.run_directory.c_str());
-  const std::vector<std::string> dumps = dumps_of_run(command, child);
-  if (dumps.empty()) {
-    std::fprintf(stderr, "inprof: no dump to open (looked for %s)\n", command.output.c_str());
-    return program_status ? program_status : 1;
-  }
-  const std::string symbolicate = find_symbolicate();
-  std::vector<std::string> args = {symbolicate};
-  args.insert(args.end(), dumps.begin(), dumps.end());
-  args.push_back("--open");
-  if (!open_browser) args.push_back("--no-browser");
-  std::vector<char*> sargv;
-  for (std::string& a : args) sargv.push_back(a.data());
-  sargv.push_back(nullptr);
-  const pid_t server = fork();
-  if (server == 0) {
-    signal(SIGINT, SIG_DFL);
-    signal(SIGQUIT, SIG_DFL);
-    // symbolicate runs as it would have without us: not preloaded, not profiled.
-    for (const auto& [name, value] : command.variables) unsetenv(name.c_str());
-    if (old_preload) {
-      setenv("LD_PRELOAD", old_preload->c_str(), 1);
-    } else {
-      unsetenv("LD_PRELOAD");
+// PROGRAM as a child (its pid is not ours), then its profile: written to command.profile from
+// the run's temporary dumps (then removed), and/or served (--open, until Ctrl-C).
+[[noreturn]] void record_then_profile(const inprof::launcher::RecordCommand& command,
+                                      const std::optional<std::string>& old_preload) {
+  using inprof::launcher::ChildEnd;
+  const ChildEnd end = inprof::launcher::run_child_program(command.program);
+  const bool temporary = !command.profile.empty() && !command.run_directory.empty();
+  const std::vector<std::string> dumps = end.started ? dumps_of_run(command) : std::vector<std::string>{};
+  if (dumps.empty() || (temporary && std::filesystem::is_empty(command.run_directory))) {
+    if (end.started) {
+      std::fprintf(stderr, "inprof: no dump to %s (looked for %s)\n",
+                   command.open ? "open" : "make a profile of", command.output.c_str());
     }
-    execv(sargv[0], sargv.data());
-    std::fprintf(stderr, "inprof: cannot run '%s': %s\n", sargv[0], std::strerror(errno));
-    _exit(127);
+    if (!command.run_directory.empty()) rmdir(command.run_directory.c_str());
+    inprof::launcher::end_like(end, end.status ? end.status : 1);
   }
-  const int server_status = server < 0 ? 127 : wait_status(server);
-  if (program_status) return program_status;
-  // Ctrl-C is how the server is meant to end.
-  return server_status == 128 + SIGINT ? 0 : server_status;
+  std::vector<std::string> unset;
+  for (const auto& [name, value] : command.variables) unset.push_back(name);
+  unset.push_back("INPROF_ROOT_PID");
+  // symbolicate runs as it would have without us: not preloaded, not profiled.
+  const int status = inprof::launcher::run_tool(symbolicate_args(command, dumps), unset,
+                                                old_preload ? &*old_preload : nullptr);
+  // 3: written, but a dump had lost records (symbolicate said which).
+  const bool written = status == 0 || status == 3 || (command.open && status == 128 + SIGINT);
+  if (!written) {
+    std::fprintf(stderr, "inprof: symbolicate failed (exit %d); the dumps are kept in %s\n",
+                 status, command.run_directory.empty() ? command.output.c_str()
+                                                       : command.run_directory.c_str());
+    inprof::launcher::end_like(end, end.status ? end.status : 1);
+  }
+  if (temporary) {
+    std::error_code ec;
+    std::filesystem::remove_all(command.run_directory, ec);
+  }
+  if (!command.profile.empty() && !command.quiet && !command.open) {
+    std::fprintf(stderr,
+                 "inprof: wrote %s (inprof load %s opens it in the Firefox Profiler)\n",
+                 shown_path(command.profile).c_str(), shown_path(command.profile).c_str());
+  }
+  inprof::launcher::end_like(end, end.status);
 }
 
 // The shared library to preload: $INPROF_LIBRARY, else the installed one beside this program
@@ -202,12 +225,76 @@ std::string find_library() {
   return INPROF_BUILD_TREE_LIBRARY;
 }
 
+
+// Why PROGRAM cannot be run, as a shell would say it, with the shell's status (127: not found,
+// 126: found but not executable); nothing if it can.
+std::optional<std::pair<int, std::string>> program_problem(const std::string& program) {
+  if (inprof::launcher::find_program(program)) return std::nullopt;
+  struct stat st;
+  if (program.find('/') == std::string::npos || stat(program.c_str(), &st) != 0) {
+    return std::pair(127, "cannot run '" + program + "': not found");
+  }
+  return std::pair(126, "cannot run '" + program + "': " +
+                            (S_ISDIR(st.st_mode) ? "it is a directory" : "not executable"));
+}
+
+// inprof load FILE [--port N] [--no-browser]: a saved profile served to the Firefox Profiler.
+int load(const std::vector<std::string>& args) {
+  std::vector<std::string> tool = {find_symbolicate()};
+  std::string file;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--no-browser") {
+      tool.push_back(args[i]);
+    } else if (args[i] == "--port" && i + 1 < args.size()) {
+      tool.insert(tool.end(), {"--port", args[++i]});
+    } else if (args[i].rfind("--port=", 0) == 0) {
+      tool.insert(tool.end(), {"--port", args[i].substr(7)});
+    } else if (args[i] == "-h" || args[i] == "--help") {
+      std::fputs(kLoadUsage, stdout);
+      return 0;
+    } else if (!args[i].empty() && args[i][0] == '-') {
+      return usage_error("load: unknown option '" + args[i] + "' (inprof load --help)");
+    } else if (file.empty()) {
+      file = args[i];
+    } else {
+      return usage_error("load: one profile at a time ('" + args[i] + "')");
+    }
+  }
+  if (file.empty()) return usage_error("load: which profile? (inprof load PROFILE.json[.gz])");
+  tool.insert(tool.begin() + 1, {"--load", file});
+  std::vector<char*> argv;
+  for (std::string& a : tool) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv(argv[0], argv.data());
+  std::fprintf(stderr, "inprof: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+  return 127;
+}
+
+// Says, once, where the output goes when the user did not name it, and what a dump signal does.
+void announce(const inprof::launcher::RecordCommand& command, bool output_defaulted) {
+  if (command.quiet) return;
+  if (!command.profile.empty()) return;  // said when it is written
+  if (!command.run_directory.empty()) {
+    const std::string shown = std::filesystem::path(command.run_directory).filename().string();
+    std::fprintf(stderr,
+                 "inprof: a dump per process goes to %s/ (then: symbolicate %s -o profile.json)\n",
+                 shown.c_str(), shown.c_str());
+  } else if (output_defaulted) {
+    const std::string dump = inprof::internal::expand_output_path(command.output, getpid());
+    std::fprintf(stderr, "inprof: the dump goes to %s\n", shown_path(dump).c_str());
+  }
+  if (auto it = command.variables.find("INPROF_SIGNAL_DUMP"); it != command.variables.end()) {
+    std::fprintf(stderr, "inprof: on %s a process stops profiling and writes its dump\n",
+                 it->second.c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty())
-    return usage_error("missing command: inprof record [options] -- PROGRAM [ARGS...]");
+    return usage_error("missing command: inprof record [options] PROGRAM [ARGS...]");
   if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
     std::fputs(kUsage, stdout);
     return 0;
@@ -216,6 +303,7 @@ int main(int argc, char** argv) {
     std::printf("inprof %s\n", INPROF_VERSION_STRING);
     return 0;
   }
+  if (args[0] == "load") return load({args.begin() + 1, args.end()});
   if (args[0] != "record") return usage_error("unknown command '" + args[0] + "'");
 
   args.erase(args.begin());
@@ -229,11 +317,13 @@ int main(int argc, char** argv) {
     return 0;
   }
   const std::string& program = command->program[0];
-  if (const auto path = inprof::launcher::find_program(program)) {
-    if (const auto why = inprof::launcher::preload_obstacle(*path)) {
-      std::fprintf(stderr, "inprof: cannot profile '%s': %s\n", program.c_str(), why->c_str());
-      return 2;
-    }
+  if (auto problem = program_problem(program)) {
+    std::fprintf(stderr, "inprof: %s\n", problem->second.c_str());
+    return problem->first;
+  }
+  if (const auto why = inprof::launcher::preload_obstacle(*inprof::launcher::find_program(program))) {
+    std::fprintf(stderr, "inprof: cannot profile '%s': %s\n", program.c_str(), why->c_str());
+    return 2;
   }
 
   const std::string library = find_library();
@@ -256,29 +346,27 @@ int main(int argc, char** argv) {
   std::optional<std::string> old_preload;
   if (const char* old = std::getenv("LD_PRELOAD"); old) old_preload = old;
   if (old_preload && !old_preload->empty()) preload += ":" + *old_preload;
+
+  if (!command->run_directory.empty() && mkdir(command->run_directory.c_str(), 0777) != 0) {
+    std::fprintf(stderr, "inprof: cannot create %s: %s\n", command->run_directory.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  const bool output_defaulted =
+      !std::getenv("INPROF_OUTPUT") &&
+      std::none_of(args.begin(), args.end(), [](const std::string& a) {
+        return a == "-o" || a == "--output" || a.rfind("--output=", 0) == 0;
+      });
+  announce(*command, output_defaulted);
   setenv("LD_PRELOAD", preload.c_str(), 1);
   for (const auto& [name, value] : command->variables) setenv(name.c_str(), value.c_str(), 1);
-
-  if (!command->run_directory.empty()) {
-    if (mkdir(command->run_directory.c_str(), 0777) != 0) {
-      std::fprintf(stderr, "inprof: cannot create %s: %s\n", command->run_directory.c_str(),
-                   std::strerror(errno));
-      return 1;
-    }
-    const std::string shown = std::filesystem::path(command->run_directory).filename().string();
-    std::fprintf(stderr,
-                 "inprof: a dump per process goes to %s/ (then: symbolicate %s -o profile.json)\n",
-                 shown.c_str(), shown.c_str());
-  }
+  if (!command->profile.empty() || command->open) record_then_profile(*command, old_preload);
 
   std::vector<char*> child;
   for (const std::string& arg : command->program) child.push_back(const_cast<char*>(arg.c_str()));
   child.push_back(nullptr);
-  if (command->open) {
-    return record_and_open(*command, child, command->open_browser, old_preload);
-  }
   execvp(child[0], child.data());
   std::fprintf(stderr, "inprof: cannot run '%s': %s\n", child[0], std::strerror(errno));
   if (!command->run_directory.empty()) rmdir(command->run_directory.c_str());
-  return 127;
+  return errno == ENOENT ? 127 : 126;
 }

@@ -39,6 +39,7 @@ void print_usage(std::FILE* f) {
       f,
       "usage: symbolicate DUMP... -o OUT.json [options]\n"
       "       symbolicate DUMP... --open [options]\n"
+      "       symbolicate --load PROFILE.json[.gz] [--port N] [--no-browser]\n"
       "\n"
       "Reads an inprof dump and writes a symbolicated Firefox Profiler profile\n"
       "(processed format), to open at https://profiler.firefox.com.\n"
@@ -61,6 +62,9 @@ void print_usage(std::FILE* f) {
       "      --open              serve the profile on 127.0.0.1 and open it in the Firefox\n"
       "                          Profiler; stops on Ctrl-C (-o optional: a temporary file)\n"
       "      --no-browser        with --open: print the address, do not run xdg-open\n"
+      "      --port N            with --open: serve on port N (default: a free one)\n"
+      "      --load FILE         serve a saved profile (FILE.json[.gz]) as --open does, with\n"
+      "                          no dump (also: symbolicate FILE.json --open)\n"
       "      --profiler-url URL  with --open: the Firefox Profiler to open the profile in\n"
       "                          (default https://profiler.firefox.com; a self-hosted copy)\n"
       "source and assembly views:\n"
@@ -89,6 +93,7 @@ void print_usage(std::FILE* f) {
       "                          libdw handle costs set-up time of its own)\n"
       "      --no-progress       no progress bar (shown on a terminal for large dumps)\n"
       "      --quiet-modules     leave out the per-module summary on stderr\n"
+      "  -q, --quiet             warnings and errors only on stderr\n"
       "  -h, --help              show this help and exit\n"
       "  -V, --version           show the version and exit\n"
       "\n"
@@ -112,6 +117,43 @@ bool parse_count(const std::string& text, unsigned max, unsigned* out) {
   return true;
 }
 
+bool is_saved_profile_name(const std::string& path) {
+  auto ends = [&](const char* suffix) {
+    const size_t n = std::strlen(suffix);
+    return path.size() > n && path.compare(path.size() - n, n, suffix) == 0;
+  };
+  return ends(".json") || ends(".json.gz");
+}
+
+// --load FILE (or FILE.json --open): a profile written before, served as it is. Its assembly
+// view needs the dumps (a symbol server), which a saved profile no longer has.
+int serve_saved_profile(const std::string& path, bool open_browser,
+                        const std::string& profiler_url, int port) {
+#if defined(_WIN32)
+  (void)path, (void)open_browser, (void)profiler_url, (void)port;
+  return usage_error("--load is not available in the Windows build: load the file at "
+                     "https://profiler.firefox.com");
+#else
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    std::fprintf(stderr, "symbolicate: error: %s: %s\n", path.c_str(),
+                 std::filesystem::exists(path, ec) ? "not a regular file" : "no such file");
+    return kExitError;
+  }
+  if (!is_saved_profile_name(path)) {
+    return usage_error("--load serves a profile NAME.json or NAME.json.gz, not '" + path + "'");
+  }
+  ServeOptions serve;
+  serve.file = path;
+  serve.open_browser = open_browser;
+  serve.profiler_url = profiler_url;
+  serve.port = port;
+  std::fprintf(stderr,
+               "symbolicate: the assembly view needs the run's dumps (symbolicate DUMPS --open)\n");
+  return serve_profile(serve) == 0 ? kExitOk : kExitError;
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,6 +164,8 @@ int main(int argc, char** argv) {
   bool open = false, open_browser = true, progress = true, no_cache = false;
   bool folded_weight_given = false;
   std::string profiler_url = kProfilerOrigin;
+  std::string load_path;  // --load: a saved profile to serve
+  int port = 0;           // --port: 0 for any free one
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (options_done || arg.size() < 2 || arg[0] != '-') {
@@ -184,12 +228,17 @@ int main(int argc, char** argv) {
       options.quiet_modules = true;
       continue;
     }
+    if (arg == "-q" || arg == "--quiet") {
+      options.quiet = options.quiet_modules = true;
+      progress = false;
+      continue;
+    }
     // Options with a value: "--name VALUE", "--name=VALUE", "-o VALUE", "-oVALUE".
     static const char* const kWithValue[] = {
         "--output",    "--format",       "--folded-weight",    "--top",
         "--debug-dir", "--binary-dir",   "--system-debug-dir", "--jobs",
         "--split-at",  "--profiler-url", "--sources-max-file", "--sources-max-total",
-        "--cache-dir", "--cache-max"};
+        "--cache-dir", "--cache-max",    "--port",             "--load"};
     std::string name, value;
     bool has_value = false;
     if (arg == "-o" || arg == "-j") {
@@ -281,6 +330,15 @@ int main(int argc, char** argv) {
       if (!parse_byte_size(value, &options.cache_max_bytes)) {
         return usage_error("--cache-max needs a size such as 512M or 2G, not '" + value + "'");
       }
+    } else if (name == "--port") {
+      unsigned n;
+      if (!parse_count(value, 65535, &n)) {
+        return usage_error("--port needs a port from 1 to 65535, not '" + value + "'");
+      }
+      port = static_cast<int>(n);
+    } else if (name == "--load") {
+      if (value.empty()) return usage_error("empty file name for --load");
+      load_path = value;
     } else if (name == "--profiler-url") {
       if (value.compare(0, 7, "http://") != 0 && value.compare(0, 8, "https://") != 0) {
         return usage_error("--profiler-url needs an http:// or https:// address, not '" + value +
@@ -293,6 +351,13 @@ int main(int argc, char** argv) {
       if (!value.empty()) warn_if_not_directory(name, value);
     }
   }
+  // A saved profile given where a dump goes, with --open: served as it is (samply load).
+  if (load_path.empty() && open && options.dump_paths.size() == 1 &&
+      is_saved_profile_name(options.dump_path)) {
+    load_path = options.dump_path;
+  }
+  if (!load_path.empty()) return serve_saved_profile(load_path, open_browser, profiler_url, port);
+  if (port != 0 && !open) return usage_error("--port goes with --open or --load");
   if (!have_dump) return usage_error("no dump given");
   if (folded_weight_given && options.format != OutputFormat::kFolded) {
     return usage_error("--folded-weight goes with --format folded");
@@ -370,6 +435,7 @@ int main(int argc, char** argv) {
     serve.file = options.output_path;
     serve.open_browser = open_browser;
     serve.profiler_url = profiler_url;
+    serve.port = port;
 #if !defined(_WIN32)
     SymbolServer symbols(std::move(symbol_info));
     serve.symbols = &symbols;

@@ -203,7 +203,7 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   } wait_for_image_saves;
   auto start = std::chrono::steady_clock::now();
   const double cpu_start = cpu_seconds();
-  Diagnostics diag(err);
+  Diagnostics diag(err, options.quiet);
   std::string expand_error;
   const auto dumps = expand_dump_paths(
       options.dump_paths.empty() ? std::vector<std::string>{options.dump_path} : options.dump_paths,

@@ -39,6 +39,7 @@ struct RunOptions {
   size_t min_addresses_per_handle = kMinAddressesPerHandle;  // see parallel_symbolizer.h
   bool progress = false;       // a progress bar on `err` (only for large dumps)
   bool quiet_modules = false;  // leave out the per-module summary
+  bool quiet = false;          // warnings and errors only on stderr
   bool exiting_after = false;  // the process exits next: the tables are not freed
   bool no_symbols = false;     // frames named module+0x...; the viewer symbolicates them
   SourceEmbedOptions sources;  // the source view's text (JSON output only)

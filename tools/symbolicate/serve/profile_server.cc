@@ -269,12 +269,17 @@ int serve_profile(const ServeOptions& options) {
   sockaddr_in address = {};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // this machine only
-  address.sin_port = 0;                              // any free port
+  address.sin_port = htons(static_cast<uint16_t>(options.port));  // 0: any free port
   socklen_t length = sizeof address;
+  const int reuse = 1;  // a port given again at once, while the last run's connections linger
+  if (options.port != 0) ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse);
   if (::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
       ::listen(listener, 8) != 0 ||
       ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    std::fprintf(log, "symbolicate: error: cannot listen on 127.0.0.1: %s\n", std::strerror(errno));
+    const std::string where =
+        options.port != 0 ? "127.0.0.1:" + std::to_string(options.port) : "127.0.0.1";
+    std::fprintf(log, "symbolicate: error: cannot listen on %s: %s\n", where.c_str(),
+                 std::strerror(errno));
     ::close(listener);
     return 1;
   }

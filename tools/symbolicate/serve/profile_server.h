@@ -21,6 +21,7 @@ struct ServeOptions {
   std::string profiler_url = kProfilerOrigin;  // the Firefox Profiler to open it in (no '/')
   SymbolServer* symbols = nullptr;  // answers /symbolicate/v5, /source/v1, /asm/v1 if set
   bool open_browser = true;         // run xdg-open on the profiler's address, if it exists
+  int port = 0;                     // on 127.0.0.1; 0: any free port
   std::FILE* log = stderr;          // where the addresses and requests are reported
 };
 
