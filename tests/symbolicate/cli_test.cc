@@ -282,6 +282,63 @@ TEST(SymbolicateCli, AMergedProfileOpensOnItsBusiestThread) {
   EXPECT_STREQ(doc["threads"][selected[0].GetUint()]["pid"].GetString(), "101");
 }
 
+// issue 41, item 8: a merged run states its allocation sampling rate, not the sum of its
+// processes' (20 processes at 512K said 10485760); a FIFO given as a dump is refused, not waited
+// on; a summary is never written into a .json; a dump cut before its first thread says so,
+// without suggesting a thread filter.
+TEST(SymbolicateCli, WrongFiguresAndHangsOfTheFirstHour) {
+  symtest::TempDir dir;
+  std::filesystem::create_directory(dir.path("run"));
+  for (uint64_t pid : {100, 101, 102}) {
+    symtest::DumpFile d(dir.path("run/" + std::to_string(pid) + ".inprof"));
+    ProcessRecord p = symtest::test_process();
+    p.pid = pid;
+    p.start_unix_ns += pid * 1'000;
+    d.process(p);
+    d.module(symtest::self_module());
+    d.thread_start(pid, 0, "main", kThreadMain);
+    d.sample(pid, 1'000'000, {reinterpret_cast<uintptr_t>(&symtest::leaf_function)});
+    AllocationStatsRecord a;
+    a.sample_bytes = 524288;
+    a.sampled = 10;
+    d.allocation_stats(a);
+    d.end(2'000'000);
+    d.close();
+  }
+  std::string err;
+  ASSERT_EQ(run({dir.path("run"), "--summary"}, &err), 0) << err;
+  ASSERT_EQ(run({dir.path("run"), "-o", dir.path("merged.json")}, &err), 0) << err;
+  rapidjson::Document doc;
+  ASSERT_TRUE(symtest::load_json(dir.path("merged.json"), &doc));
+  std::map<std::string, std::string> info;
+  for (const auto& e : doc["meta"]["extra"][0]["entries"].GetArray()) {
+    const auto& v = e["value"];
+    info[e["label"].GetString()] = v.IsString() ? v.GetString() : std::to_string(v.GetUint64());
+  }
+  EXPECT_EQ(info["Allocation sampling (mean bytes between samples)"], "524288");
+  EXPECT_EQ(info["Allocations sampled"], "30");
+
+  const std::string fifo = dir.path("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(run({fifo, "-o", dir.path("f.json")}, &err), 1);
+  EXPECT_EQ(err, "symbolicate: error: " + fifo + ": not a dump (not a regular file)\n");
+
+  EXPECT_EQ(run({dir.path("run"), "--summary", "-o", dir.path("s.json")}, &err), 2);
+  EXPECT_NE(err.find("a summary is text, not JSON"), std::string::npos) << err;
+  EXPECT_FALSE(std::filesystem::exists(dir.path("s.json")));
+
+  // The first 20 bytes of a dump: its header and the start of a chunk.
+  {
+    std::ifstream in(dir.path("run/100.inprof"), std::ios::binary);
+    std::string head(20, '\0');
+    in.read(head.data(), 20);
+    std::ofstream(dir.path("cut.inprof"), std::ios::binary) << head;
+  }
+  run({dir.path("cut.inprof"), "-o", dir.path("cut.json")}, &err);
+  EXPECT_NE(err.find("the dump ends before any thread was recorded"), std::string::npos) << err;
+  EXPECT_EQ(err.find("thread filter"), std::string::npos) << err;
+}
+
 // issue 23, item 16: a file that is not a dump is named, with what it is and what to do; a bad
 // output path fails before the dump is read; every error is one line.
 TEST(SymbolicateCli, NotADumpSaysWhatTheFileIs) {

@@ -114,6 +114,9 @@ void DumpFile::repeat(uint64_t tid, uint64_t time_ns, std::optional<uint64_t> cp
   writer_->add(RecordType::kSampleRepeat, SampleRepeatRecord{tid, time_ns, cpu_delta_ns});
 }
 void DumpFile::stats(const StatsRecord& r) { writer_->add(RecordType::kStats, r); }
+void DumpFile::allocation_stats(const AllocationStatsRecord& r) {
+  writer_->add(RecordType::kAllocationStats, r);
+}
 void DumpFile::end(uint64_t time_ns) { writer_->add(RecordType::kEnd, EndRecord{time_ns}); }
 void DumpFile::flush() {
   if (!writer_->flush().ok()) throw std::runtime_error("dump flush failed");

@@ -46,6 +46,7 @@ class DumpFile {
               const std::vector<inprof::internal::SampleLabel>& labels = {});
   void repeat(uint64_t tid, uint64_t time_ns, std::optional<uint64_t> cpu_delta_ns = std::nullopt);
   void stats(const inprof::internal::StatsRecord& r);
+  void allocation_stats(const inprof::internal::AllocationStatsRecord& r);
   void category(uint32_t id, uint8_t color, const std::string& name);
   void marker_schema(const inprof::internal::MarkerSchemaRecord& r);
   void marker(const inprof::internal::MarkerRecord& r);  // through encode_marker, as the library

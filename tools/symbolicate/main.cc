@@ -359,6 +359,25 @@ int main(int argc, char** argv) {
   if (!load_path.empty()) return serve_saved_profile(load_path, open_browser, profiler_url, port);
   if (port != 0 && !open) return usage_error("--port goes with --open or --load");
   if (!have_dump) return usage_error("no dump given");
+  for (const std::string& path : options.dump_paths) {
+    // A FIFO or a device would be waited on, perhaps for ever: a dump is a file (or a directory
+    // of them).
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!ec && status.type() != std::filesystem::file_type::regular &&
+        status.type() != std::filesystem::file_type::directory) {
+      std::fprintf(stderr, "symbolicate: error: %s: not a dump (not a regular file)\n",
+                   path.c_str());
+      return kExitError;
+    }
+  }
+  if (options.format != OutputFormat::kProcessedJson && is_saved_profile_name(options.output_path)) {
+    return usage_error("-o " + options.output_path + ": " +
+                       (options.format == OutputFormat::kSummary  ? "a summary is text"
+                        : options.format == OutputFormat::kFolded ? "folded stacks are text"
+                                                                  : "a pprof profile is protobuf") +
+                       ", not JSON: give it another name (or no -o for the summary)");
+  }
   if (folded_weight_given && options.format != OutputFormat::kFolded) {
     return usage_error("--folded-weight goes with --format folded");
   }

@@ -257,9 +257,12 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
                 "cleanly: killed, _exit); using every complete record");
     }
     if (model.threads().empty()) {
-      diag.warn(who +
-                "the profile has no thread: none was sampled (a thread filter, -t or "
-                "INPROF_THREADS, that matches no thread name?)");
+      // A dump cut before its first records holds no thread whatever the filters.
+      diag.warn(who + (read.complete ? "the profile has no thread: none was sampled (a thread "
+                                       "filter, -t or INPROF_THREADS, that matches no thread "
+                                       "name?)"
+                                     : "the profile has no thread: the dump ends before any "
+                                       "thread was recorded"));
     }
     if (model.orphan_repeats()) {
       diag.warn(who + std::to_string(model.orphan_repeats()) +

@@ -128,18 +128,21 @@ std::string process_track_name(const Meta& meta) {
   return name;
 }
 
-// The run's counts (samples, losses, marks: every number Profile Info shows) are the sums of its
-// processes' (each dump counts its own); the run is complete when every dump is. Other entries
-// are the first process's.
+// The run's counts (samples, losses, marks: the numbers Profile Info shows) are the sums of its
+// processes' (each dump counts its own); a setting (a sampling rate) is the processes' common
+// value, or says it differs; the run is complete when every dump is. Other entries are the first
+// process's.
 void add_counts(const Meta& part, Meta& run) {
   for (const ExtraEntry& e : part.extra) {
     auto it = std::find_if(run.extra.begin(), run.extra.end(),
                            [&](const ExtraEntry& r) { return r.label == e.label; });
-    if (const auto* n = std::get_if<uint64_t>(&e.value)) {  // every number is a count
+    if (const auto* n = std::get_if<uint64_t>(&e.value)) {
       if (it == run.extra.end()) {
         run.extra.push_back(e);
-      } else if (auto* sum = std::get_if<uint64_t>(&it->value)) {
+      } else if (auto* sum = std::get_if<uint64_t>(&it->value); sum && !e.setting) {
         *sum += *n;
+      } else if (sum && *sum != *n) {
+        it->value = std::string("differs by process");
       }
     } else if (const auto* b = std::get_if<bool>(&e.value); b && e.label == "Dump complete") {
       if (it == run.extra.end()) {

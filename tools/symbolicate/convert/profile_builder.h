@@ -267,6 +267,7 @@ struct Thread {
 struct ExtraEntry {
   std::string label;
   std::variant<std::string, uint64_t, bool> value;
+  bool setting = false;  // a number each process has the same way (a rate), not a count to sum
 };
 
 struct Meta {

@@ -641,7 +641,8 @@ void Converter::add_allocations() {
   if (!memory.time_ns.empty() && !b_.threads().empty()) b_.add_counter(std::move(memory));
   Meta& meta = b_.meta();
   if (const auto& s = model_.allocation_stats()) {
-    meta.extra.push_back({"Allocation sampling (mean bytes between samples)", s->sample_bytes});
+    meta.extra.push_back(
+        {"Allocation sampling (mean bytes between samples)", s->sample_bytes, /*setting=*/true});
     meta.extra.push_back({"Allocations sampled", s->sampled});
     meta.extra.push_back({"Allocation records dropped", s->dropped});
     meta.extra.push_back({"Allocations whose free is not tracked", s->untracked});
