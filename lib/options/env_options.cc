@@ -8,84 +8,12 @@
 #include <vector>
 
 #include "options/option_limits.h"
+#include "options/option_table.h"
 #include "session/output_file.h"
 #include "session/process_info.h"
 
 namespace inprof::internal {
 namespace {
-
-struct Variable {
-  const char* name;
-  const char* meaning;
-  const char* example;
-};
-
-constexpr Variable kVariables[] = {
-    {"INPROF_STARTUP", "1: start profiling when the library loads, stop at exit", "1"},
-    {"INPROF_OUTPUT", "dump path; %p becomes the process id (default inprof-%p.inprof)",
-     "/tmp/app-%p.inprof"},
-    {"INPROF_INTERVAL", "sampling interval, 100us to 1s, unit ns, us, ms or s (default 1ms)",
-     "500us"},
-    {"INPROF_DURATION", "stop after this long (a unit is required, as above; default: at exit)",
-     "30s"},
-    {"INPROF_THREADS", "sample only threads whose name contains one of these (comma-separated)",
-     "worker,io"},
-    {"INPROF_BUFFER_SIZE", "buffer between sampler and writer, with unit K, M or G (default 8M)",
-     "64M"},
-    {"INPROF_STACK_COPY_SIZE", "at most this many stack bytes copied per sample (default 256K)",
-     "1M"},
-    {"INPROF_MAX_FRAMES", "most frames kept per sample, 8 to 4096 (default 512)", "4096"},
-    {"INPROF_UNWINDER", "auto, dwarf or fp (default auto)", "fp"},
-    {"INPROF_SIGNAL", "signal used to interrupt threads (default SIGURG)", "SIGRTMIN+3"},
-    {"INPROF_SELF_SAMPLING",
-     "how busy threads are sampled: auto (by the kernel's perf events where it allows them, "
-     "else by CPU-time timers' signals) or timer (default auto)",
-     "timer"},
-    {"INPROF_SIGNAL_DUMP", "on this signal, stop and write the dump (the program goes on)",
-     "SIGUSR2"},
-    {"INPROF_MODE",
-     "stream (write as it runs) or ring (flight recorder: keep the last records "
-     "in memory, write them on a capture or at exit; default stream)",
-     "ring"},
-    {"INPROF_RING_SECONDS", "ring mode: captures hold at most the last this-many seconds", "30"},
-    {"INPROF_SIGNAL_CAPTURE", "ring mode: on this signal, write the ring to OUTPUT-capture-N",
-     "SIGUSR1"},
-    {"INPROF_CRASH", "ring mode: 1 (or a path) writes the ring on a crash (default OUTPUT-crash)",
-     "1"},
-    {"INPROF_ROTATE",
-     "stream mode: close the dump every this long and open the next (OUTPUT may hold %n, the "
-     "window's number, and %t, its start; else -%n goes before the extension)",
-     "60s"},
-    {"INPROF_KEEP_FILES", "with INPROF_ROTATE: keep only the newest this-many window dumps", "60"},
-    {"INPROF_ROOT_PID",
-     "the process profiled (set by inprof record): the others, its descendants, write "
-     "OUTPUT-PID unless OUTPUT has %p",
-     "1234"},
-    {"INPROF_CHILDREN", "with INPROF_ROOT_PID, 0: profile that process alone (default 1)", "0"},
-    {"INPROF_ALLOCATIONS",
-     "record sampled allocations: on (one per 512K allocated on average), a size such as 64K, "
-     "or 1 (every allocation); needs libinprof_allocations.so preloaded",
-     "512K"},
-    {"INPROF_CPU", "0: no CPU samples (a memory-only profile with INPROF_ALLOCATIONS); default 1",
-     "0"},
-    {"INPROF_HELP", "1: print this table to stderr", "1"},
-};
-
-// "5s" for 5'000'000'000 ns: limits in messages read the way values are written.
-std::string describe(std::chrono::nanoseconds d) {
-  const int64_t ns = d.count();
-  if (ns % 1'000'000'000 == 0) return std::to_string(ns / 1'000'000'000) + "s";
-  if (ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
-  if (ns % 1'000 == 0) return std::to_string(ns / 1'000) + "us";
-  return std::to_string(ns) + "ns";
-}
-
-std::string describe(size_t bytes) {
-  if (bytes % (size_t{1} << 30) == 0) return std::to_string(bytes >> 30) + "G";
-  if (bytes % (size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + "M";
-  if (bytes % (size_t{1} << 10) == 0) return std::to_string(bytes >> 10) + "K";
-  return std::to_string(bytes);
-}
 
 // A duration always carries its unit: a bare "5" once meant 5 ms, which nobody guessed (`-d 5`
 // stopped after 5 ms). `bare_hint` suggests the likely units for a bare number.
@@ -149,7 +77,8 @@ std::optional<std::string> parse_size_in(const std::string& text, const char* ex
   if (!parse_size(text, &size)) {
     return std::string("expected a size such as ") + example + " (unit K, M or G)";
   }
-  if (size < min || size > max) return "must be from " + describe(min) + " to " + describe(max);
+  if (size < min || size > max)
+    return "must be from " + describe_bytes(min) + " to " + describe_bytes(max);
   *out = size;
   return std::nullopt;
 }
@@ -206,7 +135,8 @@ std::optional<std::string> apply_env_variable(const std::string& name, const std
     std::chrono::nanoseconds interval;
     if (auto why = parse_duration(value, "1ms or 500us", {"ms", "us"}, &interval)) return why;
     if (interval < kMinInterval || interval > kMaxInterval) {
-      return "must be from " + describe(kMinInterval) + " to " + describe(kMaxInterval);
+      return "must be from " + describe_duration(kMinInterval) + " to " +
+             describe_duration(kMaxInterval);
     }
     o.interval = interval;
   } else if (name == "INPROF_DURATION") {
@@ -321,11 +251,12 @@ std::optional<EnvConfig> parse_env(const std::function<const char*(const char*)>
     return std::string(v);
   };
   config.options.output_path = expand_output_path("inprof-%p.inprof", process_id());
-  for (const Variable& variable : kVariables) {
-    const auto value = get(variable.name);
+  for (const OptionSpec& option : option_table()) {
+    if (!option.variable) continue;
+    const auto value = get(option.variable);
     if (!value) continue;
-    if (auto why = apply_env_variable(variable.name, *value, &config)) {
-      *error = std::string(variable.name) + "='" + *value + "': " + *why;
+    if (auto why = apply_env_variable(option.variable, *value, &config)) {
+      *error = std::string(option.variable) + "='" + *value + "': " + *why;
       return std::nullopt;
     }
   }
@@ -347,20 +278,7 @@ std::optional<EnvConfig> parse_env(const std::function<const char*(const char*)>
   return config;
 }
 
-std::string env_help() {
-  std::string text =
-      "inprof: profiling without code changes. Preload the library and set:\n"
-      "  LD_PRELOAD=/path/to/libinprof.so INPROF_STARTUP=1 ./program\n\n";
-  for (const Variable& v : kVariables) {
-    const std::string name = v.name;
-    text += "  " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ');
-    text += v.meaning;
-    text += " (e.g. ";
-    text += v.example;
-    text += ")\n";
-  }
-  return text;
-}
+std::string env_help() { return options_help(); }
 
 std::string expand_output_path(const std::string& pattern, uint64_t pid) {
   std::string out;

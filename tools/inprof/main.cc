@@ -177,7 +177,8 @@ std::vector<std::string> symbolicate_args(const inprof::launcher::RecordCommand&
   using inprof::launcher::ChildEnd;
   const ChildEnd end = inprof::launcher::run_child_program(command.program);
   const bool temporary = !command.profile.empty() && !command.run_directory.empty();
-  const std::vector<std::string> dumps = end.started ? dumps_of_run(command) : std::vector<std::string>{};
+  const std::vector<std::string> dumps =
+      end.started ? dumps_of_run(command) : std::vector<std::string>{};
   if (dumps.empty() || (temporary && std::filesystem::is_empty(command.run_directory))) {
     if (end.started) {
       std::fprintf(stderr, "inprof: no dump to %s (looked for %s)\n",
@@ -195,9 +196,9 @@ std::vector<std::string> symbolicate_args(const inprof::launcher::RecordCommand&
   // 3: written, but a dump had lost records (symbolicate said which).
   const bool written = status == 0 || status == 3 || (command.open && status == 128 + SIGINT);
   if (!written) {
-    std::fprintf(stderr, "inprof: symbolicate failed (exit %d); the dumps are kept in %s\n",
-                 status, command.run_directory.empty() ? command.output.c_str()
-                                                       : command.run_directory.c_str());
+    std::fprintf(
+        stderr, "inprof: symbolicate failed (exit %d); the dumps are kept in %s\n", status,
+        command.run_directory.empty() ? command.output.c_str() : command.run_directory.c_str());
     inprof::launcher::end_like(end, end.status ? end.status : 1);
   }
   if (temporary) {
@@ -205,8 +206,7 @@ std::vector<std::string> symbolicate_args(const inprof::launcher::RecordCommand&
     std::filesystem::remove_all(command.run_directory, ec);
   }
   if (!command.profile.empty() && !command.quiet && !command.open) {
-    std::fprintf(stderr,
-                 "inprof: wrote %s (inprof load %s opens it in the Firefox Profiler)\n",
+    std::fprintf(stderr, "inprof: wrote %s (inprof load %s opens it in the Firefox Profiler)\n",
                  shown_path(command.profile).c_str(), shown_path(command.profile).c_str());
   }
   inprof::launcher::end_like(end, end.status);
@@ -225,7 +225,6 @@ std::string find_library() {
   return INPROF_BUILD_TREE_LIBRARY;
 }
 
-
 // Why PROGRAM cannot be run, as a shell would say it, with the shell's status (127: not found,
 // 126: found but not executable); nothing if it can.
 std::optional<std::pair<int, std::string>> program_problem(const std::string& program) {
@@ -234,8 +233,8 @@ std::optional<std::pair<int, std::string>> program_problem(const std::string& pr
   if (program.find('/') == std::string::npos || stat(program.c_str(), &st) != 0) {
     return std::pair(127, "cannot run '" + program + "': not found");
   }
-  return std::pair(126, "cannot run '" + program + "': " +
-                            (S_ISDIR(st.st_mode) ? "it is a directory" : "not executable"));
+  return std::pair(126, "cannot run '" + program +
+                            "': " + (S_ISDIR(st.st_mode) ? "it is a directory" : "not executable"));
 }
 
 // inprof load FILE [--port N] [--no-browser]: a saved profile served to the Firefox Profiler.
@@ -321,7 +320,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "inprof: %s\n", problem->second.c_str());
     return problem->first;
   }
-  if (const auto why = inprof::launcher::preload_obstacle(*inprof::launcher::find_program(program))) {
+  if (const auto why =
+          inprof::launcher::preload_obstacle(*inprof::launcher::find_program(program))) {
     std::fprintf(stderr, "inprof: cannot profile '%s': %s\n", program.c_str(), why->c_str());
     return 2;
   }

@@ -99,7 +99,7 @@ std::optional<RecordCommand> parse_record_args(
   // Each flag's value goes through the parser the library will run on it, alone, so that a bad
   // one is named by its flag rather than by its variable.
   internal::EnvConfig scratch;
-  bool raw = false;                       // --raw
+  bool raw = false;                             // --raw
   std::map<std::string, std::string> typed_as;  // variable -> the flag that set it, as typed
   size_t i = 0;
   for (; i < args.size() && args[i] != "--"; ++i) {
@@ -276,8 +276,8 @@ std::optional<RecordCommand> parse_record_args(
     }
     // The dumps, until symbolicate has read them: out of the program's sight (`inprof record ls`).
     const char* tmp = inherited("TMPDIR");
-    std::string directory = std::string(tmp && *tmp ? tmp : "/tmp") + "/inprof-" +
-                            std::to_string(pid);
+    std::string directory =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/inprof-" + std::to_string(pid);
     if (auto why = resolve_output_path(&directory, pid)) {
       *error = "the dumps' temporary directory " + directory + ": " + *why;
       return std::nullopt;

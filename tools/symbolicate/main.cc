@@ -127,12 +127,13 @@ bool is_saved_profile_name(const std::string& path) {
 
 // --load FILE (or FILE.json --open): a profile written before, served as it is. Its assembly
 // view needs the dumps (a symbol server), which a saved profile no longer has.
-int serve_saved_profile(const std::string& path, bool open_browser,
-                        const std::string& profiler_url, int port) {
+int serve_saved_profile(const std::string& path, bool open_browser, const std::string& profiler_url,
+                        int port) {
 #if defined(_WIN32)
   (void)path, (void)open_browser, (void)profiler_url, (void)port;
-  return usage_error("--load is not available in the Windows build: load the file at "
-                     "https://profiler.firefox.com");
+  return usage_error(
+      "--load is not available in the Windows build: load the file at "
+      "https://profiler.firefox.com");
 #else
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
@@ -234,11 +235,22 @@ int main(int argc, char** argv) {
       continue;
     }
     // Options with a value: "--name VALUE", "--name=VALUE", "-o VALUE", "-oVALUE".
-    static const char* const kWithValue[] = {
-        "--output",    "--format",       "--folded-weight",    "--top",
-        "--debug-dir", "--binary-dir",   "--system-debug-dir", "--jobs",
-        "--split-at",  "--profiler-url", "--sources-max-file", "--sources-max-total",
-        "--cache-dir", "--cache-max",    "--port",             "--load"};
+    static const char* const kWithValue[] = {"--output",
+                                             "--format",
+                                             "--folded-weight",
+                                             "--top",
+                                             "--debug-dir",
+                                             "--binary-dir",
+                                             "--system-debug-dir",
+                                             "--jobs",
+                                             "--split-at",
+                                             "--profiler-url",
+                                             "--sources-max-file",
+                                             "--sources-max-total",
+                                             "--cache-dir",
+                                             "--cache-max",
+                                             "--port",
+                                             "--load"};
     std::string name, value;
     bool has_value = false;
     if (arg == "-o" || arg == "-j") {
@@ -371,7 +383,8 @@ int main(int argc, char** argv) {
       return kExitError;
     }
   }
-  if (options.format != OutputFormat::kProcessedJson && is_saved_profile_name(options.output_path)) {
+  if (options.format != OutputFormat::kProcessedJson &&
+      is_saved_profile_name(options.output_path)) {
     return usage_error("-o " + options.output_path + ": " +
                        (options.format == OutputFormat::kSummary  ? "a summary is text"
                         : options.format == OutputFormat::kFolded ? "folded stacks are text"
