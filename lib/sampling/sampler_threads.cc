@@ -199,15 +199,12 @@ void Sampler::drain_activity() {
       ++it;
     }
   }
-  // Listed threads with an end record: counted here, ended by the next listing.
-  for (auto tid = ending_.begin(); tid != ending_.end();) {
-    auto it = threads_.find(*tid);
-    if (it == threads_.end() || ++it->second.activity.ended_drains > 1) {
-      tid = ending_.erase(tid);
-    } else {
-      ++tid;
-    }
-  }
+  // Listed threads with an end record: counted here, ended by the next listing. (One pass: 10,000
+  // threads ending at once made erasing one at a time quadratic.)
+  std::erase_if(ending_, [this](uint64_t tid) {
+    auto it = threads_.find(tid);
+    return it == threads_.end() || ++it->second.activity.ended_drains > 1;
+  });
 }
 
 void Sampler::on_activity(const ThreadLister::Activity& record) {

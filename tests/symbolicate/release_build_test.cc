@@ -184,7 +184,7 @@ TEST_F(ReleaseBuildTest, DebuglinkWithTheWrongCrcIsNotUsed) {
   write_dump(stripped());
   auto s = symbolicate({});
   ASSERT_EQ(s.size(), 2u) << err_;
-  EXPECT_EQ(s[1].func.rfind("target+0x", 0), 0u) << s[1].func;
+  EXPECT_EQ(s[1].func.rfind("unnamed function at target+0x", 0), 0u) << s[1].func;
   EXPECT_NE(err_.find("build-id mismatch: " + dir_.path("bin/target.debug")), std::string::npos)
       << err_;
 }
@@ -212,13 +212,50 @@ TEST_F(ReleaseBuildTest, ARebuiltBinaryIsNeverUsed) {
 }
 
 // strip --strip-all leaves only the dynamic symbols, which cover none of the program's own
-// functions: its frames stay target+0x..., and the module is not counted as symbolicated.
+// functions: its frames are unnamed, and the module is not counted as symbolicated. Each address
+// is named by the start of the function .eh_frame says holds it (issue 45, item 3): the addresses
+// of one function are one row, in a form that says it has no name, never a neighbour's name.
 TEST_F(ReleaseBuildTest, AStrippedBinaryWithoutItsDebugFileIsNotCountedAsSymbolicated) {
   fs::remove(debug_file());
   write_dump(stripped());
   auto s = symbolicate({});
   ASSERT_EQ(s.size(), 2u) << err_;
-  EXPECT_EQ(s[1].func.rfind("target+0x", 0), 0u) << s[1].func;
+  const std::string prefix = "unnamed function at target+0x";
+  ASSERT_EQ(s[1].func.rfind(prefix, 0), 0u) << s[1].func;
+  ASSERT_EQ(s[0].func.rfind(prefix, 0), 0u) << s[0].func;
+  EXPECT_NE(s[0].func, s[1].func);  // the caller is another function
+  const uint64_t start = std::stoull(s[1].func.substr(prefix.size()), nullptr, 16);
+  EXPECT_LE(start, facts_.leaf);
+  EXPECT_GT(start + 4096, facts_.leaf);
+  // Two addresses of the leaf's function: one function in the profile.
+  {
+    ModuleRecord m;
+    m.id = 1;
+    m.start = kBias;
+    m.end = kBias + 0x1000000;
+    m.load_bias = kBias;
+    m.flags = kModuleMainExecutable;
+    m.path = stripped();
+    m.build_id = unhex(build_id_);
+    symtest::DumpFile d(dir_.path("d.inprof"));
+    d.process(symtest::test_process());
+    d.module(m);
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.sample(1, 1'000'000, {kBias + facts_.leaf, kBias + facts_.inline_return});
+    d.sample(1, 2'000'000, {kBias + start, kBias + facts_.inline_return});
+    d.end(3'000'000);
+    d.close();
+  }
+  ASSERT_EQ(
+      symtest::run_symbolicate_binary({dir_.path("d.inprof"), "-o", dir_.path("o.json")}, &err_), 0)
+      << err_;
+  rapidjson::Document doc;
+  ASSERT_TRUE(symtest::load_json(dir_.path("o.json"), &doc));
+  const auto first = symtest::sample_stack(doc, 0, 0);
+  const auto second = symtest::sample_stack(doc, 0, 1);
+  ASSERT_EQ(first.size(), 2u);
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(first[1].func, second[1].func);
   EXPECT_NE(err_.find("  none    " + stripped()), std::string::npos) << err_;
   EXPECT_NE(err_.find("no symbol covers any of its sampled addresses"), std::string::npos) << err_;
   EXPECT_NE(err_.find("0 of 1 modules in use symbolicated"), std::string::npos) << err_;

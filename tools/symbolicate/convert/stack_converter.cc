@@ -174,13 +174,19 @@ FrameIndex StackConverter::idle_frame(bool blocked) {
   return *frame;
 }
 
-FrameIndex StackConverter::label_frame(const internal::SampleLabel& label) {
+FrameIndex StackConverter::label_frame(const internal::SampleLabel& label,
+                                       std::optional<StackIndex> caller) {
   const std::string* text = model_.string(label.string_id);
   std::string name = text ? *text : "[label " + std::to_string(label.string_id) + "]";
   FuncIndex func =
       b_.handle_for_func(b_.handle_for_string(name), std::nullopt, std::nullopt, std::nullopt);
-  return b_.handle_for_frame(func, std::nullopt, 0, category(label.category), 0, std::nullopt,
-                             std::nullopt);
+  // A label given no category is part of the code that set it: its caller's category (a grey
+  // "Other" label inside blue stacks read as something else).
+  CategoryIndex in = category(label.category);
+  if (label.category == 0 && caller) {
+    in = b_.frames().category[raw(b_.stacks().frame[raw(*caller)])];
+  }
+  return b_.handle_for_frame(func, std::nullopt, 0, in, 0, std::nullopt, std::nullopt);
 }
 
 std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint64_t time_ns) {
@@ -226,11 +232,13 @@ std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint6
     // The walk had merged the leaf's frame with its caller's: a label counted in the leaf's
     // frame (position 0) really lives in the caller, and every later frame moved down by one.
     if (inserted_caller) ++position;
-    labels.push_back({position, label_frame(l)});
+    labels.push_back({position, &l});
   }
   auto push_labels_at = [&](size_t position, std::optional<StackIndex>& prefix) {
     for (const LabelView& l : labels) {
-      if (l.position == position) prefix = b_.handle_for_stack(prefix, l.frame);
+      if (l.position == position) {
+        prefix = b_.handle_for_stack(prefix, label_frame(*l.label, prefix));
+      }
     }
   };
 
@@ -356,13 +364,33 @@ void StackConverter::make_frames(size_t m, uint64_t address, bool leaf) {
       return;
     }
   }
-  // Named by the address the dump holds, as other tools print a return address.
   ++modules_[m].unnamed_frames;
-  std::string name = b_.libs()[raw(lib_index)].name + "+" + hex_u64(address - rec.start);
-  FuncIndex func =
-      b_.handle_for_func(b_.handle_for_string(name), resource, std::nullopt, std::nullopt);
-  frame_pool_.push_back(
-      b_.handle_for_frame(func, relative, 0, native_, 0, std::nullopt, std::nullopt));
+  frame_pool_.push_back(b_.handle_for_frame(unnamed_func(m, address, lookup), relative, 0, native_,
+                                            0, std::nullopt, std::nullopt));
+}
+
+FuncIndex StackConverter::unnamed_func(size_t m, uint64_t address, uint64_t lookup) {
+  const internal::ModuleRecord& rec = model_.modules()[m].record;
+  const LibIndex lib_index = lib(m);
+  const ResourceIndex resource = b_.resource_for_lib(lib_index);
+  const std::string& module = b_.libs()[raw(lib_index)].name;
+  // Without a symbol, the binary's .eh_frame still says where the function holding the address
+  // begins and ends: every address of it is one function, named by its start in a form that says
+  // it has no name (a stripped library's hot loop was dozens of one-address rows).
+  BinaryCode* binary = options_.no_symbols ? nullptr : binary_code(m);
+  if (auto range = binary ? binary->function_range(lookup - rec.load_bias) : std::nullopt) {
+    const uint64_t start = range->first + rec.load_bias;
+    if (start >= rec.start && start < rec.end) {
+      return static_cast<FuncIndex>(modules_[m].unnamed_funcs.get_or_make(start, [&] {
+        const std::string name = "unnamed function at " + module + "+" + hex_u64(start - rec.start);
+        return raw(
+            b_.handle_for_func(b_.handle_for_string(name), resource, std::nullopt, std::nullopt));
+      }));
+    }
+  }
+  // Named by the address the dump holds, as other tools print a return address.
+  const std::string name = module + "+" + hex_u64(address - rec.start);
+  return b_.handle_for_func(b_.handle_for_string(name), resource, std::nullopt, std::nullopt);
 }
 
 const ModuleFiles* StackConverter::files(size_t m) {

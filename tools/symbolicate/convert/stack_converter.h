@@ -68,9 +68,9 @@ class StackConverter {
   void save_cache();
 
  private:
-  struct LabelView {  // a label ready to be placed: its frame and its slot in the stack
+  struct LabelView {  // a label ready to be placed: its slot in the stack
     uint32_t position;
-    FrameIndex frame;
+    const internal::SampleLabel* label;
   };
   struct ModuleState {
     bool located = false;
@@ -85,6 +85,7 @@ class StackConverter {
     ModuleAddresses batch;  // symbolized ahead, in parallel
     size_t addresses = 0;
     size_t unnamed_frames = 0;  // distinct frame addresses left as module+0x...
+    FlatKeyMap unnamed_funcs;   // by the runtime start of their .eh_frame range
     std::optional<LibIndex> lib;
     std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;  // by leaf address
     std::unordered_map<uint64_t, std::optional<bool>> syscall_sites;     // by leaf address
@@ -116,12 +117,15 @@ class StackConverter {
   std::optional<bool> in_syscall(uint64_t address, uint64_t time_ns);
   FrameIndex idle_frame(bool blocked);
   std::optional<StackIndex> build_stack(const RawStack& raw, uint64_t time_ns);
-  FrameIndex label_frame(const internal::SampleLabel& label);
+  // `caller`: the stack the label sits on, whose category a label without one takes.
+  FrameIndex label_frame(const internal::SampleLabel& label, std::optional<StackIndex> caller);
   FrameRun frames_for(uint64_t address, bool leaf, uint64_t time_ns);
   // Appends the frames of `address` in `module` (ModuleMap::kNone: in none) to frame_pool_.
   void make_frames(size_t module, uint64_t address, bool leaf);
   ModuleSymbolizer* symbolizer(size_t module);
   BinaryCode* binary_code(size_t module);
+  // The function of an address no symbol covers: one per .eh_frame range, else the address's.
+  FuncIndex unnamed_func(size_t module, uint64_t address, uint64_t lookup);
   // The leaf questions (ModuleSymbolizer::return_address_slot, and whether the code before the
   // address is a system call), asked of the binary first, else of the module's reader; nullopt
   // when neither is at hand (the answer is then not cached).

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 
 #include "symbolize/debug_file_locator.h"
 
@@ -40,6 +41,10 @@ class BinaryCode {
                                                                      bool aarch64) = 0;
   // ModuleSymbolizer::read_code's answer (the binary's bytes where it is loaded).
   virtual bool read_code(uint64_t vaddr, std::span<uint8_t> out) = 0;
+  // [start, end) of the .eh_frame entry (FDE) covering `vaddr`: one function's code (or a
+  // separated part of it, such as a .cold one), known without any symbol. Nullopt where no
+  // entry covers it.
+  virtual std::optional<std::pair<uint64_t, uint64_t>> function_range(uint64_t vaddr) = 0;
 
  protected:
   BinaryCode() = default;

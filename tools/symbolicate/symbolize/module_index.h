@@ -31,7 +31,8 @@
 namespace inprof::symbolicate {
 
 // Bumped whenever the file form or what the reader makes of the DWARF changes.
-inline constexpr uint32_t kModuleIndexVersion = 2;  // 2: line rows in blocks
+// 2: line rows in blocks; 3: a size-less symbol ends with its section (a nameless entry).
+inline constexpr uint32_t kModuleIndexVersion = 3;
 
 class ModuleIndex {
  public:

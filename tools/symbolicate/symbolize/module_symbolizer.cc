@@ -232,6 +232,8 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   // The ELF symbols, read (or taken from known_symbols_) on first use.
   const std::vector<ElfSymbol>& symbols();
   void load_symbols();
+  // After a symbol without a size at `addr`: a nameless entry where its section ends.
+  void add_section_end(const GElf_Sym& sym, uint64_t addr, GElf_Word shndx, Elf* elf);
   // The compilation unit whose address ranges hold `vaddr`, or null; *bias as libdwfl's.
   Dwarf_Die* unit_at(uint64_t vaddr, Dwarf_Addr* bias);
   // The ELF symbol containing `vaddr`, or null.
@@ -595,7 +597,9 @@ void DwarfModuleSymbolizer::load_symbols() {
   for (int i = 1; i < n; ++i) {
     GElf_Sym sym;
     GElf_Addr addr = 0;
-    const char* name = dwfl_module_getsym_info(module_, i, &sym, &addr, nullptr, nullptr, nullptr);
+    GElf_Word shndx = 0;
+    Elf* elf = nullptr;
+    const char* name = dwfl_module_getsym_info(module_, i, &sym, &addr, &shndx, &elf, nullptr);
     if (!name || !*name || sym.st_shndx == SHN_UNDEF) continue;
     int type = GELF_ST_TYPE(sym.st_info);
     if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
@@ -607,6 +611,7 @@ void DwarfModuleSymbolizer::load_symbols() {
       name = unversioned_names_.emplace_back(name, at - name).c_str();
     }
     symbols_.push_back({addr, sym.st_size, name, rank});
+    if (sym.st_size == 0) add_section_end(sym, addr, shndx, elf);
   }
   std::sort(symbols_.begin(), symbols_.end(), [](const ElfSymbol& a, const ElfSymbol& b) {
     if (a.start != b.start) return a.start < b.start;
@@ -620,6 +625,19 @@ void DwarfModuleSymbolizer::load_symbols() {
       symbols_.end());
 }
 
+void DwarfModuleSymbolizer::add_section_end(const GElf_Sym& sym, uint64_t addr, GElf_Word shndx,
+                                            Elf* elf) {
+  // A symbol without a size (an assembly routine, _init) runs to the next symbol, but never past
+  // the end of its section: the PLT's stubs, after .init, were named "_init". A nameless entry
+  // where the section ends stops it (kept by the module index like any symbol).
+  if (!elf || shndx == SHN_UNDEF || shndx >= SHN_LORESERVE) return;
+  Elf_Scn* section = elf_getscn(elf, shndx);
+  GElf_Shdr header;
+  if (!section || !gelf_getshdr(section, &header) || !(header.sh_flags & SHF_ALLOC)) return;
+  const uint64_t end = header.sh_addr + header.sh_size + (addr - sym.st_value);
+  if (end > addr) symbols_.push_back({end, 0, "", -1});
+}
+
 const DwarfModuleSymbolizer::ElfSymbol* DwarfModuleSymbolizer::symbol_at(uint64_t vaddr) {
   const std::vector<ElfSymbol>& all = symbols();
   auto it = std::upper_bound(all.begin(), all.end(), vaddr,
@@ -627,6 +645,7 @@ const DwarfModuleSymbolizer::ElfSymbol* DwarfModuleSymbolizer::symbol_at(uint64_
   if (it == all.begin()) return nullptr;
   --it;
   if (it->size && vaddr >= it->start + it->size) return nullptr;
+  if (*it->name == '\0') return nullptr;  // past the end of a size-less symbol's section
   return &*it;
 }
 

@@ -30,7 +30,9 @@ namespace inprof::symbolicate {
 // another version are never read. It names the cache's directory (DIR/v<version>), so a bump
 // leaves every older file (.sym, .idx, .unit, .img) unread, to be evicted in time.
 // 2: the .sym's checksum is byte_io.h's fast_checksum (FNV-1a went a byte at a time).
-inline constexpr uint32_t kSymbolCacheVersion = 2;
+// 3: no address past the end of a size-less symbol's section is named after it (PLT stubs were
+// "_init"): what version 2 cached may hold such names.
+inline constexpr uint32_t kSymbolCacheVersion = 3;
 
 // The file a module was read from, as it was: what appending to it needs (SymbolCache::store).
 struct SymbolFileOrigin {
