@@ -53,7 +53,13 @@ failed=0
 variants=(linked-1ms preload-1ms linked-100us preload-100us preload-100us-timer)
 interposer=$(dirname "$preload")/libinprof_allocations.so
 [[ -f $interposer ]] && variants+=(allocations-1ms)
+# Under `inprof record` twice: writing raw dumps (it execs the program), and writing a profile
+# (it stays the program's parent: signals passed on, the program's exit status or signal passed
+# back, the profile written after it).
 [[ -n $launcher ]] && variants+=(record-1ms)
+# (A flight recorder or rotation in TRANSPARENCY_ENV writes raw dumps by nature: no profile.)
+[[ -n $launcher && ${TRANSPARENCY_ENV:-} != *INPROF_MODE=ring* &&
+   ${TRANSPARENCY_ENV:-} != *INPROF_ROTATE* ]] && variants+=(record-1ms-profile)
 # TRANSPARENCY_SKIP="variant ...": variants whose difference is inherent (said where it is set).
 for variant in "${variants[@]}"; do
     [[ " ${TRANSPARENCY_SKIP:-} " == *" $variant "* ]] && { echo "== $variant: skipped (inherent)"; continue; }
@@ -64,6 +70,10 @@ for variant in "${variants[@]}"; do
     if [[ $how == linked ]]; then
       run "$label" env INPROF_STARTUP=1 INPROF_INTERVAL=$interval INPROF_OUTPUT="$dump" \
         $way_env ${TRANSPARENCY_ENV:-} "$linked"
+    elif [[ $how == record && $way == profile ]]; then
+      dump="$work/$label.json"
+      run "$label" env INPROF_LIBRARY="$preload" INPROF_SYMBOLICATE="$symbolicate" \
+        ${TRANSPARENCY_ENV:-} "$launcher" record -q -i "$interval" -o "$dump" -- "$plain"
     elif [[ $how == record ]]; then
       run "$label" env INPROF_LIBRARY="$preload" ${TRANSPARENCY_ENV:-} "$launcher" record \
         -i "$interval" -o "$dump" -- "$plain"
@@ -85,7 +95,9 @@ for variant in "${variants[@]}"; do
       diff "$work/plain.out" "$work/$label.out" | sed 's/^/   /'
       sed 's/^/   stderr: /' "$work/$label.err" | head -20
     fi
-    if [[ -n $symbolicate ]]; then
+    if [[ $dump == *.json ]]; then
+      [[ -s $dump ]] || { echo "   no profile at $dump"; failed=1; }
+    elif [[ -n $symbolicate ]]; then
       # A program that exec'd itself: the last image writes the last "-execN" dump beside it.
       for n in $(seq 9 -1 1); do
         [[ -s ${dump%.inprof}-exec$n.inprof ]] && { dump=${dump%.inprof}-exec$n.inprof; break; }
