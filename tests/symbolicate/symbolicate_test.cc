@@ -263,6 +263,42 @@ TEST_F(SymbolicateTest, ProcessAndThreadMetadata) {
   EXPECT_FALSE(threads[0]["samples"].HasMember("threadCPUDelta"));
 }
 
+// issue 45, item 8: samples taken while the allocation interposer records an allocation keep
+// the program's call into it (malloc) and show the rest as the profiler's work, one frame; the
+// interposer forwarding to the real allocator stays the program's.
+TEST_F(SymbolicateTest, TheProfilersOwnCodeIsOneFrameOfItsOwn) {
+  auto module = [](uint64_t id, uint64_t start, const std::string& path) {
+    ModuleRecord m;
+    m.id = id;
+    m.start = start;
+    m.end = start + 0x10000;
+    m.load_bias = start;
+    m.path = path;
+    return m;
+  };
+  {
+    symtest::DumpFile d(dump_path());
+    d.process(symtest::test_process());
+    d.module(module(1, 0x10000000, "/nonexistent/app"));
+    d.module(module(2, 0x20000000, "/nonexistent/libinprof_allocations.so"));
+    d.module(module(3, 0x30000000, "/nonexistent/libc.so.6"));
+    // Leaf first: libc's memset called by the interposer's helper, its helper, its malloc, app.
+    d.sample(1, 1'000'000, {0x30000050, 0x20000300, 0x20000200, 0x20000100, 0x10000100});
+    // The interposer's malloc forwarding to libc's.
+    d.sample(1, 2'000'000, {0x30000040, 0x20000100, 0x10000100});
+    d.close();
+  }
+  convert();
+  std::vector<FrameView> recording = stack(0);
+  ASSERT_EQ(recording.size(), 3u);
+  EXPECT_EQ(recording[0].func, "app+0x100");
+  EXPECT_EQ(recording[1].func, "libinprof_allocations.so+0x100");
+  EXPECT_EQ(recording[2].func, "[inprof's own work]");
+  std::vector<FrameView> forwarding = stack(1);
+  ASSERT_EQ(forwarding.size(), 3u);
+  EXPECT_EQ(forwarding[2].func, "libc.so.6+0x40");
+}
+
 TEST_F(SymbolicateTest, ModulesAreChosenByLoadTime) {
   // Two libraries at the same addresses, one after the other (dlclose, then dlopen).
   ModuleRecord a, b;

@@ -256,9 +256,24 @@ std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint6
   // A label at position p sits between frames[p] (its caller) and frames[p - 1]; position ==
   // frame count puts it above the outermost frame.
   push_labels_at(addresses.size(), prefix);
+  // The profiler's own code is never shown as the program's: the frame by which the program
+  // entered it stays (malloc, a marker call), what it does inside is one frame of its own.
+  ProfilerFrames profiler = ProfilerFrames::kOutside;
   for (size_t i = addresses.size(); i-- > 0;) {
     const FrameRun run = frames_for(addresses[i], i == 0, time_ns);
+    const bool own = is_profiler_module(map_.find(code_address(addresses[i], i == 0), time_ns));
     for (uint32_t k = run.begin; k < run.end; ++k) {
+      if (own && profiler == ProfilerFrames::kOutside) {
+        profiler = ProfilerFrames::kEntered;
+      } else if (own && profiler == ProfilerFrames::kEntered) {
+        profiler = ProfilerFrames::kInside;
+        prefix = b_.handle_for_stack(prefix, profiler_frame());
+        continue;
+      } else if (profiler == ProfilerFrames::kInside) {
+        continue;  // its calls (into libc too) are its work
+      } else if (!own) {
+        profiler = ProfilerFrames::kOutside;  // the entry forwarding to the real allocator
+      }
       prefix = b_.handle_for_stack(prefix, frame_pool_[k]);
     }
     push_labels_at(i, prefix);
@@ -267,6 +282,29 @@ std::optional<StackIndex> StackConverter::build_stack(const RawStack& raw, uint6
   // above the stack it went back to sleep in, which is not where that CPU went.
   if (raw.flags & internal::kSampleRanUnseen) prefix = b_.handle_for_stack(prefix, unseen_frame());
   return prefix;
+}
+
+bool StackConverter::is_profiler_module(size_t m) {
+  if (m == ModuleMap::kNone) return false;
+  ModuleState& state = modules_[m];
+  if (!state.profiler) {
+    // libinprof.so and libinprof_allocations.so (the C++ API's name, the interposer's).
+    const std::string& path = model_.modules()[m].record.path;
+    const std::string name = path.substr(path.rfind('/') + 1);
+    state.profiler =
+        name.rfind("libinprof.so", 0) == 0 || name.rfind("libinprof_allocations.so", 0) == 0;
+  }
+  return *state.profiler;
+}
+
+FrameIndex StackConverter::profiler_frame() {
+  if (!profiler_frame_) {
+    FuncIndex func = b_.handle_for_func(b_.handle_for_string("[inprof's own work]"), std::nullopt,
+                                        std::nullopt, std::nullopt);
+    profiler_frame_ =
+        b_.handle_for_frame(func, std::nullopt, 0, other_, 0, std::nullopt, std::nullopt);
+  }
+  return *profiler_frame_;
 }
 
 FrameIndex StackConverter::unseen_frame() {

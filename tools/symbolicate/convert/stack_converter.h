@@ -84,8 +84,9 @@ class StackConverter {
     std::unique_ptr<BinaryCode> code;
     ModuleAddresses batch;  // symbolized ahead, in parallel
     size_t addresses = 0;
-    size_t unnamed_frames = 0;  // distinct frame addresses left as module+0x...
-    FlatKeyMap unnamed_funcs;   // by the runtime start of their .eh_frame range
+    size_t unnamed_frames = 0;     // distinct frame addresses left as module+0x...
+    FlatKeyMap unnamed_funcs;      // by the runtime start of their .eh_frame range
+    std::optional<bool> profiler;  // one of inprof's own libraries
     std::optional<LibIndex> lib;
     std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;  // by leaf address
     std::unordered_map<uint64_t, std::optional<bool>> syscall_sites;     // by leaf address
@@ -136,6 +137,10 @@ class StackConverter {
   LibIndex lib(size_t module);
   FrameIndex mark_frame(Mark mark);
   FrameIndex unseen_frame();
+  // "[inprof's own work]": what the profiler's code did where a program's call entered it.
+  FrameIndex profiler_frame();
+  bool is_profiler_module(size_t module);
+  enum class ProfilerFrames { kOutside, kEntered, kInside };
 
   const ProfileModel& model_;
   ProfileBuilder& b_;
@@ -160,6 +165,7 @@ class StackConverter {
   std::optional<FrameIndex> idle_frames_[2];       // by idle_frame's `blocked`
   std::optional<FrameIndex> mark_frames_[kMarks];
   std::optional<FrameIndex> unseen_frame_;  // "[ran between samples]"
+  std::optional<FrameIndex> profiler_frame_;
 };
 
 }  // namespace inprof::symbolicate
