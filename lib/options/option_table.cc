@@ -41,17 +41,17 @@ const OptionSpec kOptions[] = {
     {"INPROF_OUTPUT", "-o, --output", "output_path", "output_path",
      "the dump; `%p` becomes the process id (created 0600; a symlink there is refused; a path "
      "another live process is writing is never shared: this one writes `PATH-PID` and says so)",
-     "/tmp/app-%p.inprof", +[] { return std::string("inprof-%p.inprof"); }, nullptr},
+     "/tmp/app-%p.inprof", +[] { return std::string("inprof-%p.inprof"); }, nullptr, true},
     {"INPROF_INTERVAL", "-i, --interval", "interval", "interval_ns",
      "time between two samples of each thread; a unit is required (ns, us, ms or s)", "500us",
      +[] { return describe_duration(kDefaults.interval); },
-     +[] { return between(kMinInterval, kMaxInterval, &describe_duration); }},
+     +[] { return between(kMinInterval, kMaxInterval, &describe_duration); }, true},
     {"INPROF_DURATION", "-d, --duration", nullptr, nullptr,
      "stop after this long (a unit is required)", "30s", +[] { return std::string("at exit"); },
-     nullptr},
+     nullptr, true},
     {"INPROF_THREADS", "-t, --threads", "thread_filters", "thread_filters",
      "sample only threads whose name contains one of these (comma-separated)", "worker,io",
-     +[] { return std::string("all"); }, nullptr},
+     +[] { return std::string("all"); }, nullptr, true},
     {"INPROF_BUFFER_SIZE", nullptr, "buffer_size", "buffer_size",
      "memory between the sampler and the writer thread (unit K, M or G); if the writer falls "
      "behind, samples and markers are dropped and counted, never corrupted",
@@ -68,7 +68,7 @@ const OptionSpec kOptions[] = {
     {"INPROF_UNWINDER", "-u, --unwinder", "unwinder", "unwinder",
      "`auto`: DWARF CFI where a module has it, frame pointers elsewhere (JIT code); `dwarf`; "
      "`fp` (C: 0, 1, 2; C++: `UnwindMethod::kAuto`, `kDwarf`, `kFramePointer`)",
-     "fp", +[] { return std::string("auto"); }, nullptr},
+     "fp", +[] { return std::string("auto"); }, nullptr, true},
     {"INPROF_SIGNAL", nullptr, "sample_signal", "sample_signal",
      "the signal that interrupts threads where timers sample; `start()` refuses one the "
      "program already handles",
@@ -84,7 +84,7 @@ const OptionSpec kOptions[] = {
      +[] { return std::string("100us to 1s"); }},
     {"INPROF_SIGNAL_DUMP", "--dump-signal", nullptr, nullptr,
      "on this signal, stop profiling and write the dump (the program goes on)", "SIGUSR2", nullptr,
-     nullptr},
+     nullptr, true},
     {"INPROF_MODE", "--ring", "mode", "mode",
      "`stream`: a writer thread streams everything to the dump; `ring`: the flight recorder, "
      "which keeps the last records in memory and writes them on a capture or at exit (C: 0, 1)",
@@ -92,10 +92,10 @@ const OptionSpec kOptions[] = {
      nullptr},
     {"INPROF_RING_SECONDS", "--ring-seconds", "ring_seconds", "ring_seconds",
      "ring mode: captures hold at most the last this-many seconds (0: all the ring holds)", "30",
-     +[] { return std::to_string(kDefaults.ring_seconds.count()); }, nullptr},
+     +[] { return std::to_string(kDefaults.ring_seconds.count()); }, nullptr, true},
     {"INPROF_SIGNAL_CAPTURE", "--capture-signal", "capture_signal", "capture_signal",
      "ring mode: on this signal, write the ring to `OUTPUT-capture-N`", "SIGUSR1",
-     +[] { return std::string("none"); }, nullptr},
+     +[] { return std::string("none"); }, nullptr, true},
     {"INPROF_CRASH", "--crash", "crash_capture, crash_path", "crash_capture, crash_path",
      "ring mode: `1` (or a path) writes the ring on a fatal signal, to `OUTPUT-crash` unless a "
      "path is given",
@@ -105,10 +105,10 @@ const OptionSpec kOptions[] = {
      "(`OUTPUT` may hold `%n`, the window's number, and `%t`, its start; else `-%n` goes before "
      "the extension)",
      "60s", +[] { return std::string("0 (one dump)"); },
-     +[] { return std::string("100ms to a year"); }},
+     +[] { return std::string("100ms to a year"); }, true},
     {"INPROF_KEEP_FILES", "--keep", "keep_files", "keep_files",
      "with rotation: keep only the newest this-many window dumps", "120",
-     +[] { return std::string("0 (all)"); }, nullptr},
+     +[] { return std::string("0 (all)"); }, nullptr, true},
     {"INPROF_ROOT_PID", nullptr, nullptr, nullptr,
      "set by `inprof record`: the process it started; the others (its descendants) write "
      "`OUTPUT-PID` unless `OUTPUT` has `%p`",

@@ -22,6 +22,7 @@ struct OptionSpec {
   const char* example;   // a value of the variable
   std::string (*default_value)();  // null: none to state
   std::string (*range)();          // null: any value it accepts
+  bool flag_takes_value = false;   // `flag VALUE` (else a switch: --ring, --no-cpu)
 };
 
 std::span<const OptionSpec> option_table();

@@ -4,36 +4,46 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "options/env_options.h"
+#include "options/option_table.h"
 #include "output_path.h"
 
 namespace inprof::launcher {
 namespace {
 
 struct ValueFlag {
-  const char* short_name;  // may be null
-  const char* long_name;
+  std::string short_name;  // may be empty
+  std::string long_name;
   const char* variable;
   bool ring;  // a flight-recorder setting: implies --ring
 };
 
-constexpr ValueFlag kValueFlags[] = {
-    {"-o", "--output", "INPROF_OUTPUT", false},
-    {"-i", "--interval", "INPROF_INTERVAL", false},
-    {"-d", "--duration", "INPROF_DURATION", false},
-    {"-t", "--threads", "INPROF_THREADS", false},
-    {"-u", "--unwinder", "INPROF_UNWINDER", false},
-    {nullptr, "--dump-signal", "INPROF_SIGNAL_DUMP", false},
-    {nullptr, "--rotate", "INPROF_ROTATE", false},
-    {nullptr, "--keep", "INPROF_KEEP_FILES", false},
-    {nullptr, "--ring-seconds", "INPROF_RING_SECONDS", true},
-    {nullptr, "--capture-signal", "INPROF_SIGNAL_CAPTURE", true},
-};
+// The flags that take a value, from the table of options (option_table.h): "-o, --output".
+const std::vector<ValueFlag>& value_flags() {
+  static const std::vector<ValueFlag> flags = [] {
+    std::vector<ValueFlag> out;
+    for (const internal::OptionSpec& o : internal::option_table()) {
+      if (!o.flag || !o.variable || !o.flag_takes_value) continue;
+      const std::string text = o.flag;
+      const size_t comma = text.find(", ");
+      ValueFlag f;
+      f.short_name = comma == std::string::npos ? "" : text.substr(0, comma);
+      f.long_name = comma == std::string::npos ? text : text.substr(comma + 2);
+      f.variable = o.variable;
+      f.ring = std::strcmp(o.variable, "INPROF_RING_SECONDS") == 0 ||
+               std::strcmp(o.variable, "INPROF_SIGNAL_CAPTURE") == 0;
+      out.push_back(f);
+    }
+    return out;
+  }();
+  return flags;
+}
 
 const ValueFlag* find_flag(const std::string& name) {
-  for (const ValueFlag& f : kValueFlags) {
-    if ((f.short_name && name == f.short_name) || name == f.long_name) return &f;
+  for (const ValueFlag& f : value_flags()) {
+    if ((!f.short_name.empty() && name == f.short_name) || name == f.long_name) return &f;
   }
   return nullptr;
 }
