@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "convert/allocation_converter.h"
+#include "convert/converter.h"
 #include "convert/graph_color.h"
 #include "convert/marker_context.h"
 #include "convert/overhead_converter.h"
@@ -25,124 +26,6 @@
 #include "symbolize/module_symbolizer.h"
 
 namespace inprof::symbolicate {
-namespace {
-
-// The table stack each (raw stack, module epoch, CPU use) became: turns the model's packed
-// samples into the profile's when they are written, so that they are kept only once. The first
-// epochs with samples (nearly always the only ones) get a dense row of 4 x (raw stacks) entries;
-// any later ones (a program loading and unloading libraries all the time) only the keys they use.
-class ResolvedStacks {
- public:
-  ResolvedStacks(const ModuleMap& module_map, size_t raw_stacks)
-      : map_(module_map), raw_stacks_(raw_stacks) {}
-  // The slot for a sample's stack: 0 until set, then the stack index + 1, or kNone.
-  uint32_t& slot(const RawSample& s) {
-    size_t epoch = map_.epoch(s.time_ns);
-    auto [it, inserted] = rows_.try_emplace(epoch);
-    if (inserted && rows_.size() <= kDenseRows) it->second.dense.assign(raw_stacks_ * kUses, 0);
-    Row& row = it->second;
-    const uint64_t key = key_of(s);
-    return row.dense.empty() ? row.sparse[key] : row.dense[key];
-  }
-  static constexpr uint32_t kNone = UINT32_MAX;
-  // Reads every sample of a time-ordered list, with its stack: the epoch is looked up only when
-  // a sample's time passes the current epoch's end.
-  template <typename F>
-  void for_each(const RawSampleList& list, F&& f) const {
-    const Row* row = nullptr;
-    uint64_t row_end = 0;  // first time past the row's epoch
-    bool have_row = false;
-    list.for_each([&](const RawSample& s) {
-      SampleTable::Sample out{std::nullopt, s.time_ns, s.cpu_delta_ns};
-      if (s.stack != kNoStack) {
-        if (!have_row || s.time_ns >= row_end) {
-          size_t epoch = map_.epoch(s.time_ns);
-          auto it = rows_.find(epoch);
-          row = it == rows_.end() ? nullptr : &it->second;
-          row_end = map_.epoch_end(epoch);
-          have_row = true;
-        }
-        const uint64_t key = key_of(s);
-        uint32_t v = 0;
-        if (row && !row->dense.empty()) {
-          v = row->dense[key];
-        } else if (row) {
-          auto it = row->sparse.find(key);
-          if (it != row->sparse.end()) v = it->second;
-        }
-        if (v != 0 && v != kNone) out.stack = static_cast<StackIndex>(v - 1);
-      }
-      f(out);
-    });
-  }
-
- private:
-  static constexpr size_t kDenseRows = 4;
-  static constexpr size_t kUses = 4;  // CpuUse values
-  static uint64_t key_of(const RawSample& s) {
-    return uint64_t(s.stack) * kUses + static_cast<uint64_t>(s.cpu_use);
-  }
-  struct Row {
-    std::vector<uint32_t> dense;  // by key, or empty
-    std::unordered_map<uint64_t, uint32_t> sparse;
-  };
-  ModuleMap map_;
-  size_t raw_stacks_;
-  std::map<size_t, Row> rows_;  // by epoch
-};
-
-// More threads than this with samples or markers: only the busiest are shown at first.
-constexpr size_t kMaxInitiallyVisibleThreads = 32;
-// Up to this many threads are all shown when the profile opens, however little they ran.
-constexpr size_t kFewThreads = 4;
-
-class Converter {
- public:
-  Converter(const ProfileModel& model, ProfileBuilder& builder, Diagnostics& diag,
-            const ConvertOptions& options)
-      : model_(model), b_(builder), diag_(diag), stacks_(model, builder, diag, options, summary_) {}
-
-  ConversionSummary run();
-
- private:
-  void add_meta();
-  // The dump's categories, by dump category id.
-  std::map<uint32_t, CategoryIndex> add_categories();
-  void add_threads();
-  // What the sample weights could not represent (convert/sample_weight.h), for Profile Info.
-  void add_weight_facts();
-  void choose_initial_threads();
-  void add_marker_schemas();
-  void add_markers();
-  std::optional<MarkerData> marker_data(const internal::MarkerRecord& m);
-  const std::string& untyped_schema();
-  void add_counters();
-  void add_allocations();
-  void add_paused_ranges();
-
-  const ProfileModel& model_;
-  ProfileBuilder& b_;
-  Diagnostics& diag_;
-  std::map<uint32_t, std::string> schema_names_;           // by dump marker type
-  std::map<std::string, MarkerContextKeys> context_keys_;  // by schema name
-  std::optional<std::string> untyped_schema_;              // its name, once added
-  std::unordered_map<uint64_t, ThreadIndex> thread_by_tid_;
-  std::optional<ThreadIndex> main_thread_;
-  struct Activity {            // of a thread, to choose what the viewer shows first
-    bool has_content = false;  // samples or markers
-    bool has_markers = false;
-    uint64_t cpu_ns = 0;
-    uint64_t samples = 0;  // with a stack
-  };
-  std::vector<Activity> activity_;  // by ThreadIndex
-  uint64_t untyped_markers_ = 0;    // markers whose type has no schema record
-  ConversionSummary summary_;
-  StackConverter stacks_;  // after summary_, which it adds to
-  std::shared_ptr<ResolvedStacks> resolved_ =
-      std::make_shared<ResolvedStacks>(stacks_.module_map(), model_.stack_count());
-  // Samples per mark (StackConverter::Mark; kMarks: complete).
-  uint64_t marked_[StackConverter::kMarks + 1] = {};
-};
 
 ConversionSummary Converter::run() {
   const CategoryIndex other = b_.add_category({"Other", "grey", {"Other"}});
@@ -187,6 +70,8 @@ ConversionSummary Converter::run() {
   return summary_;
 }
 
+namespace {
+
 // The command line as a shell would take it: arguments with spaces or quotes are quoted.
 std::string command_line_text(const std::vector<std::string>& args) {
   std::string text;
@@ -202,6 +87,8 @@ std::string command_line_text(const std::vector<std::string>& args) {
   }
   return text;
 }
+
+}  // namespace
 
 void Converter::add_meta() {
   Meta& meta = b_.meta();
@@ -444,184 +331,6 @@ void Converter::choose_initial_threads() {
   b_.meta().initial_selected_threads = {selected};
 }
 
-namespace {
-
-const char* color_name(uint8_t color) {
-  static const char* const kColors[] = {"grey",   "transparent", "purple",  "green", "orange",
-                                        "yellow", "lightblue",   "blue",    "brown", "magenta",
-                                        "red",    "lightred",    "darkgrey"};
-  return color < std::size(kColors) ? kColors[color] : "grey";
-}
-
-const char* format_name(uint8_t format) {
-  static const char* const kFormats[] = {"string",      "integer",   "decimal",      "bytes",
-                                         "percentage",  "duration",  "milliseconds", "microseconds",
-                                         "nanoseconds", "file-path", "url"};
-  return format < std::size(kFormats) ? kFormats[format] : "string";
-}
-
-}  // namespace
-
-std::map<uint32_t, CategoryIndex> Converter::add_categories() {
-  // Categories with a name the profile already has (Other, Idle) are merged into it, so there is
-  // one grey Other at index 0 and one transparent Idle.
-  std::map<std::string, CategoryIndex> by_name;
-  std::map<uint32_t, CategoryIndex> by_dump_id;
-  for (size_t i = 0; i < b_.categories().size(); ++i) {
-    by_name.emplace(b_.categories()[i].name, static_cast<CategoryIndex>(i));
-  }
-  for (const auto& [id, record] : model_.categories()) {
-    std::string name = record.name.empty() ? "Category " + std::to_string(id) : record.name;
-    auto it = by_name.find(name);
-    if (it == by_name.end()) {
-      it =
-          by_name.emplace(name, b_.add_category({name, color_name(record.color), {"Other"}})).first;
-    }
-    by_dump_id[id] = it->second;
-  }
-  return by_dump_id;
-}
-
-void Converter::add_marker_schemas() {
-  std::map<std::string, bool> written;
-  for (const auto& [type, record] : model_.marker_schemas()) {
-    std::string name = record.name.empty() ? "Type" + std::to_string(type) : record.name;
-    schema_names_[type] = name;
-    // Two types with one name (two copies of a library) share the first one's schema.
-    if (!written.emplace(name, true).second) continue;
-    MarkerSchema schema;
-    schema.name = name;
-    schema.display = {"marker-chart", "marker-table", "timeline-overview"};
-    schema.chart_label = record.chart_label;
-    schema.table_label = record.table_label;
-    schema.tooltip_label = record.tooltip_label;
-    schema.description = record.description;
-    for (const internal::MarkerFieldRecord& f : record.fields) {
-      schema.fields.push_back({f.key, f.label.empty() ? f.key : f.label, format_name(f.format)});
-    }
-    context_keys_[name] = add_context_fields(schema);
-    b_.add_marker_schema(std::move(schema));
-  }
-}
-
-const std::string& Converter::untyped_schema() {
-  if (!untyped_schema_) {
-    std::string name = "Marker";
-    for (int n = 2; context_keys_.contains(name); ++n) name = "Marker " + std::to_string(n);
-    MarkerSchema schema = untyped_marker_schema(name);
-    context_keys_[name] = add_context_fields(schema);
-    b_.add_marker_schema(std::move(schema));
-    untyped_schema_ = name;
-  }
-  return *untyped_schema_;
-}
-
-std::optional<MarkerData> Converter::marker_data(const internal::MarkerRecord& m) {
-  if (m.type == 0) return std::nullopt;
-  auto schema = model_.marker_schemas().find(m.type);
-  if (schema == model_.marker_schemas().end()) {
-    ++untyped_markers_;
-    return std::nullopt;
-  }
-  MarkerData data;
-  data.type = schema_names_[m.type];
-  const auto& fields = schema->second.fields;
-  for (size_t i = 0; i < fields.size() && i < m.values.size(); ++i) {
-    const internal::MarkerValue& v = m.values[i];
-    MarkerValue value;
-    switch (v.kind) {
-      case internal::MarkerValue::kInteger:
-        value = v.integer;
-        break;
-      case internal::MarkerValue::kDecimal:
-        // JSON has no NaN or infinity.
-        if (std::isfinite(v.decimal)) value = v.decimal;
-        break;
-      default:
-        value = v.string;
-        break;
-    }
-    data.fields.emplace_back(fields[i].key, std::move(value));
-  }
-  return data;
-}
-
-void Converter::add_markers() {
-  // The viewer pairs interval starts and ends by name within one thread only; the library
-  // matches them by name across threads. Pair them here, in time order, the latest open start
-  // first (as the viewer does), and write each pair as one interval on the starting thread.
-  std::vector<size_t> order(model_.markers().size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto& markers = model_.markers();
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return markers[a].start_ns < markers[b].start_ns; });
-  std::map<std::string, std::vector<size_t>> open;  // interval starts by name
-  struct Out {
-    size_t record;
-    std::optional<uint64_t> start, end;
-    MarkerPhase phase;
-    std::optional<size_t> end_record;  // the phase-3 record of a pair
-  };
-  std::vector<Out> out;
-  out.reserve(markers.size());
-  for (size_t i : order) {
-    const internal::MarkerRecord& m = markers[i];
-    switch (m.phase) {
-      case 1:
-        out.push_back({i, m.start_ns, std::max(m.start_ns, m.end_ns), MarkerPhase::kInterval, {}});
-        break;
-      case 2:
-        open[m.name].push_back(out.size());
-        out.push_back({i, m.start_ns, std::nullopt, MarkerPhase::kIntervalStart, {}});
-        break;
-      case 3: {
-        auto it = open.find(m.name);
-        if (it != open.end() && !it->second.empty()) {
-          Out& start = out[it->second.back()];
-          it->second.pop_back();
-          start.end = std::max(*start.start, m.start_ns);
-          start.phase = MarkerPhase::kInterval;
-          start.end_record = i;
-        } else {
-          // Its start was lost (or came before the session): the viewer starts it at the
-          // beginning of the profile.
-          out.push_back({i, std::nullopt, m.start_ns, MarkerPhase::kIntervalEnd, {}});
-        }
-        break;
-      }
-      default:  // 0, and unknown phases as instants
-        out.push_back({i, m.start_ns, std::nullopt, MarkerPhase::kInstant, {}});
-        break;
-    }
-  }
-  std::stable_sort(out.begin(), out.end(), [](const Out& a, const Out& b) {
-    return a.start.value_or(a.end.value_or(0)) < b.start.value_or(b.end.value_or(0));
-  });
-  for (const Out& o : out) {
-    const internal::MarkerRecord& m = markers[o.record];
-    auto thread = thread_by_tid_.find(m.tid);
-    if (thread == thread_by_tid_.end()) continue;  // cannot happen: add_threads made one
-    MarkerTable& t = b_.thread(thread->second).markers;
-    t.name.push_back(b_.handle_for_string(m.name));
-    t.start_ns.push_back(o.start);
-    t.end_ns.push_back(o.end);
-    t.phase.push_back(o.phase);
-    const CategoryIndex cat = stacks_.category(m.category);
-    t.category.push_back(cat);
-    std::optional<MarkerData> data = marker_data(m);
-    if (!data && o.end_record) data = marker_data(markers[*o.end_record]);
-    // Every marker gets a payload: the viewer shows fields, colours and timeline entries only
-    // for markers with one.
-    if (!data) data = MarkerData{untyped_schema(), {}};
-    add_context(*data, context_keys_.at(data->type), b_.categories()[raw(cat)], m.tid);
-    t.data.push_back(std::move(data));
-  }
-  if (untyped_markers_) {
-    diag_.warn(std::to_string(untyped_markers_) +
-               " markers name a marker type the dump does not describe; their payload is dropped");
-  }
-}
-
 void Converter::add_allocations() {
   if (model_.allocations().empty() && !model_.allocation_stats()) return;
   Counter memory;
@@ -720,8 +429,6 @@ void Converter::add_paused_ranges() {
     b_.thread(static_cast<ThreadIndex>(i)).paused_ranges = ranges;
   }
 }
-
-}  // namespace
 
 std::string hex_string(const std::vector<uint8_t>& bytes) {
   static const char kDigits[] = "0123456789abcdef";
