@@ -339,6 +339,31 @@ TEST(SymbolicateCli, WrongFiguresAndHangsOfTheFirstHour) {
   EXPECT_EQ(err.find("thread filter"), std::string::npos) << err;
 }
 
+// issue 41, item 6: a run whose shells left through _exit says so once, not once per dump.
+TEST(SymbolicateCli, ARunsUnendedDumpsAreOneLine) {
+  symtest::TempDir dir;
+  std::filesystem::create_directory(dir.path("run"));
+  for (uint64_t pid : {100, 101, 102}) {
+    symtest::DumpFile d(dir.path("run/" + std::to_string(pid) + ".inprof"));
+    ProcessRecord p = symtest::test_process();
+    p.pid = pid;
+    d.process(p);
+    d.thread_start(pid, 0, "main", kThreadMain);
+    d.sample(pid, 1'000'000, {reinterpret_cast<uintptr_t>(&symtest::leaf_function)});
+    if (pid == 100) d.end(2'000'000);
+    d.close();
+  }
+  std::string err;
+  ASSERT_EQ(run({dir.path("run"), "-o", dir.path("o.json")}, &err), 0) << err;
+  size_t lines = 0;
+  for (size_t at = err.find("no end record"); at != std::string::npos;
+       at = err.find("no end record", at + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, 1u) << err;
+  EXPECT_NE(err.find("warning: 2 of 3 dumps have no end record"), std::string::npos) << err;
+}
+
 // issue 23, item 16: a file that is not a dump is named, with what it is and what to do; a bad
 // output path fails before the dump is read; every error is one line.
 TEST(SymbolicateCli, NotADumpSaysWhatTheFileIs) {

@@ -225,6 +225,7 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   // On the heap, so that a caller about to exit can leave them to the operating system.
   std::vector<std::unique_ptr<ProfileModel>> models;
   size_t damaged = 0, without_process = 0, stack_count = 0;
+  std::vector<std::string> unended;  // of a run's dumps, those without an end record
   for (const std::string& dump_path : *dumps) {
     const std::string who = many ? dump_path + ": " : "";
     // A small dump is read whole (dump_file_read.h), a large one a chunk at a time.
@@ -251,6 +252,8 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
                 "the process replaced this program with another (exec): no exit code ran, so "
                 "the last moments before the exec (at most the writer's last half second) are "
                 "not in the dump; the next image wrote a dump of its own");
+    } else if (!read.complete && many) {
+      unended.push_back(dump_path);  // said once for the run, below
     } else if (!read.complete) {
       diag.warn(who +
                 "the dump has no end record (its process is still running, or did not stop "
@@ -282,6 +285,18 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
                   "threads kept every CPU busy): the samples of its last tick are missing");
       }
     }
+  }
+
+  if (!unended.empty()) {
+    // One line for a run (a build's shells leave through _exit by the dozen), naming a few.
+    std::string some;
+    for (size_t i = 0; i < unended.size() && i < 3; ++i) some += (i ? ", " : "") + unended[i];
+    if (unended.size() > 3) some += ", ...";
+    diag.warn(std::to_string(unended.size()) + " of " + std::to_string(dumps->size()) +
+              " dumps have no end record (their processes are still running, or did not stop "
+              "cleanly: killed, or _exit, as shells leave); each at most its last half second "
+              "is missing: " +
+              some);
   }
 
   // Open the output before the slow part, so a bad path fails at once.
