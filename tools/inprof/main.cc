@@ -75,9 +75,10 @@ constexpr const char* kUsage =
     "Every value is checked before PROGRAM runs; so is PROGRAM (a statically linked one\n"
     "cannot be profiled by preloading).\n"
     "\n"
-    "exit status: PROGRAM's (killed by a signal: the same signal); 2 for a usage error or a\n"
-    "PROGRAM that cannot be profiled; 126 if PROGRAM is not executable, 127 if it or the\n"
-    "library cannot be found.\n";
+    "exit status: PROGRAM's (killed by a signal: the same signal), or 1 if PROGRAM succeeded\n"
+    "but its profile could not be written (the dumps are kept, and said where); 2 for a usage\n"
+    "error or a PROGRAM that cannot be profiled; 126 if PROGRAM is not executable, 127 if it\n"
+    "or the library cannot be found.\n";
 
 // One line, naming what was wrong; the help text is one --help away.
 int usage_error(const std::string& message) {
