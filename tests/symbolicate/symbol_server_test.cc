@@ -339,14 +339,19 @@ TEST(Sources, TheFilesSamplesTouchAreEmbeddedUnlessTurnedOffOrTooLarge) {
   small.sources.max_file_bytes = 1024;
   Conversion capped;
   ASSERT_NO_FATAL_FAILURE(run(dir.path("d.inprof"), dir.path("capped.json"), small, &capped));
-  EXPECT_EQ(content_of(capped.profile, "/test_targets.cc"), "<none>");
+  // What the source view then shows says why (issue 45, item 8).
+  EXPECT_EQ(content_of(capped.profile, "/test_targets.cc"),
+            "// inprof: this file's text is not in the profile: it is larger than "
+            "--sources-max-file (1 KiB).\n");
   EXPECT_NE(capped.err.find("over the per-file cap"), std::string::npos) << capped.err;
 
   RunOptions total;
   total.sources.max_total_bytes = 1;
   Conversion over;
   ASSERT_NO_FATAL_FAILURE(run(dir.path("d.inprof"), dir.path("over.json"), total, &over));
-  EXPECT_EQ(content_of(over.profile, "/test_targets.cc"), "<none>");
+  EXPECT_EQ(
+      content_of(over.profile, "/test_targets.cc").rfind("// inprof: this file's text is not", 0),
+      0u);
   EXPECT_NE(over.err.find("past the total cap"), std::string::npos) << over.err;
 }
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 namespace inprof::symbolicate {
 namespace {
@@ -37,6 +38,12 @@ ReadResult read_text_file(const std::string& path, size_t max_bytes, std::string
   return ReadResult::kOk;
 }
 
+// What the source view shows for a file whose text is not embedded: why, and what to do, in
+// place of the viewer's bare "Source code not available".
+std::string note(const std::string& why) {
+  return "// inprof: this file's text is not in the profile: " + why + "\n";
+}
+
 }  // namespace
 
 std::string SourceEmbedReport::summary() const {
@@ -67,14 +74,22 @@ SourceEmbedReport embed_sources(ProfileBuilder& builder, const SourceEmbedOption
     // information did not give: read from here, it could be another file.
     if (path.empty() || path[0] != '/') {
       ++report.relative;
+      sources.content[i] = note("the debug information names it \"" + path +
+                                "\", without the directory it is relative to.");
       continue;
     }
     switch (read_text_file(path, options.max_file_bytes, &text)) {
       case ReadResult::kUnreadable:
         ++report.unreadable;
+        sources.content[i] =
+            note("it was not readable at " + path +
+                 " where symbolicate ran. Symbolicate where the source is at that path (a "
+                 "distribution's source package unpacked there, or the build tree).");
         continue;
       case ReadResult::kTooLarge:
         ++report.too_large;
+        sources.content[i] = note("it is larger than --sources-max-file (" +
+                                  std::to_string(options.max_file_bytes >> 10) + " KiB).");
         continue;
       case ReadResult::kNotText:
         ++report.not_text;
@@ -84,6 +99,8 @@ SourceEmbedReport embed_sources(ProfileBuilder& builder, const SourceEmbedOption
     }
     if (report.bytes + text.size() > options.max_total_bytes) {
       ++report.over_total;
+      sources.content[i] = note("the profile's sources had reached --sources-max-total (" +
+                                std::to_string(options.max_total_bytes >> 20) + " MiB).");
       continue;
     }
     report.bytes += text.size();
