@@ -339,7 +339,8 @@ TEST(SymbolicateCli, WrongFiguresAndHangsOfTheFirstHour) {
   EXPECT_EQ(err.find("thread filter"), std::string::npos) << err;
 }
 
-// issue 41, item 6: a run whose shells left through _exit says so once, not once per dump.
+// issue 41, item 6: a run whose shells left through _exit says so once, not once per dump, and
+// those that left before anything was written are left out, said once, not as lost records.
 TEST(SymbolicateCli, ARunsUnendedDumpsAreOneLine) {
   symtest::TempDir dir;
   std::filesystem::create_directory(dir.path("run"));
@@ -353,15 +354,23 @@ TEST(SymbolicateCli, ARunsUnendedDumpsAreOneLine) {
     if (pid == 100) d.end(2'000'000);
     d.close();
   }
+  // Two short children that left before their writer wrote anything: a header, no records.
+  for (uint64_t pid : {103, 104})
+    symtest::DumpFile(dir.path("run/" + std::to_string(pid) + ".inprof")).close();
   std::string err;
+  // Written, nothing lost that a dump held: exit 0, not 3.
   ASSERT_EQ(run({dir.path("run"), "-o", dir.path("o.json")}, &err), 0) << err;
+  EXPECT_NE(err.find("warning: 2 of 5 processes ended before their profiler wrote anything"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(err.find("no process record"), std::string::npos) << err;
   size_t lines = 0;
   for (size_t at = err.find("no end record"); at != std::string::npos;
        at = err.find("no end record", at + 1)) {
     ++lines;
   }
   EXPECT_EQ(lines, 1u) << err;
-  EXPECT_NE(err.find("warning: 2 of 3 dumps have no end record"), std::string::npos) << err;
+  EXPECT_NE(err.find("warning: 2 of 5 dumps have no end record"), std::string::npos) << err;
 }
 
 // issue 23, item 16: a file that is not a dump is named, with what it is and what to do; a bad

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 
 #include "convert/process_merge.h"
 #include "convert/profile_builder.h"
@@ -226,6 +227,8 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   std::vector<std::unique_ptr<ProfileModel>> models;
   size_t damaged = 0, without_process = 0, stack_count = 0;
   std::vector<std::string> unended;  // of a run's dumps, those without an end record
+  std::vector<std::string> empty;    // of a run's dumps, those that hold nothing
+  std::unordered_set<const ProfileModel*> empty_models;
   for (const std::string& dump_path : *dumps) {
     const std::string who = many ? dump_path + ": " : "";
     // A small dump is read whole (dump_file_read.h), a large one a chunk at a time.
@@ -240,6 +243,13 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
                                         : internal::read_dump_file_incrementally(dump_path, model);
     if (!read.ok) return fail(err, who + read.error);
     damaged += read.damaged;
+    // A process of a run that ended before its writer wrote anything (a shell's short child,
+    // leaving through _exit within the first half second): nothing to show, nothing damaged.
+    if (many && !model.process() && model.threads().empty() && !read.damaged) {
+      empty.push_back(dump_path);
+      empty_models.insert(&model);
+      continue;
+    }
     without_process += !model.process();
     stack_count += model.stack_count();
     for (const std::string& w : read.warnings) diag.warn(who + w);
@@ -287,6 +297,24 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
     }
   }
 
+  if (!empty.empty() && empty.size() < dumps->size()) {
+    // Left out, said once; the model kept for it is dropped.
+    std::erase_if(models, [&](const std::unique_ptr<ProfileModel>& m) {
+      return empty_models.count(m.get()) != 0;
+    });
+    std::string some;
+    for (size_t i = 0; i < empty.size() && i < 3; ++i) some += (i ? ", " : "") + empty[i];
+    if (empty.size() > 3) some += ", ...";
+    diag.warn(std::to_string(empty.size()) + " of " + std::to_string(dumps->size()) +
+              " processes ended before their profiler wrote anything (its first records go out "
+              "within half a second; a process that leaves sooner through _exit, as a shell's "
+              "short children do, leaves an empty dump): they are not in the profile: " +
+              some);
+  } else if (!empty.empty()) {
+    return fail(err, "no process of the run wrote anything: every dump is empty (" +
+                         std::to_string(empty.size()) +
+                         " processes that ended within their profiler's first half second)");
+  }
   if (!unended.empty()) {
     // One line for a run (a build's shells leave through _exit by the dozen), naming a few.
     std::string some;
