@@ -55,18 +55,7 @@ bool OwnedFd::still_ours() {
   return false;
 }
 
-ssize_t OwnedFd::read(void* buf, size_t size) {
-  const int fd = checked_fd();
-  if (fd < 0) {
-    errno = EBADF;
-    return -1;
-  }
-  ssize_t n;
-  do {
-    n = ::read(fd, buf, size);
-  } while (n < 0 && errno == EINTR);
-  return n;
-}
+ssize_t OwnedFd::read(void* buf, size_t size) { return pread(buf, size, -1); }
 
 ssize_t OwnedFd::pread(void* buf, size_t size, off_t offset) {
   const int fd = checked_fd();
@@ -76,7 +65,7 @@ ssize_t OwnedFd::pread(void* buf, size_t size, off_t offset) {
   }
   ssize_t n;
   do {
-    n = ::pread(fd, buf, size, offset);
+    n = offset < 0 ? ::read(fd, buf, size) : ::pread(fd, buf, size, offset);
   } while (n < 0 && errno == EINTR);
   return n;
 }

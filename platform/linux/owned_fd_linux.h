@@ -46,7 +46,8 @@ class OwnedFd {
   int checked_fd() { return still_ours() ? fd_ : -1; }
   // read(2) after the check, retrying EINTR; -1 with errno EBADF when not ours.
   ssize_t read(void* buf, size_t size);
-  // pread(2) likewise: a /proc file read again from its start shows the kernel's state anew.
+  // pread(2) likewise (offset -1: read(2)): a /proc file read again from its start shows the
+  // kernel's state anew.
   ssize_t pread(void* buf, size_t size, off_t offset);
   // Closes it if it is still ours; forgets it either way.
   void close();

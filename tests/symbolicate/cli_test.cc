@@ -32,6 +32,16 @@ void write_small_dump(const std::string& path, const std::vector<ModuleRecord>& 
   d.close();
 }
 
+// Profile Info's entries (meta.extra), by label, as text.
+std::map<std::string, std::string> profile_info(const rapidjson::Document& doc) {
+  std::map<std::string, std::string> info;
+  for (const auto& e : doc["meta"]["extra"][0]["entries"].GetArray()) {
+    const auto& v = e["value"];
+    info[e["label"].GetString()] = v.IsString() ? v.GetString() : std::to_string(v.GetUint64());
+  }
+  return info;
+}
+
 TEST(SymbolicateCli, HelpAndVersion) {
   EXPECT_EQ(run({"--help"}), 0);
   EXPECT_EQ(run({"--version"}), 0);
@@ -249,11 +259,7 @@ TEST(SymbolicateCli, MergesSeveralDumpsIntoOneProfileAProcessEach) {
         threads[2]["registerTime"].GetDouble() - threads[0]["registerTime"].GetDouble(), 9.0);
     EXPECT_EQ(doc["meta"]["initialVisibleThreads"].Size(), 3u);
     // Profile Info counts the run's samples and losses, not the first process's alone.
-    std::map<std::string, std::string> info;
-    for (const auto& e : doc["meta"]["extra"][0]["entries"].GetArray()) {
-      const auto& v = e["value"];
-      info[e["label"].GetString()] = v.IsString() ? v.GetString() : std::to_string(v.GetUint64());
-    }
+    std::map<std::string, std::string> info = profile_info(doc);
     EXPECT_EQ(info["Samples in this profile"], "3");
     EXPECT_EQ(info["Processes"], "3");
     EXPECT_EQ(info["Dump complete"], "yes");
@@ -310,11 +316,7 @@ TEST(SymbolicateCli, WrongFiguresAndHangsOfTheFirstHour) {
   ASSERT_EQ(run({dir.path("run"), "-o", dir.path("merged.json")}, &err), 0) << err;
   rapidjson::Document doc;
   ASSERT_TRUE(symtest::load_json(dir.path("merged.json"), &doc));
-  std::map<std::string, std::string> info;
-  for (const auto& e : doc["meta"]["extra"][0]["entries"].GetArray()) {
-    const auto& v = e["value"];
-    info[e["label"].GetString()] = v.IsString() ? v.GetString() : std::to_string(v.GetUint64());
-  }
+  std::map<std::string, std::string> info = profile_info(doc);
   EXPECT_EQ(info["Allocation sampling (mean bytes between samples)"], "524288");
   EXPECT_EQ(info["Allocations sampled"], "30");
 

@@ -100,9 +100,8 @@ class ReleaseBuildTest : public ::testing::Test {
   std::string debug_file() const { return dir_.path("target.debug"); }
   std::string stripped() const { return dir_.path("bin/target"); }
 
-  // A dump whose module is `path` with the original build-id, sampling the leaf under the
-  // inlined call.
-  void write_dump(const std::string& path, const std::string& build_id = "") {
+  // The program's module at `path`, with the original build-id unless another is given.
+  ModuleRecord module(const std::string& path, const std::string& build_id = "") const {
     ModuleRecord m;
     m.id = 1;
     m.start = kBias;
@@ -111,9 +110,15 @@ class ReleaseBuildTest : public ::testing::Test {
     m.flags = kModuleMainExecutable;
     m.path = path;
     m.build_id = unhex(build_id.empty() ? build_id_ : build_id);
+    return m;
+  }
+
+  // A dump whose module is `path` with the original build-id, sampling the leaf under the
+  // inlined call.
+  void write_dump(const std::string& path, const std::string& build_id = "") {
     symtest::DumpFile d(dir_.path("d.inprof"));
     d.process(symtest::test_process());
-    d.module(m);
+    d.module(module(path, build_id));
     d.thread_start(1, 0, "main", kThreadMain);
     d.sample(1, 1'000'000, {kBias + facts_.leaf, kBias + facts_.inline_return});
     d.end(2'000'000);
@@ -229,17 +234,9 @@ TEST_F(ReleaseBuildTest, AStrippedBinaryWithoutItsDebugFileIsNotCountedAsSymboli
   EXPECT_GT(start + 4096, facts_.leaf);
   // Two addresses of the leaf's function: one function in the profile.
   {
-    ModuleRecord m;
-    m.id = 1;
-    m.start = kBias;
-    m.end = kBias + 0x1000000;
-    m.load_bias = kBias;
-    m.flags = kModuleMainExecutable;
-    m.path = stripped();
-    m.build_id = unhex(build_id_);
     symtest::DumpFile d(dir_.path("d.inprof"));
     d.process(symtest::test_process());
-    d.module(m);
+    d.module(module(stripped()));
     d.thread_start(1, 0, "main", kThreadMain);
     d.sample(1, 1'000'000, {kBias + facts_.leaf, kBias + facts_.inline_return});
     d.sample(1, 2'000'000, {kBias + start, kBias + facts_.inline_return});

@@ -36,6 +36,14 @@ int fail(std::FILE* err, const std::string& message) {
   return kExitError;
 }
 
+// Up to three of `paths`, comma-separated, and "..." if there are more: a run's warning names a
+// few of the dumps it counts.
+std::string first_few(const std::vector<std::string>& paths) {
+  std::string some;
+  for (size_t i = 0; i < paths.size() && i < 3; ++i) some += (i ? ", " : "") + paths[i];
+  return paths.size() > 3 ? some + ", ..." : some;
+}
+
 bool ends_with(const std::string& s, const char* suffix) {
   size_t n = std::strlen(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
@@ -302,14 +310,11 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
     std::erase_if(models, [&](const std::unique_ptr<ProfileModel>& m) {
       return empty_models.count(m.get()) != 0;
     });
-    std::string some;
-    for (size_t i = 0; i < empty.size() && i < 3; ++i) some += (i ? ", " : "") + empty[i];
-    if (empty.size() > 3) some += ", ...";
     diag.warn(std::to_string(empty.size()) + " of " + std::to_string(dumps->size()) +
               " processes ended before their profiler wrote anything (its first records go out "
               "within half a second; a process that leaves sooner through _exit, as a shell's "
               "short children do, leaves an empty dump): they are not in the profile: " +
-              some);
+              first_few(empty));
   } else if (!empty.empty()) {
     return fail(err, "no process of the run wrote anything: every dump is empty (" +
                          std::to_string(empty.size()) +
@@ -317,14 +322,11 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   }
   if (!unended.empty()) {
     // One line for a run (a build's shells leave through _exit by the dozen), naming a few.
-    std::string some;
-    for (size_t i = 0; i < unended.size() && i < 3; ++i) some += (i ? ", " : "") + unended[i];
-    if (unended.size() > 3) some += ", ...";
     diag.warn(std::to_string(unended.size()) + " of " + std::to_string(dumps->size()) +
               " dumps have no end record (their processes are still running, or did not stop "
               "cleanly: killed, or _exit, as shells leave); each at most its last half second "
               "is missing: " +
-              some);
+              first_few(unended));
   }
 
   // Open the output before the slow part, so a bad path fails at once.

@@ -268,7 +268,7 @@ int serve_profile(const ServeOptions& options) {
   }
   sockaddr_in address = {};
   address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);  // this machine only
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);               // this machine only
   address.sin_port = htons(static_cast<uint16_t>(options.port));  // 0: any free port
   socklen_t length = sizeof address;
   const int reuse = 1;  // a port given again at once, while the last run's connections linger
