@@ -257,9 +257,14 @@ void Sampler::tick() {
     // Not when the count is what the last listing found (a few microseconds to ask, where
     // listing 1,000 threads every 4 ms cost ~12 % of a CPU); at least every 100 ms, for a thread
     // born as another ended.
-    const std::optional<uint64_t> count = thread_lister_->thread_count();
     const uint64_t full_period = activity_ ? kWatchedFullListingPeriodNs : kFullListingPeriodNs;
-    if (!count || *count != tids_.size() || now - last_full_listing_ns_ >= full_period) {
+    const bool full_due = now - last_full_listing_ns_ >= full_period;
+    // Records were lost: one listing finds the threads whose start or end they held.
+    const bool records_incomplete = every_thread_watched_ && !threads_known_by_records_;
+    const bool list_changes = !threads_known_by_records_ || program_may_have_ended();
+    std::optional<uint64_t> count;
+    if (list_changes && !full_due && !records_incomplete) count = thread_lister_->thread_count();
+    if (full_due || records_incomplete || (list_changes && (!count || *count != tids_.size()))) {
       last_full_listing_ns_ = now;
       refresh_threads(now);
     }

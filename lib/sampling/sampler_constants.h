@@ -44,6 +44,8 @@ inline constexpr uint32_t kMostIdleBackoffShift = 4;
 // they cost 1,000 sleeping threads one record per tick. Each gets a last one when the session
 // stops (write_final_repeats()).
 inline constexpr uint32_t kMostWatchedIdleBackoffShift = 10;
+// Threads a tick visits between two readings of the kernel's thread records (watch_activity()).
+inline constexpr uint32_t kVisitsBetweenDrains = 128;
 // Threads the kernel reported before a listing showed them: more than this many waiting (a burst
 // of short-lived threads) and they are forgotten, asked by their clocks like unwatched ones.
 inline constexpr size_t kMostPendingActivity = 4096;

@@ -25,7 +25,11 @@ void Sampler::visit_threads(uint64_t now) {
   const bool crashed = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
   visiting_.swap(awake_);
   awake_.clear();
+  uint32_t visited = 0;
   for (const uint64_t tid : visiting_) {
+    // A tick that visits thousands of new threads is long: the kernel's records are read
+    // between them too, before its rings overflow (each loss asks every thread again).
+    if (activity_ && ++visited % kVisitsBetweenDrains == 0) drain_activity();
     auto it = threads_.find(tid);
     if (it == threads_.end()) continue;  // ended since
     ThreadState& state = it->second;
@@ -95,8 +99,14 @@ bool Sampler::program_has_threads() const {
   return false;
 }
 
+bool Sampler::program_may_have_ended() const {
+  // The sampler knows no thread of the program (its last ended): a listing tells.
+  return program_ended_ && threads_.empty();
+}
+
 void Sampler::refresh_threads(uint64_t now) {
   if (!thread_lister_->list(tids_)) return;
+  threads_known_by_records_ = every_thread_watched_;
   if (program_ended_ && !tids_.empty() && !program_has_threads()) {
     std::exchange(program_ended_, nullptr)();
   }
@@ -199,17 +209,23 @@ void Sampler::drain_activity() {
       ++it;
     }
   }
-  // Listed threads with an end record: counted here, ended by the next listing. (One pass: 10,000
+  // Listed threads with an end record: counted here, and ended after a second drain, by the
+  // records where they are the list of threads, else by the next listing. (One pass: 10,000
   // threads ending at once made erasing one at a time quadratic.)
-  std::erase_if(ending_, [this](uint64_t tid) {
+  const uint64_t now = monotonic_ns();
+  std::erase_if(ending_, [this, now](uint64_t tid) {
     auto it = threads_.find(tid);
-    return it == threads_.end() || ++it->second.activity.ended_drains > 1;
+    if (it == threads_.end()) return true;
+    if (++it->second.activity.ended_drains <= 1) return false;
+    if (threads_known_by_records_) end_thread(it, now);
+    return true;
   });
 }
 
 void Sampler::on_activity(const ThreadLister::Activity& record) {
   using Kind = ThreadLister::Activity::Kind;
   if (record.kind == Kind::kLost) {
+    threads_known_by_records_ = false;  // until a listing
     // Any watched thread may have run, may be on a CPU now, or may have ended: each is asked
     // by its clock until a check finds it did not run (then it is off every CPU, and its
     // records tell again), and a listing without it ends it (its end record may be lost).
@@ -245,6 +261,7 @@ void Sampler::on_activity(const ThreadLister::Activity& record) {
     if (activity_pending_.size() >= kMostPendingActivity &&
         activity_pending_.count(record.tid) == 0) {
       activity_pending_.clear();
+      threads_known_by_records_ = false;
     }
     activity = &activity_pending_[record.tid];
   }
