@@ -1,8 +1,6 @@
 // The public API: one process-wide session behind a mutex.
 #include "inprof/profiler.h"
 
-#include <pthread.h>
-
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -109,7 +107,7 @@ Status internal::here::start(const Options& options) {
   static std::once_flag hooks_registered;
   std::call_once(hooks_registered, [] {
     std::atexit(stop_at_exit);
-    pthread_atfork(prepare_fork, parent_after_fork, child_after_fork);
+    internal::call_around_fork(prepare_fork, parent_after_fork, child_after_fork);
   });
   return {};
 }

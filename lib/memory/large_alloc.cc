@@ -5,10 +5,7 @@
 #include <cstring>
 #include <new>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#include <unistd.h>
-#endif
+#include "memory/pages.h"
 
 namespace inprof::internal {
 
@@ -31,12 +28,12 @@ void* allocate(size_t bytes, [[maybe_unused]] bool always_map) {
   if (bytes > SIZE_MAX - sizeof(Header) - 65536) return nullptr;
   const size_t want = bytes + sizeof(Header);
   Header* h = nullptr;
-#if defined(__linux__)
+#if defined(__linux__)  // pages_linux.cc; elsewhere operator new serves every size
   if (always_map || bytes >= kLargeAllocBytes) {
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t page = page_bytes();
     const size_t total = (want + page - 1) / page * page;
-    void* m = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) return nullptr;
+    void* m = map_aligned_pages(total, page);
+    if (m == nullptr) return nullptr;
     h = static_cast<Header*>(m);  // zero-filled by the kernel
     h->total = total;
   }
@@ -65,7 +62,7 @@ void large_free(void* block) {
   h->magic = 0;
 #if defined(__linux__)
   if (h->total != 0) {
-    munmap(h, h->total);
+    unmap_pages(h, h->total);
     return;
   }
 #endif

@@ -31,6 +31,10 @@ size_t read_memory(uint64_t address, void* out, size_t size);
 // A signal's number from its name without "SIG" ("PROF", "USR2", "RTMIN+3"); 0 if unknown.
 int signal_number(const std::string& name);
 
+// Has `prepare`, `parent` and `child` called around every fork() of the process (pthread_atfork);
+// nothing where the OS has no fork.
+void call_around_fork(void (*prepare)(), void (*parent)(), void (*child)());
+
 // Prepares a thread of the profiler's own: gives it a name and keeps the process's signals away
 // from it (they belong to the program's threads). (The thread also holds a ProfilerThreadMark.)
 void setup_profiler_thread(const char* name);

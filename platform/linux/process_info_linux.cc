@@ -129,4 +129,8 @@ void setup_profiler_thread(const char* name) {
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
 }
 
+void call_around_fork(void (*prepare)(), void (*parent)(), void (*child)()) {
+  pthread_atfork(prepare, parent, child);
+}
+
 }  // namespace inprof::internal

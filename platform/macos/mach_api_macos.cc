@@ -1,7 +1,7 @@
-// MachApi with the real Mach, dyld and pthread calls (darwin_declarations.h). Includes no C++
+// MachApi with the real Mach, dyld and pthread calls (darwin_declarations_macos.h). Includes no C++
 // library header that could lock or allocate on the suspended path.
-#include "darwin_declarations.h"
-#include "mach_api.h"
+#include "darwin_declarations_macos.h"
+#include "mach_api_macos.h"
 
 namespace inprof::internal {
 namespace {

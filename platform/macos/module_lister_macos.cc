@@ -1,10 +1,10 @@
-// Modules from dyld: every image's header (read in place, macho_image.h), slide and path.
+// Modules from dyld: every image's header (read in place, macho_image_macos.h), slide and path.
 // dyld's add/remove callbacks only bump a counter, which changed() compares.
 #include <atomic>
 
-#include "darwin_declarations.h"
+#include "darwin_declarations_macos.h"
 #include "dump/dump_records.h"
-#include "macho_image.h"
+#include "macho_image_macos.h"
 #include "sampling/module_lister.h"
 
 namespace inprof::internal {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-#include "darwin_declarations.h"
+#include "darwin_declarations_macos.h"
 #include "session/output_file.h"
 
 namespace inprof::internal {

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "darwin_declarations.h"
-#include "mach_api.h"
+#include "darwin_declarations_macos.h"
+#include "mach_api_macos.h"
 #include "session/process_info.h"
 
 namespace inprof::internal {
@@ -108,5 +108,9 @@ void setup_profiler_thread(const char* name) {
 bool use_private_descriptor_table(int) { return false; }
 
 void say_on_stderr(const std::string& line) { (void)d::write(2, line.data(), line.size()); }
+
+void call_around_fork(void (*prepare)(), void (*parent)(), void (*child)()) {
+  d::pthread_atfork(prepare, parent, child);
+}
 
 }  // namespace inprof::internal

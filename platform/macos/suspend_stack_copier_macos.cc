@@ -1,8 +1,8 @@
 // The macOS stack copier: MachStackCopier over the real Mach calls. One at a time, as elsewhere.
 #include <atomic>
 
-#include "mach_api.h"
-#include "mach_stack_copier.h"
+#include "mach_api_macos.h"
+#include "mach_stack_copier_macos.h"
 
 namespace inprof::internal {
 namespace {

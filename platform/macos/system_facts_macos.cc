@@ -1,7 +1,7 @@
 // Machine facts on macOS, from sysctl.
 #include <string>
 
-#include "darwin_declarations.h"
+#include "darwin_declarations_macos.h"
 #include "session/system_facts.h"
 
 namespace inprof::internal {

@@ -1,6 +1,6 @@
 // The macOS thread lister: MachThreadLister over the real Mach calls.
-#include "mach_api.h"
-#include "mach_thread_lister.h"
+#include "mach_api_macos.h"
+#include "mach_thread_lister_macos.h"
 
 namespace inprof::internal {
 

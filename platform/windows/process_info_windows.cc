@@ -148,4 +148,6 @@ bool use_private_descriptor_table(int) { return false; }
 
 void say_on_stderr(const std::string& line) { std::fputs(line.c_str(), stderr); }
 
+void call_around_fork(void (*)(), void (*)(), void (*)()) {}  // no fork on Windows
+
 }  // namespace inprof::internal

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "../perf/counting_allocator.h"
-#include "mach_api.h"
+#include "mach_api_macos.h"
 
 namespace inprof::testing {
 

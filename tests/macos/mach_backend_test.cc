@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "fake_mach_api.h"
-#include "mach_stack_copier.h"
-#include "mach_thread_lister.h"
+#include "mach_stack_copier_macos.h"
+#include "mach_thread_lister_macos.h"
 #include "sampling/sampler.h"
 #include "session/metadata_queue.h"
 #include "session/ring_buffer.h"

@@ -2,7 +2,7 @@
 # The macOS compile check: compiles the real platform/macos code and all of lib/ with Debian's
 # clang for x86_64-apple-macos11 and arm64-apple-macos11, warnings as errors. No Apple SDK exists
 # here: platform/macos declares the Darwin functions and structures it uses itself
-# (platform/macos/darwin_declarations.h) and includes no C header; the C++ library's headers are
+# (platform/macos/darwin_declarations_macos.h) and includes no C header; the C++ library's headers are
 # Debian's libstdc++ over glibc (the host's for x86_64, the arm64 cross ones for arm64), standing
 # in for the SDK's libc++. Then every C symbol the platform/macos objects import must be one the
 # declarations header names (or the few the C++ headers inline): nothing reaches glibc by mistake.
@@ -71,13 +71,13 @@ for arch in x86_64 arm64; do
     phase "$arch: FAILED to compile"
     continue
   fi
-  # Every C symbol the platform code imports is declared by darwin_declarations.h, or is one of
+  # Every C symbol the platform code imports is declared by darwin_declarations_macos.h, or is one of
   # the C library's that the C++ headers and the compiler call on their own.
   expected="$out/expected-$arch"
   {
-    grep -o 'INPROF_DARWIN_SYMBOL([A-Za-z_0-9]*)' "$root/platform/macos/darwin_declarations.h" |
+    grep -o 'INPROF_DARWIN_SYMBOL([A-Za-z_0-9]*)' "$root/platform/macos/darwin_declarations_macos.h" |
       sed 's/INPROF_DARWIN_SYMBOL(\(.*\))/_\1/'
-    grep -o '__asm__("_[^"]*")' "$root/platform/macos/darwin_declarations.h" | sed 's/__asm__("\(.*\)")/\1/'
+    grep -o '__asm__("_[^"]*")' "$root/platform/macos/darwin_declarations_macos.h" | sed 's/__asm__("\(.*\)")/\1/'
     printf '%s\n' _memcpy _memmove _memset _memcmp _strlen _strncpy _strcmp _abort \
       ___stack_chk_fail ___stack_chk_guard ___gxx_personality_v0 __Unwind_Resume \
       ___cxa_begin_catch ___cxa_end_catch ___cxa_guard_acquire ___cxa_guard_release \
@@ -93,7 +93,7 @@ for arch in x86_64 arm64; do
     awk '{print $NF}' | grep -v '^__Z' | grep -v ':$' | grep . | sort -u >"$imported" || true
   unexpected="$(comm -23 "$imported" "$expected")"
   if [ -n "$unexpected" ]; then
-    echo "run-macos-compile: $arch: platform/macos imports C symbols darwin_declarations.h does not declare:" >&2
+    echo "run-macos-compile: $arch: platform/macos imports C symbols darwin_declarations_macos.h does not declare:" >&2
     echo "$unexpected" >&2
     status=1
   else

@@ -2,14 +2,14 @@
 // and the suspend copier address a thread with. Every right task_threads hands out is either
 // kept here (one per thread) or deallocated at once, and the array is always given back.
 // Called from the sampler thread only, never while a thread is suspended (it allocates).
-#ifndef INPROF_PLATFORM_MACOS_MACH_THREAD_PORTS_H_
-#define INPROF_PLATFORM_MACOS_MACH_THREAD_PORTS_H_
+#ifndef INPROF_PLATFORM_MACOS_MACH_THREAD_PORTS_MACOS_H_
+#define INPROF_PLATFORM_MACOS_MACH_THREAD_PORTS_MACOS_H_
 
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
-#include "mach_api.h"
+#include "mach_api_macos.h"
 
 namespace inprof::internal {
 
@@ -37,4 +37,4 @@ class MachThreadPorts {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_PLATFORM_MACOS_MACH_THREAD_PORTS_H_
+#endif  // INPROF_PLATFORM_MACOS_MACH_THREAD_PORTS_MACOS_H_

@@ -9,8 +9,8 @@
 // (Mach-O prefixes C symbols with '_'): so they never clash with a declaration of the same
 // function the C++ library's headers bring in (the SDK's on a Mac, glibc's in the compile check).
 // Only files named *_macos.cc include this header.
-#ifndef INPROF_PLATFORM_MACOS_DARWIN_DECLARATIONS_H_
-#define INPROF_PLATFORM_MACOS_DARWIN_DECLARATIONS_H_
+#ifndef INPROF_PLATFORM_MACOS_DARWIN_DECLARATIONS_MACOS_H_
+#define INPROF_PLATFORM_MACOS_DARWIN_DECLARATIONS_MACOS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -127,6 +127,8 @@ void* pthread_get_stackaddr_np(pthread_t thread) INPROF_DARWIN_SYMBOL(pthread_ge
 size_t pthread_get_stacksize_np(pthread_t thread) INPROF_DARWIN_SYMBOL(pthread_get_stacksize_np);
 int pthread_getname_np(pthread_t thread, char* name, size_t size)
     INPROF_DARWIN_SYMBOL(pthread_getname_np);
+int pthread_atfork(void (*prepare)(), void (*parent)(), void (*child)())
+    INPROF_DARWIN_SYMBOL(pthread_atfork);
 int pthread_setname_np(const char* name) INPROF_DARWIN_SYMBOL(pthread_setname_np);
 int pthread_threadid_np(pthread_t thread, uint64_t* id) INPROF_DARWIN_SYMBOL(pthread_threadid_np);
 pthread_t pthread_main_thread_np() INPROF_DARWIN_SYMBOL(pthread_main_thread_np);
@@ -199,4 +201,4 @@ inline constexpr int kEloop = 62;
 
 #undef INPROF_DARWIN_SYMBOL
 
-#endif  // INPROF_PLATFORM_MACOS_DARWIN_DECLARATIONS_H_
+#endif  // INPROF_PLATFORM_MACOS_DARWIN_DECLARATIONS_MACOS_H_

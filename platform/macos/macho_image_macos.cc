@@ -1,4 +1,4 @@
-#include "macho_image.h"
+#include "macho_image_macos.h"
 
 #include <algorithm>
 #include <cstring>

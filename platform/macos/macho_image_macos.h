@@ -2,8 +2,8 @@
 // memory: its address range (segments plus dyld's slide), executable ranges and LC_UUID (the
 // build id symbolicate matches a .dSYM by). File-format facts only, no OS call: tested on Linux
 // with images built in memory.
-#ifndef INPROF_PLATFORM_MACOS_MACHO_IMAGE_H_
-#define INPROF_PLATFORM_MACOS_MACHO_IMAGE_H_
+#ifndef INPROF_PLATFORM_MACOS_MACHO_IMAGE_MACOS_H_
+#define INPROF_PLATFORM_MACOS_MACHO_IMAGE_MACOS_H_
 
 #include <cstdint>
 #include <span>
@@ -26,4 +26,4 @@ bool read_macho_image(std::span<const uint8_t> image, int64_t slide, ModuleInfo*
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_PLATFORM_MACOS_MACHO_IMAGE_H_
+#endif  // INPROF_PLATFORM_MACOS_MACHO_IMAGE_MACOS_H_

@@ -1,4 +1,4 @@
-#include "mach_thread_lister.h"
+#include "mach_thread_lister_macos.h"
 
 namespace inprof::internal {
 

@@ -5,8 +5,8 @@
 //
 // SUSPENDED: thread_get_state, now_ns and thread_resume are called while a thread is stopped;
 // implementations of those three must not allocate, lock or log.
-#ifndef INPROF_PLATFORM_MACOS_MACH_API_H_
-#define INPROF_PLATFORM_MACOS_MACH_API_H_
+#ifndef INPROF_PLATFORM_MACOS_MACH_API_MACOS_H_
+#define INPROF_PLATFORM_MACOS_MACH_API_MACOS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -85,4 +85,4 @@ MachApi& system_mach_api();
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_PLATFORM_MACOS_MACH_API_H_
+#endif  // INPROF_PLATFORM_MACOS_MACH_API_MACOS_H_

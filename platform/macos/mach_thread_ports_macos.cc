@@ -1,4 +1,4 @@
-#include "mach_thread_ports.h"
+#include "mach_thread_ports_macos.h"
 
 #include <unordered_set>
 

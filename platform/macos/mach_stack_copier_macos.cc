@@ -1,4 +1,4 @@
-#include "mach_stack_copier.h"
+#include "mach_stack_copier_macos.h"
 
 #include <algorithm>
 #include <cstring>

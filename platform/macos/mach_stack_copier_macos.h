@@ -7,13 +7,13 @@
 //
 // SUSPENDED (between thread_suspend and thread_resume): thread_get_state, now_ns, plain copies
 // and the label copy only. No allocation, lock or log; the sampler thread is never stopped.
-#ifndef INPROF_PLATFORM_MACOS_MACH_STACK_COPIER_H_
-#define INPROF_PLATFORM_MACOS_MACH_STACK_COPIER_H_
+#ifndef INPROF_PLATFORM_MACOS_MACH_STACK_COPIER_MACOS_H_
+#define INPROF_PLATFORM_MACOS_MACH_STACK_COPIER_MACOS_H_
 
 #include <memory>
 
-#include "mach_api.h"
-#include "mach_thread_ports.h"
+#include "mach_api_macos.h"
+#include "mach_thread_ports_macos.h"
 #include "sampling/stack_copier.h"
 
 namespace inprof::internal {
@@ -43,4 +43,4 @@ void copy_thread_stack(const MachStackBounds& bounds, StackSnapshot& out);
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_PLATFORM_MACOS_MACH_STACK_COPIER_H_
+#endif  // INPROF_PLATFORM_MACOS_MACH_STACK_COPIER_MACOS_H_

@@ -1,13 +1,13 @@
 // ThreadLister over Mach: the task's threads from task_threads (ids from THREAD_IDENTIFIER_INFO,
 // the ids pthread_threadid_np gives), CPU time and state from THREAD_BASIC_INFO, names from
 // pthread. Portable over MachApi: runs on Linux over the fake Mach layer in the tests.
-#ifndef INPROF_PLATFORM_MACOS_MACH_THREAD_LISTER_H_
-#define INPROF_PLATFORM_MACOS_MACH_THREAD_LISTER_H_
+#ifndef INPROF_PLATFORM_MACOS_MACH_THREAD_LISTER_MACOS_H_
+#define INPROF_PLATFORM_MACOS_MACH_THREAD_LISTER_MACOS_H_
 
 #include <memory>
 
-#include "mach_api.h"
-#include "mach_thread_ports.h"
+#include "mach_api_macos.h"
+#include "mach_thread_ports_macos.h"
 #include "sampling/thread_lister.h"
 
 namespace inprof::internal {
@@ -34,4 +34,4 @@ class MachThreadLister final : public ThreadLister {
 
 }  // namespace inprof::internal
 
-#endif  // INPROF_PLATFORM_MACOS_MACH_THREAD_LISTER_H_
+#endif  // INPROF_PLATFORM_MACOS_MACH_THREAD_LISTER_MACOS_H_
