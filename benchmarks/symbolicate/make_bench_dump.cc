@@ -29,7 +29,7 @@
 #include "dump/dump_writer.h"
 #include "session/output_file.h"
 #include "symbolize/debug_file_locator.h"
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/elf_file.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "symbolize/macho_file.h"
+#include "symbolize/macho/macho_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using inprof::symbolicate::MachOFile;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/elf_file.h"
 #include "symbolize/module_symbolizer.h"
 #include "test_support.h"
 

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "symbolize/byte_io.h"
-#include "symbolize/cache_dir_listing.h"
-#include "symbolize/cache_file_read.h"
-#include "symbolize/symbol_cache_file.h"
+#include "symbolize/cache/cache_dir_listing.h"
+#include "symbolize/cache/cache_file_read.h"
+#include "symbolize/cache/symbol_cache_file.h"
 #include "test_support.h"
 
 namespace {

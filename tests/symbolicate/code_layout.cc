@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/elf_file.h"
 
 namespace symtest {
 

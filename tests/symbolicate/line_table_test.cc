@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "code_layout.h"
-#include "symbolize/libdw_line_tables.h"
+#include "symbolize/elf/libdw_line_tables.h"
 
 namespace inprof::symbolicate {
 namespace {

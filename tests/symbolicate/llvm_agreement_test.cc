@@ -19,7 +19,7 @@
 
 #include "code_layout.h"
 #include "symbolize/demangle.h"
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/elf_file.h"
 #include "symbolize/module_symbolizer.h"
 
 namespace {

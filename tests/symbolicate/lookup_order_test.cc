@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "code_layout.h"
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/elf_file.h"
 #include "symbolize/module_symbolizer.h"
 
 namespace {

@@ -12,7 +12,7 @@
 #include <iterator>
 
 #include "symbolize/debug_file_locator.h"
-#include "symbolize/macho_file.h"
+#include "symbolize/macho/macho_file.h"
 #include "symbolize/module_symbolizer.h"
 #include "test_support.h"
 

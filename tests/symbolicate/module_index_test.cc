@@ -3,7 +3,7 @@
 // with templates and inlining), exports them, and the index, written and read back, must then
 // name the addresses of those units, the other half included, as a fresh handle does, or leave
 // them to the reader. A damaged unit or module part never answers.
-#include "symbolize/module_index.h"
+#include "symbolize/cache/module_index.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -17,10 +17,10 @@
 #include <memory>
 
 #include "code_layout.h"
-#include "symbolize/elf_file.h"
+#include "symbolize/cache/symbol_cache.h"
+#include "symbolize/cache/unit_pack.h"
+#include "symbolize/elf/elf_file.h"
 #include "symbolize/module_symbolizer.h"
-#include "symbolize/symbol_cache.h"
-#include "symbolize/unit_pack.h"
 #include "test_support.h"
 
 namespace {

@@ -21,8 +21,8 @@
 #include <map>
 #include <sstream>
 
-#include "symbolize/debug_image.h"
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/debug_image.h"
+#include "symbolize/elf/elf_file.h"
 #include "test_support.h"
 
 namespace {

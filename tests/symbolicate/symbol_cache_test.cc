@@ -3,7 +3,7 @@
 // truncated or foreign cache file is ignored; two processes sharing one cache both write the right
 // profile; the size bound evicts the least recently used files; a module of another build-id never
 // reuses an entry; a cached debug image is used only intact.
-#include "symbolize/symbol_cache.h"
+#include "symbolize/cache/symbol_cache.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -19,10 +19,10 @@
 #include <thread>
 #include <vector>
 
-#include "symbolize/cache_file_read.h"
-#include "symbolize/debug_image.h"
-#include "symbolize/debug_image_cache.h"
-#include "symbolize/symbol_cache_file.h"
+#include "symbolize/cache/cache_file_read.h"
+#include "symbolize/cache/symbol_cache_file.h"
+#include "symbolize/elf/debug_image.h"
+#include "symbolize/elf/debug_image_cache.h"
 #include "test_support.h"
 #include "test_targets.h"
 

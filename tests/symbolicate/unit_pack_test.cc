@@ -1,6 +1,6 @@
 // unit_pack.h: several units' bytes in one file, each found by its DIE offset; a damaged
 // directory or another module's pack finds nothing, a unit cut short is not found.
-#include "symbolize/unit_pack.h"
+#include "symbolize/cache/unit_pack.h"
 
 #include <gtest/gtest.h>
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "convert/source_embedder.h"
+#include "symbolize/cache/symbol_cache.h"
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/parallel_symbolizer.h"
-#include "symbolize/symbol_cache.h"
 #include "write/folded_writer.h"
 
 namespace inprof::symbolicate {

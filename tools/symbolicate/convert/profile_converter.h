@@ -12,9 +12,9 @@
 #include "convert/profile_builder.h"
 #include "diagnostics.h"
 #include "read/profile_model.h"
+#include "symbolize/cache/symbol_cache.h"
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/parallel_symbolizer.h"
-#include "symbolize/symbol_cache.h"
 
 namespace inprof::symbolicate {
 

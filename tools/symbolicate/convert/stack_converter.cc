@@ -16,7 +16,7 @@
 
 #include "convert/frame_address.h"
 #include "convert/track_names.h"
-#include "symbolize/cached_symbolizer.h"
+#include "symbolize/cache/cached_symbolizer.h"
 #include "symbolize/leaf_fixup.h"
 #include "symbolize/module_map.h"
 #include "symbolize/module_symbolizer.h"

@@ -20,11 +20,11 @@
 #include "read/flat_index_set.h"
 #include "read/profile_model.h"
 #include "symbolize/binary_code.h"
+#include "symbolize/cache/symbol_cache_file.h"
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/module_map.h"
 #include "symbolize/module_symbolizer.h"
 #include "symbolize/parallel_symbolizer.h"
-#include "symbolize/symbol_cache_file.h"
 
 namespace inprof::symbolicate {
 

@@ -17,7 +17,7 @@
 #include <cstring>
 
 #include "serve/symbol_server.h"
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/elf_file.h"
 
 namespace inprof::symbolicate {
 namespace {

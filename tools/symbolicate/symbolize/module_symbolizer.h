@@ -1,6 +1,6 @@
 // Symbolizes addresses inside one module: function names, inline chains and lines. The seam
 // between symbolicate and the platform's debug-information reader: on Linux the module's ELF and
-// DWARF read with libdw (module_symbolizer.cc), on Windows DbgHelp
+// DWARF read with libdw (elf/dwarf_symbolizer.cc), on Windows DbgHelp
 // (windows/dbghelp_symbolizer.cc). Not thread-safe: use one per thread.
 #ifndef INPROF_TOOLS_SYMBOLICATE_MODULE_SYMBOLIZER_H_
 #define INPROF_TOOLS_SYMBOLICATE_MODULE_SYMBOLIZER_H_

@@ -1,7 +1,7 @@
 // The leaf fix-up's CFI question (leaf_fixup.h) answered from one CFI table: where a function
 // without a frame record keeps its return address at an address. Shared by the module's full
-// reader (module_symbolizer.cc: .eh_frame, then the debug file's .debug_frame) and the binary's
-// own (binary_code.h: .eh_frame alone), so that both answer alike.
+// reader (elf/dwarf_symbolizer.cc: .eh_frame, then the debug file's .debug_frame) and the
+// binary's own (binary_code.h: .eh_frame alone), so that both answer alike.
 #ifndef INPROF_TOOLS_SYMBOLICATE_CFI_SLOT_H_
 #define INPROF_TOOLS_SYMBOLICATE_CFI_SLOT_H_
 

@@ -1,4 +1,4 @@
-#include "symbolize/symbol_cache_file.h"
+#include "symbolize/cache/symbol_cache_file.h"
 
 #include <algorithm>
 #include <cstring>

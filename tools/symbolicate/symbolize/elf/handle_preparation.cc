@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "symbolize/debug_image.h"
-#include "symbolize/debug_image_cache.h"
+#include "symbolize/elf/debug_image.h"
+#include "symbolize/elf/debug_image_cache.h"
 #include "symbolize/huge_page_heap.h"
 #include "symbolize/module_symbolizer.h"
 

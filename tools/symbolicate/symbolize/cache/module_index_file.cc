@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "symbolize/byte_io.h"
-#include "symbolize/module_index.h"
+#include "symbolize/cache/module_index.h"
 
 namespace inprof::symbolicate {
 namespace {

@@ -1,9 +1,9 @@
-#include "symbolize/unit_pack.h"
+#include "symbolize/cache/unit_pack.h"
 
 #include <cstring>
 
 #include "symbolize/byte_io.h"
-#include "symbolize/module_index.h"
+#include "symbolize/cache/module_index.h"
 
 namespace inprof::symbolicate {
 namespace {

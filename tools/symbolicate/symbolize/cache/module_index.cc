@@ -1,4 +1,4 @@
-#include "symbolize/module_index.h"
+#include "symbolize/cache/module_index.h"
 
 #include <climits>
 #include <utility>

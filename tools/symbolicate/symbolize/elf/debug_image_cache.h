@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "symbolize/debug_image.h"
+#include "symbolize/elf/debug_image.h"
 
 namespace inprof::symbolicate {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "symbolize/line_table.h"
-#include "symbolize/macho_file.h"
+#include "symbolize/macho/macho_file.h"
 
 namespace inprof::symbolicate {
 

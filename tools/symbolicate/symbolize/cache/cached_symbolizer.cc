@@ -1,4 +1,4 @@
-#include "symbolize/cached_symbolizer.h"
+#include "symbolize/cache/cached_symbolizer.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "symbolize/debug_image.h"
+#include "symbolize/elf/debug_image.h"
 
 #include <elf.h>
 #include <libdeflate.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/elf_file.h"
 
 #ifndef ELFCOMPRESS_ZSTD
 #define ELFCOMPRESS_ZSTD 2  // newer <elf.h> only

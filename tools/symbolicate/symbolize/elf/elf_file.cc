@@ -1,4 +1,4 @@
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/elf_file.h"
 
 #include <elf.h>
 #include <fcntl.h>

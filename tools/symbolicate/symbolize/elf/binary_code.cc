@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "symbolize/cfi_slot.h"
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/cfi_slot.h"
+#include "symbolize/elf/elf_file.h"
 
 namespace inprof::symbolicate {
 
@@ -50,7 +50,7 @@ class ElfBinaryCode final : public BinaryCode {
 
   std::optional<std::optional<unsigned>> return_address_slot(uint64_t vaddr,
                                                              bool aarch64) override {
-    // libdwfl reports the binary at its own addresses (module_symbolizer.cc): no bias.
+    // libdwfl reports the binary at its own addresses (elf/dwarf_symbolizer.cc): no bias.
     return cfi_return_slot(cfi(), vaddr, aarch64);
   }
 

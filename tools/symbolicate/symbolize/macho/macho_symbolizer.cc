@@ -1,11 +1,11 @@
-#include "symbolize/macho_symbolizer.h"
+#include "symbolize/macho/macho_symbolizer.h"
 
 #include <utility>
 #include <vector>
 
 #include "symbolize/demangle.h"
-#include "symbolize/macho_file.h"
-#include "symbolize/macho_lines.h"
+#include "symbolize/macho/macho_file.h"
+#include "symbolize/macho/macho_lines.h"
 
 namespace inprof::symbolicate {
 namespace {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "symbolize/cache/symbol_cache.h"
 #include "symbolize/parallel_symbolizer.h"
-#include "symbolize/symbol_cache.h"
 
 namespace inprof::symbolicate {
 

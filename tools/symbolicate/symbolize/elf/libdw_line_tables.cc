@@ -1,4 +1,4 @@
-#include "symbolize/libdw_line_tables.h"
+#include "symbolize/elf/libdw_line_tables.h"
 
 #include <dwarf.h>
 #include <gelf.h>

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <mutex>
 
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/elf_file.h"
 #include "symbolize/image_file.h"
-#include "symbolize/macho_file.h"
+#include "symbolize/macho/macho_file.h"
 
 namespace inprof::symbolicate {
 namespace {

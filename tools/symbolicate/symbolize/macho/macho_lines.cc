@@ -1,4 +1,4 @@
-#include "symbolize/macho_lines.h"
+#include "symbolize/macho/macho_lines.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "symbolize/cache_file_read.h"
+#include "symbolize/cache/cache_file_read.h"
 
 #include <cstdio>
 #include <system_error>

@@ -1,9 +1,9 @@
-#include "symbolize/cache_dir_listing.h"
+#include "symbolize/cache/cache_dir_listing.h"
 
 #include <chrono>
 #include <system_error>
 
-#include "symbolize/cache_file_read.h"
+#include "symbolize/cache/cache_file_read.h"
 
 #if !defined(_WIN32)
 #include <dirent.h>

@@ -1,4 +1,4 @@
-#include "symbolize/debug_image_cache.h"
+#include "symbolize/elf/debug_image_cache.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -12,7 +12,7 @@
 #include <filesystem>
 
 #include "symbolize/byte_io.h"
-#include "symbolize/cache_file_read.h"
+#include "symbolize/cache/cache_file_read.h"
 
 namespace inprof::symbolicate {
 namespace {

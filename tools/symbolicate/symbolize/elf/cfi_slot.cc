@@ -1,4 +1,4 @@
-#include "symbolize/cfi_slot.h"
+#include "symbolize/elf/cfi_slot.h"
 
 #include <dwarf.h>
 

@@ -1,4 +1,4 @@
-#include "symbolize/macho_file.h"
+#include "symbolize/macho/macho_file.h"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "symbolize/elf_file.h"
+#include "symbolize/elf/elf_file.h"
 
 namespace inprof::symbolicate {
 namespace {

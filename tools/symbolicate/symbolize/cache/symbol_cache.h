@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "symbolize/cache/module_index.h"
+#include "symbolize/cache/symbol_cache_file.h"
 #include "symbolize/debug_file_locator.h"
-#include "symbolize/module_index.h"
-#include "symbolize/symbol_cache_file.h"
 
 namespace inprof::symbolicate {
 

@@ -1,5 +1,3 @@
-#include "symbolize/module_symbolizer.h"
-
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -16,13 +14,14 @@
 
 #include "dump/dump_records.h"
 #include "symbolize/binary_code.h"
-#include "symbolize/cfi_slot.h"
-#include "symbolize/debug_image.h"
-#include "symbolize/elf_file.h"
-#include "symbolize/libdw_line_tables.h"
+#include "symbolize/cache/module_index.h"
+#include "symbolize/elf/cfi_slot.h"
+#include "symbolize/elf/debug_image.h"
+#include "symbolize/elf/elf_file.h"
+#include "symbolize/elf/libdw_line_tables.h"
 #include "symbolize/line_table.h"
-#include "symbolize/macho_symbolizer.h"
-#include "symbolize/module_index.h"
+#include "symbolize/macho/macho_symbolizer.h"
+#include "symbolize/module_symbolizer.h"
 #include "symbolize/unit_tree.h"
 
 namespace inprof::symbolicate {

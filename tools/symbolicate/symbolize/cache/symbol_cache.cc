@@ -1,4 +1,4 @@
-#include "symbolize/symbol_cache.h"
+#include "symbolize/cache/symbol_cache.h"
 
 #if defined(__linux__)
 #include <fcntl.h>  // AT_FDCWD
@@ -24,9 +24,9 @@
 #include <system_error>
 #include <unordered_map>
 
-#include "symbolize/cache_dir_listing.h"
-#include "symbolize/cache_file_read.h"
-#include "symbolize/unit_pack.h"
+#include "symbolize/cache/cache_dir_listing.h"
+#include "symbolize/cache/cache_file_read.h"
+#include "symbolize/cache/unit_pack.h"
 
 namespace inprof::symbolicate {
 namespace fs = std::filesystem;
