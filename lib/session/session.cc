@@ -144,123 +144,110 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
       status);
   if (!copier) return nullptr;
 
-  std::string path;
-  const std::string output_path = options.output_path.empty()
+  std::unique_ptr<Session> session(new Session(options, monotonic_ns()));
+  if (!session->open_output(status)) return nullptr;
+  session->record_process();
+  session->create_sampler(std::move(copier));
+  if (session->ring_mode_) {
+    *status = session->start_ring_services(session->output_path_);
+    if (!status->ok()) return nullptr;
+  }
+  if (!session->start_threads(status)) return nullptr;
+  if (!session->attach_recorders(status)) return nullptr;
+  g_recording.store(true);
+  session->started_ = true;
+  *status = {};
+  return session;
+}
+
+bool Session::open_output(Status* status) {
+  const std::string output_path = options_.output_path.empty()
                                       ? "inprof-" + std::to_string(process_id()) + ".inprof"
-                                      : options.output_path;
-  std::unique_ptr<WindowFiles> window_files;
-  if (options.rotate_interval.count() != 0) {
-    window_files = std::make_unique<WindowFiles>(output_path, options.keep_files, process_id());
+                                      : options_.output_path;
+  if (options_.rotate_interval.count() != 0) {
+    window_files_ = std::make_unique<WindowFiles>(output_path, options_.keep_files, process_id());
   }
   std::string earlier_image;
   auto file = OutputFile::create_unshared(
-      window_files ? window_files->path(1, wall_clock_ns()) : output_path, status, &path,
+      window_files_ ? window_files_->path(1, wall_clock_ns()) : output_path, status, &output_path_,
       &earlier_image);
-  if (!file) return nullptr;
+  if (!file) return false;
   if (!earlier_image.empty()) end_earlier_image(earlier_image);
-
-  const uint64_t start_ns = monotonic_ns();
-  std::unique_ptr<Session> session(new Session(options, start_ns));
-  session->output_path_ = path;
-  session->window_files_ = std::move(window_files);
-  if (session->ring_mode_) {
+  if (ring_mode_) {
     // Nothing is written until a capture or stop(); the file is created now so that a path that
     // cannot be written is reported by start().
-    session->final_capture_ = std::move(file);
-  } else {
-    session->dump_ = DumpWriter::create(std::move(file), status);
-    if (!session->dump_) return nullptr;
+    final_capture_ = std::move(file);
+    return true;
   }
+  dump_ = DumpWriter::create(std::move(file), status);
+  return dump_ != nullptr;
+}
 
+void Session::record_process() {
   ProcessRecord process;
   process.pid = process_id();
   process.start_unix_ns = wall_clock_ns();
-  process.interval_ns = static_cast<uint64_t>(options.interval.count());
+  process.interval_ns = static_cast<uint64_t>(options_.interval.count());
   process.arch = kArchName;
   process.os = os_name();
   process.executable = executable_path();
   process.command_line = command_line();
   process.library_version = INPROF_VERSION_STRING;
   read_system_facts(process);
-  if (session->ring_mode_ || session->rotating_) {
-    // First of what every capture (or window) holds.
-    session->metadata_.push(RecordType::kProcess, process);
+  if (ring_mode_ || rotating_) {
+    metadata_.push(RecordType::kProcess, process);  // first of what every capture (window) holds
   } else {
-    session->dump_->add(RecordType::kProcess, process);
+    dump_->add(RecordType::kProcess, process);
   }
+}
 
+void Session::create_sampler(std::unique_ptr<StackCopier> copier) {
   SamplerConfig config;
-  config.interval_ns = process.interval_ns;
-  config.max_frames = options.max_frames;
-  config.stack_copy_size = options.stack_copy_size;
-  config.start_ns = start_ns;
-  config.thread_filters = options.thread_filters;
-  config.cpu_samples = options.cpu_samples;
+  config.interval_ns = static_cast<uint64_t>(options_.interval.count());
+  config.max_frames = options_.max_frames;
+  config.stack_copy_size = options_.stack_copy_size;
+  config.start_ns = start_ns_;
+  config.thread_filters = options_.thread_filters;
+  config.cpu_samples = options_.cpu_samples;
   config.answer_timeout_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(options.thread_answer_timeout).count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.thread_answer_timeout).count());
   std::unique_ptr<Unwinder> unwinder;
-  if (options.unwinder == UnwindMethod::kFramePointer) {
+  if (options_.unwinder == UnwindMethod::kFramePointer) {
     unwinder = std::make_unique<FramePointerUnwinder>();
   } else {
 #if defined(INPROF_OS_UNWINDER)
     unwinder = create_os_unwinder();  // Windows: no CFI of ours; the OS's unwind tables
 #else
     unwinder = std::make_unique<DwarfUnwinder>(CfiProvider::create(),
-                                               options.unwinder == UnwindMethod::kAuto);
+                                               options_.unwinder == UnwindMethod::kAuto);
 #endif
   }
-  session->sampler_ = std::make_unique<Sampler>(config, std::move(copier), std::move(unwinder),
-                                                ThreadLister::create(), ModuleLister::create(),
-                                                *session->ring_, session->metadata_);
-  if (options.allocation_sample_bytes != 0) {
-    session->allocation_pool_ = std::make_unique<AllocationPool>(
-        kAllocationSlots, std::min<size_t>(options.stack_copy_size, kAllocationStackBytes));
-    session->sampler_->set_allocation_pool(session->allocation_pool_.get());
+  sampler_ =
+      std::make_unique<Sampler>(config, std::move(copier), std::move(unwinder),
+                                ThreadLister::create(), ModuleLister::create(), *ring_, metadata_);
+  if (options_.allocation_sample_bytes != 0) {
+    allocation_pool_ = std::make_unique<AllocationPool>(
+        kAllocationSlots, std::min<size_t>(options_.stack_copy_size, kAllocationStackBytes));
+    sampler_->set_allocation_pool(allocation_pool_.get());
   }
-
-  if (session->ring_mode_) {
-    *status = session->start_ring_services(path);
-    if (!status->ok()) return nullptr;
-  }
-
-  Session* s = session.get();
   // A main() that ended in pthread_exit(): when its last thread ends, the C library would call
   // exit(0), but our threads keep the process alive. A thread of ours does what the library
   // would have: the dump is completed, then exit(0) (atexit handlers and destructors run).
-  s->sampler_->set_program_ended([] {
+  sampler_->set_program_ended([] {
     std::thread([] {
       ProfilerThreadMark mark;
       (void)here::stop();
       std::exit(0);
     }).detach();
   });
+}
+
+bool Session::start_threads(Status* status) {
   // Before any thread of the session starts: the writer reads it for every stats record.
-  s->markers_dropped_at_start_ = MarkerRecorder::instance().dropped();
-  if (!s->ring_mode_) {
-    s->sampler_->set_ring_filling([s] {
-      // Without writer_mutex_ (the writer holds it while it drains): a wake-up lost between its
-      // check and its wait is repeated at the next tick, the ring being still as full.
-      s->drain_requested_.store(true, std::memory_order_relaxed);
-      s->writer_cv_.notify_one();
-    });
-    // The writer starts first so that the sampler knows its id and never samples it.
-    std::promise<uint64_t> writer_tid;
-    auto writer_tid_ready = writer_tid.get_future();
-    std::atomic<bool> writer_table_private{false};
-    const bool writer_started =
-        s->writer_thread_.start("inprof-writer", [s, &writer_tid, &writer_table_private] {
-          // Its files (the dump, rotation windows, the JIT map it copies) live in a table of its
-          // own.
-          writer_table_private =
-              use_private_descriptor_table(s->dump_ ? s->dump_->file().descriptor() : -1);
-          AllocationRecorder::instance().exclude_this_thread();
-          writer_tid.set_value(current_thread_id());
-          s->writer_loop();
-        });
-    if (!writer_started) return s->refuse_start(status);
-    s->sampler_->exclude_thread(writer_tid_ready.get());
-    // The dump is the writer's alone now: the program's table keeps no copy of it.
-    if (writer_table_private && s->dump_) s->dump_->file().moved_to_private_table();
+  markers_dropped_at_start_ = MarkerRecorder::instance().dropped();
+  if (!ring_mode_ && !start_writer_thread()) {
+    refuse_start(status);
+    return false;
   }
   std::promise<void> sampler_ready;
   auto sampler_ready_done = sampler_ready.get_future();
@@ -269,45 +256,76 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
   // the program has any other.
   const uint64_t starter = current_thread_id();
   const bool sampler_started =
-      s->sampler_thread_.start("inprof-sampler", [s, &sampler_ready, starter] {
+      sampler_thread_.start("inprof-sampler", [this, &sampler_ready, starter] {
         // What it opens (/proc, perf events) never takes a number the program expects.
         (void)use_private_descriptor_table(-1);
         AllocationRecorder::instance().exclude_this_thread();
-        s->sampler_->exclude_thread(current_thread_id());
-        if (s->options_.cpu_samples) (void)s->sampler_->watch_activity(starter);
-        if (s->allocation_pool_) s->sampler_->prepare_modules();
+        sampler_->exclude_thread(current_thread_id());
+        if (options_.cpu_samples) (void)sampler_->watch_activity(starter);
+        if (allocation_pool_) sampler_->prepare_modules();
         sampler_ready.set_value();
-        s->sampler_->run();
+        sampler_->run();
       });
-  if (!sampler_started) return s->refuse_start(status);
+  if (!sampler_started) {
+    refuse_start(status);
+    return false;
+  }
   sampler_ready_done.wait();
+  return true;
+}
+
+bool Session::start_writer_thread() {
+  sampler_->set_ring_filling([this] {
+    // Without writer_mutex_ (the writer holds it while it drains): a wake-up lost between its
+    // check and its wait is repeated at the next tick, the ring being still as full.
+    drain_requested_.store(true, std::memory_order_relaxed);
+    writer_cv_.notify_one();
+  });
+  // The writer starts first so that the sampler knows its id and never samples it.
+  std::promise<uint64_t> writer_tid;
+  auto writer_tid_ready = writer_tid.get_future();
+  std::atomic<bool> writer_table_private{false};
+  const bool writer_started =
+      writer_thread_.start("inprof-writer", [this, &writer_tid, &writer_table_private] {
+        // Its files (the dump, rotation windows, the JIT map it copies) live in a table of its
+        // own.
+        writer_table_private =
+            use_private_descriptor_table(dump_ ? dump_->file().descriptor() : -1);
+        AllocationRecorder::instance().exclude_this_thread();
+        writer_tid.set_value(current_thread_id());
+        writer_loop();
+      });
+  if (!writer_started) return false;
+  sampler_->exclude_thread(writer_tid_ready.get());
+  // The dump is the writer's alone now: the program's table keeps no copy of it.
+  if (writer_table_private && dump_) dump_->file().moved_to_private_table();
+  return true;
+}
+
+bool Session::attach_recorders(Status* status) {
   // Markers, categories and counters flow into this session from now on.
-  Declarations::instance().attach(&s->metadata_);
-  MarkerRecorder::instance().attach(s->ring_, start_ns);
-  if (s->allocation_pool_ &&
+  Declarations::instance().attach(&metadata_);
+  MarkerRecorder::instance().attach(ring_, start_ns_);
+  if (allocation_pool_ &&
       !AllocationRecorder::instance().attach(
-          s->ring_, s->allocation_pool_.get(), start_ns, options.allocation_sample_bytes,
-          options.allocation_sample_bytes == 1 ? kTrackedAtEveryAllocation : kTrackedSampled)) {
+          ring_, allocation_pool_.get(), start_ns_, options_.allocation_sample_bytes,
+          options_.allocation_sample_bytes == 1 ? kTrackedAtEveryAllocation : kTrackedSampled)) {
     *status = Status::error(Status::Code::kPlatformError,
                             "the allocation interposer refused the session (a different build "
                             "of libinprof_allocations?)");
-    s->started_ = true;
-    (void)s->stop();
-    return nullptr;
+    started_ = true;
+    (void)stop();
+    return false;
   }
-  g_recording.store(true);
-  s->started_ = true;
-  *status = {};
-  return session;
+  return true;
 }
 
-std::unique_ptr<Session> Session::refuse_start(Status* status) {
+void Session::refuse_start(Status* status) {
   *status = Status::error(Status::Code::kPlatformError,
                           "the system refused a thread for the profiler (too many threads, or no "
                           "memory)");
   started_ = true;
   (void)stop();
-  return nullptr;
 }
 
 Status Session::start_ring_services(const std::string& output_path) {

@@ -65,9 +65,23 @@ class Session {
 
  private:
   Session(const Options& options, uint64_t start_ns);
+  // The steps of start(), in order; each false (with `status`) where the session cannot start.
+  // The dump (or, in ring mode, the file captures go to) is created: a path that cannot be
+  // written is said now.
+  bool open_output(Status* status);
+  // The process's record: first in the dump, or first of every capture and window.
+  void record_process();
+  // The sampler, with the unwinder and the allocation pool the options ask for.
+  void create_sampler(std::unique_ptr<StackCopier> copier);
   Status start_ring_services(const std::string& output_path);
-  // A thread of the profiler's was refused: says so, ends what started, null.
-  std::unique_ptr<Session> refuse_start(Status* status);
+  // The writer thread (stream mode), then the sampler thread, which has listed the threads and
+  // watches new ones once this returns.
+  bool start_threads(Status* status);
+  bool start_writer_thread();
+  // Markers, declarations and allocations flow into the session from now on.
+  bool attach_recorders(Status* status);
+  // A thread of the profiler's was refused: says so, ends what started.
+  void refuse_start(Status* status);
   // The statistics record as of now (the profiler's CPU: the sampler's, the writer's at its last).
   StatsRecord stats_record() const;
   void writer_loop();
