@@ -8,6 +8,7 @@
 
 #include "convert/profile_converter.h"
 #include "read/flat_index_set.h"
+#include "text_util.h"
 #include "write/profile_json_writer.h"
 
 namespace {
@@ -106,7 +107,7 @@ TEST(ProfileConverter, BreakpadIdIsALittleEndianGuidPlusAge) {
             "0A0B0C0D0E0F"
             "0");
   EXPECT_EQ(breakpad_id(id).size(), 33u);
-  EXPECT_EQ(hex_string({0xab, 0x01}), "ab01");
+  EXPECT_EQ(hex_string(std::vector<uint8_t>{0xab, 0x01}), "ab01");
 }
 
 // Rows deduplicated by FlatIndexSet stay distinct and are found again across many growths, also

@@ -11,6 +11,7 @@
 #include "symbolize/module_symbolizer.h"
 #include "test_support.h"
 #include "test_targets.h"
+#include "text_util.h"
 
 namespace {
 

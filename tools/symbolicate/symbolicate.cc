@@ -22,6 +22,7 @@
 #include "read/dump_set.h"
 #include "read/profile_model.h"
 #include "symbolize/module_symbolizer.h"
+#include "text_util.h"
 #include "write/folded_writer.h"
 #include "write/gzip_stream.h"
 #include "write/pprof_writer.h"
@@ -185,11 +186,7 @@ std::vector<PprofMapping> pprof_mappings(const ProfileBuilder& b, const Origins&
       m.start = r.start;
       m.end = r.end;
       m.file_offset = r.file_offset;
-      static const char kHex[] = "0123456789abcdef";
-      for (uint8_t byte : r.build_id) {
-        m.build_id += kHex[byte >> 4];
-        m.build_id += kHex[byte & 15];
-      }
+      m.build_id = hex_string(r.build_id);
     }
     mappings.push_back(std::move(m));
   }

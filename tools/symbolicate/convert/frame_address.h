@@ -1,11 +1,9 @@
-// How a frame's address is read and written: shared by the stack converter's two halves.
+// How a frame's address is read (and written: hex_u64, text_util.h): shared by the stack
+// converter's two halves.
 #ifndef INPROF_TOOLS_SYMBOLICATE_CONVERT_FRAME_ADDRESS_H_
 #define INPROF_TOOLS_SYMBOLICATE_CONVERT_FRAME_ADDRESS_H_
 
-#include <cinttypes>
 #include <cstdint>
-#include <cstdio>
-#include <string>
 
 namespace inprof::symbolicate {
 
@@ -15,12 +13,6 @@ namespace inprof::symbolicate {
 // it. It is also the address the Firefox Profiler expects of a stack-walked frame.
 inline uint64_t code_address(uint64_t address, bool leaf) {
   return leaf || address == 0 ? address : address - 1;
-}
-
-inline std::string hex_u64(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-  return buf;
 }
 
 }  // namespace inprof::symbolicate

@@ -430,16 +430,6 @@ void Converter::add_paused_ranges() {
   }
 }
 
-std::string hex_string(const std::vector<uint8_t>& bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (uint8_t b : bytes) {
-    s += kDigits[b >> 4];
-    s += kDigits[b & 15];
-  }
-  return s;
-}
-
 std::string breakpad_id(const std::vector<uint8_t>& build_id) {
   // The first 16 bytes as a GUID whose first three fields are little-endian, then age 0.
   uint8_t g[16] = {};

@@ -74,7 +74,6 @@ ConversionSummary convert_profile(const ProfileModel& model, ProfileBuilder& bui
                                   Diagnostics& diag, const ConvertOptions& options = {});
 
 // Helpers exposed for tests.
-std::string hex_string(const std::vector<uint8_t>& bytes);  // lowercase
 std::string breakpad_id(const std::vector<uint8_t>& build_id);
 
 }  // namespace inprof::symbolicate

@@ -22,6 +22,7 @@
 #include "symbolize/module_symbolizer.h"
 #include "symbolize/parallel_symbolizer.h"
 #include "symbolize/syscall_site.h"
+#include "text_util.h"
 
 namespace inprof::symbolicate {
 namespace {

@@ -7,6 +7,7 @@
 #include "convert/stack_converter.h"
 #include "symbolize/module_map.h"
 #include "symbolize/module_symbolizer.h"
+#include "text_util.h"
 
 namespace inprof::symbolicate {
 

@@ -1,5 +1,7 @@
 #include "convert/track_names.h"
 
+#include "text_util.h"
+
 namespace inprof::symbolicate {
 namespace {
 
@@ -7,12 +9,6 @@ namespace {
 constexpr size_t kCommBytes = 15;
 
 }  // namespace
-
-std::string basename_of(const std::string& path) {
-  const bool windows = path.size() > 2 && path[1] == ':' && (path[2] == '\\' || path[2] == '/');
-  size_t slash = path.find_last_of(windows ? "\\/" : "/");
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 TrackNames::TrackNames(const internal::ProcessRecord* process) {
   if (!process) return;

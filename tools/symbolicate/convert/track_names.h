@@ -14,9 +14,6 @@
 
 namespace inprof::symbolicate {
 
-// The last component of a path (a Windows dump's paths also separate with backslashes).
-std::string basename_of(const std::string& path);
-
 class TrackNames {
  public:
   // `process` may be null (a dump without a process record).

@@ -18,6 +18,7 @@
 
 #include "serve/symbol_server.h"
 #include "symbolize/elf/elf_file.h"
+#include "text_util.h"
 
 namespace inprof::symbolicate {
 namespace {
@@ -44,13 +45,7 @@ std::string random_token() {
     if (n <= 0) std::abort();  // no randomness: never serve under a guessable path
     got += static_cast<size_t>(n);
   }
-  static const char kDigits[] = "0123456789abcdef";
-  std::string token;
-  for (unsigned char b : bytes) {
-    token += kDigits[b >> 4];
-    token += kDigits[b & 15];
-  }
-  return token;
+  return hex_string(bytes);
 }
 
 bool send_all(int fd, const char* data, size_t size) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "serve/disassembler.h"
+#include "text_util.h"
 #include "write/profile_json_writer.h"
 
 namespace inprof::symbolicate {
@@ -19,12 +20,6 @@ using Json = rapidjson::Writer<rapidjson::StringBuffer>;
 void put(Json& w, std::string_view s) {
   const std::string clean = sanitize_utf8(s);
   w.String(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
-}
-
-std::string hex(uint64_t v) {
-  char text[24];
-  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(v));
-  return text;
 }
 
 // "0x1a2b" (or "1a2b") -> 0x1a2b; nothing for anything else.
@@ -81,7 +76,7 @@ void write_frame(Json& w, size_t index, const std::string& module, uint64_t rela
   w.Key("module");
   put(w, module);
   w.Key("module_offset");
-  put(w, hex(relative));
+  put(w, hex_u64(relative));
   if (info && !info->frames.empty()) {
     const SourceFrame& outer = info->frames.front();
     w.Key("function");
@@ -91,10 +86,10 @@ void write_frame(Json& w, size_t index, const std::string& module, uint64_t rela
     uint64_t offset = 0;
     if (info->symbol && info->symbol->vaddr <= vaddr) offset = vaddr - info->symbol->vaddr;
     w.Key("function_offset");
-    put(w, hex(offset));
+    put(w, hex_u64(offset));
     if (info->symbol && info->symbol->size) {
       w.Key("function_size");
-      put(w, hex(*info->symbol->size));
+      put(w, hex_u64(*info->symbol->size));
     }
     if (!outer.file.empty()) {
       w.Key("file");
@@ -238,7 +233,7 @@ ApiResponse SymbolServer::symbolicate_v5(std::string_view request) {
           w.Key("frame");
           w.Uint64(index++);
           w.Key("module_offset");
-          put(w, hex(relative));
+          put(w, hex_u64(relative));
           w.EndObject();
           continue;
         }
@@ -279,7 +274,7 @@ ApiResponse SymbolServer::source_v1(std::string_view request) {
   // Only a file that one of the profile's own frame addresses resolves to.
   const std::vector<uint64_t>& addresses = info_.lib_frame_addresses[*lib];
   if (!std::binary_search(addresses.begin(), addresses.end(), *offset)) {
-    return error(403, "refused: " + hex(*offset) + " is no frame address of " + debug_name +
+    return error(403, "refused: " + hex_u64(*offset) + " is no frame address of " + debug_name +
                           " in the profile");
   }
   ModuleSymbolizer* sym = symbolizer(*lib);
@@ -288,8 +283,8 @@ ApiResponse SymbolServer::source_v1(std::string_view request) {
   const bool referenced = std::any_of(info.frames.begin(), info.frames.end(),
                                       [&](const SourceFrame& f) { return f.file == file; });
   if (!referenced) {
-    return error(403,
-                 "refused: " + debug_name + " " + hex(*offset) + " does not resolve to " + file);
+    return error(
+        403, "refused: " + debug_name + " " + hex_u64(*offset) + " does not resolve to " + file);
   }
   if (file[0] != '/') return error(404, file + ": a relative name, whose directory is unknown");
   std::FILE* f = std::fopen(file.c_str(), "rb");
@@ -333,7 +328,7 @@ ApiResponse SymbolServer::asm_v1(std::string_view request) {
   std::vector<uint8_t> code(*size);
   const uint64_t vaddr = vaddr_of(*lib, *start);
   if (!sym->read_code(vaddr, code)) {
-    return error(404, info_.libs[*lib].debug_name + ": no code at " + hex(*start) +
+    return error(404, info_.libs[*lib].debug_name + ": no code at " + hex_u64(*start) +
                           " (only a debug file found, or outside the code)");
   }
   std::string why;
@@ -343,9 +338,9 @@ ApiResponse SymbolServer::asm_v1(std::string_view request) {
   Json w(buffer);
   w.StartObject();
   w.Key("startAddress");
-  put(w, hex(*start));
+  put(w, hex_u64(*start));
   w.Key("size");
-  put(w, hex(*size));
+  put(w, hex_u64(*size));
   w.Key("arch");
   put(w, info_.libs[*lib].arch);
   w.Key("syntax");

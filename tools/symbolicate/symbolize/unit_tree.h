@@ -1,7 +1,7 @@
 // One compilation unit's functions as a tree, independent of the reader that built it: each
 // concrete subprogram and inlined subroutine is a node, its address ranges sorted under its
 // parent, so the chain at an address is found by descending with binary searches. The DWARF
-// reader (elf/dwarf_symbolizer.cc) builds it from libdw, lazily; the module index
+// reader (elf/dwarf_unit_index.h) builds it from libdw, lazily; the module index
 // (module_index.h) keeps it whole between runs. Both turn a chain into frames with
 // frames_from_chain(), so an address is named the same way whichever of them answers.
 #ifndef INPROF_TOOLS_SYMBOLICATE_UNIT_TREE_H_

@@ -5,17 +5,12 @@
 // differ (SYMOPT_EXACT_SYMBOLS).
 #include <string>
 
-#include "convert/profile_converter.h"  // hex_string
 #include "pe_file.h"
 #include "symbolize/debug_file_locator.h"
+#include "text_util.h"
 
 namespace inprof::symbolicate {
 namespace {
-
-std::string basename_of(const std::string& path) {
-  const size_t slash = path.find_last_of("\\/");
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 std::string join(const std::string& dir, const std::string& name) {
   if (dir.empty()) return name;
@@ -36,7 +31,7 @@ std::optional<ModuleFiles> locate_module_files(const internal::ModuleRecord& mod
   };
   std::vector<Candidate> candidates = {{module.path, "recorded path"}};
   for (const std::string& dir : options.binary_dirs) {
-    candidates.push_back({join(dir, basename_of(module.path)), "--binary-dir " + dir});
+    candidates.push_back({join(dir, basename_of(module.path, "\\/")), "--binary-dir " + dir});
   }
   ModuleFiles files;
   std::string reasons;

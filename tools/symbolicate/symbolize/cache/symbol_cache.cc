@@ -27,6 +27,7 @@
 #include "symbolize/cache/cache_dir_listing.h"
 #include "symbolize/cache/cache_file_read.h"
 #include "symbolize/cache/unit_pack.h"
+#include "text_util.h"
 
 namespace inprof::symbolicate {
 namespace fs = std::filesystem;
@@ -86,12 +87,7 @@ SymbolCache::SymbolCache(std::string dir, uint64_t max_bytes)
 
 std::string SymbolCache::key(const std::vector<uint8_t>& build_id, const ModuleFiles& files) {
   if (build_id.empty()) return {};
-  static const char kHex[] = "0123456789abcdef";
-  std::string k;
-  for (uint8_t b : build_id) {
-    k += kHex[b >> 4];
-    k += kHex[b & 15];
-  }
+  std::string k = hex_string(build_id);
   std::string identity;
   for (const std::string& path : {files.binary, files.debug}) {
     std::error_code ec;
@@ -109,6 +105,7 @@ std::string SymbolCache::key(const std::vector<uint8_t>& build_id, const ModuleF
     h *= 0x100000001b3ull;
   }
   k += files.debug.empty() ? "-symbols-" : "-dwarf-";
+  static const char kHex[] = "0123456789abcdef";
   for (int shift = 60; shift >= 0; shift -= 4) k += kHex[(h >> shift) & 15];
   return k;
 }

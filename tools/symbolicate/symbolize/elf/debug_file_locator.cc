@@ -12,24 +12,10 @@
 #include "symbolize/elf/elf_file.h"
 #include "symbolize/image_file.h"
 #include "symbolize/macho/macho_file.h"
+#include "text_util.h"
 
 namespace inprof::symbolicate {
 namespace {
-
-std::string hex(const std::vector<uint8_t>& bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (uint8_t b : bytes) {
-    s += kDigits[b >> 4];
-    s += kDigits[b & 15];
-  }
-  return s;
-}
-
-std::string basename_of(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
 
 std::string dirname_of(const std::string& path) {
   size_t slash = path.find_last_of('/');
@@ -121,7 +107,7 @@ Debuginfod& debuginfod() {
 class Search {
  public:
   Search(const internal::ModuleRecord& module, const LocateOptions& options)
-      : module_(module), options_(options), build_id_(hex(module.build_id)) {}
+      : module_(module), options_(options), build_id_(hex_string(module.build_id)) {}
 
   std::optional<ModuleFiles> run(std::string* why);
 
@@ -214,7 +200,7 @@ void Search::find_binary() {
   if (!path.empty() && path[0] != '[') candidates.push_back(path);
   // Elsewhere only with a build-id to prove it is the same build.
   if (!build_id_.empty()) {
-    std::string base = basename_of(path);
+    std::string base = basename_of(path, "/");
     for (const std::string& dir : options_.binary_dirs) {
       if (!base.empty() && base[0] != '[') candidates.push_back(join(dir, base));
       if (!path.empty() && path[0] == '/') candidates.push_back(join(dir, path.substr(1)));
@@ -244,7 +230,7 @@ void Search::find_debug() {
     files_.origin = "its own DWARF";
     return;
   }
-  const std::string base = basename_of(module_.path);
+  const std::string base = basename_of(module_.path, "/");
   if (files_.macho || (binary_info_ == std::nullopt && build_id_.size() == 32)) {
     // A .dSYM bundle: next to the binary (or the recorded path), then in each --debug-dir.
     const std::string dsym = base + ".dSYM/Contents/Resources/DWARF/" + base;

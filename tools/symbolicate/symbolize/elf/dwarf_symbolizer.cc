@@ -1,72 +1,26 @@
+#include "symbolize/elf/dwarf_symbolizer.h"
+
 #include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <optional>
-#include <unordered_map>
 
 #include "dump/dump_records.h"
 #include "symbolize/binary_code.h"
 #include "symbolize/cache/module_index.h"
 #include "symbolize/elf/cfi_slot.h"
 #include "symbolize/elf/debug_image.h"
+#include "symbolize/elf/die_attributes.h"
 #include "symbolize/elf/elf_file.h"
 #include "symbolize/elf/libdw_line_tables.h"
-#include "symbolize/line_table.h"
 #include "symbolize/macho/macho_symbolizer.h"
-#include "symbolize/module_symbolizer.h"
 #include "symbolize/unit_tree.h"
 
 namespace inprof::symbolicate {
 namespace {
-
-// The attributes that place a function's or an inlined call's code, gathered in one pass.
-struct CodeAttributes {
-  Dwarf_Attribute low{}, high{};  // form 0: absent
-  bool has_ranges = false;
-};
-
-int note_code_attribute(Dwarf_Attribute* attribute, void* arg) {
-  auto* code = static_cast<CodeAttributes*>(arg);
-  // The first of each, as dwarf_attr finds it.
-  switch (dwarf_whatattr(attribute)) {
-    case DW_AT_low_pc:
-      if (!code->low.form) code->low = *attribute;
-      break;
-    case DW_AT_high_pc:
-      if (!code->high.form) code->high = *attribute;
-      break;
-    case DW_AT_ranges:
-      code->has_ranges = true;
-      break;
-    default:
-      break;
-  }
-  return DWARF_CB_OK;
-}
-
-// DW_AT_high_pc is an address in these forms, an offset from DW_AT_low_pc in the others.
-bool is_address_form(unsigned form) {
-  switch (form) {
-    case DW_FORM_addr:
-    case DW_FORM_addrx:
-    case DW_FORM_addrx1:
-    case DW_FORM_addrx2:
-    case DW_FORM_addrx3:
-    case DW_FORM_addrx4:
-    case DW_FORM_GNU_addr_index:
-      return true;
-    default:
-      return false;
-  }
-}
 
 // A descriptor of its own on `image` (libdwfl closes what it is given).
 int dup_image(const DebugImage& image) { return ::fcntl(image.fd(), F_DUPFD_CLOEXEC, 0); }
@@ -93,319 +47,7 @@ const Dwfl_Callbacks kCallbacks = {
     .debuginfo_path = &no_search_path,
 };
 
-// What describes a function: its DIE's own attributes first, then those of the DIEs it completes
-// (DW_AT_abstract_origin, else DW_AT_specification), as dwarf_attr_integrate looks them up, but
-// in one pass over each DIE's attributes instead of one per attribute and DIE.
-struct FunctionAttributes {
-  Dwarf_Attribute linkage{}, mips_linkage{}, decl_file{}, decl_line{};  // form 0: absent
-  std::optional<Dwarf_Die> named;  // the first DIE of the chain with a DW_AT_name
-};
-
-struct OneDie {
-  Dwarf_Attribute linkage{}, mips_linkage{}, decl_file{}, decl_line{}, origin{}, specification{};
-  bool has_name = false;
-};
-
-int note_function_attribute(Dwarf_Attribute* attribute, void* arg) {
-  auto* d = static_cast<OneDie*>(arg);
-  Dwarf_Attribute* slot = nullptr;
-  switch (dwarf_whatattr(attribute)) {
-    case DW_AT_linkage_name:
-      slot = &d->linkage;
-      break;
-    case DW_AT_MIPS_linkage_name:
-      slot = &d->mips_linkage;
-      break;
-    case DW_AT_decl_file:
-      slot = &d->decl_file;
-      break;
-    case DW_AT_decl_line:
-      slot = &d->decl_line;
-      break;
-    case DW_AT_abstract_origin:
-      slot = &d->origin;
-      break;
-    case DW_AT_specification:
-      slot = &d->specification;
-      break;
-    case DW_AT_name:
-      d->has_name = true;
-      break;
-    default:
-      break;
-  }
-  if (slot && !slot->form) *slot = *attribute;  // the first, as dwarf_attr finds it
-  return DWARF_CB_OK;
-}
-
-FunctionAttributes function_attributes(Dwarf_Die* die) {
-  FunctionAttributes out;
-  Dwarf_Die current = *die;
-  for (int hop = 0; hop < 9; ++hop) {  // dwarf_attr_integrate's limit
-    OneDie d;
-    if (dwarf_getattrs(&current, note_function_attribute, &d, 0) != 1) break;
-    for (auto [have, found] : {std::pair{&out.linkage, &d.linkage},
-                               {&out.mips_linkage, &d.mips_linkage},
-                               {&out.decl_file, &d.decl_file},
-                               {&out.decl_line, &d.decl_line}}) {
-      if (!have->form) *have = *found;
-    }
-    if (!out.named && d.has_name) out.named = current;
-    Dwarf_Attribute* next = d.origin.form          ? &d.origin
-                            : d.specification.form ? &d.specification
-                                                   : nullptr;
-    Dwarf_Die target;
-    if (!next || !dwarf_formref_die(next, &target)) break;
-    current = target;
-  }
-  return out;
-}
-
-std::string linkage_name(FunctionAttributes& attributes) {
-  const char* linkage = dwarf_formstring(attributes.linkage.form ? &attributes.linkage : nullptr);
-  if (!linkage) {
-    linkage = dwarf_formstring(attributes.mips_linkage.form ? &attributes.mips_linkage : nullptr);
-  }
-  // Only a mangled name says more than DW_AT_name; a C function's linkage name is an asm label
-  // (glibc's "__GI_memcpy" for memcpy), not what its source calls it.
-  if (!linkage || linkage[0] != '_' || (linkage[1] != 'Z' && linkage[1] != 'R')) return {};
-  return demangle(linkage);
-}
-
-uint32_t udata_attr(Dwarf_Die* die, unsigned name) {
-  Dwarf_Attribute attr;
-  Dwarf_Word value;
-  if (dwarf_formudata(dwarf_attr(die, name, &attr), &value) != 0) return 0;
-  return value > UINT32_MAX ? 0 : static_cast<uint32_t>(value);
-}
-
-// libdw's way (it decodes the unit's whole line program for its file table).
-std::string libdw_call_file(Dwarf_Die* cudie, Dwarf_Die* inlined) {
-  Dwarf_Attribute attr;
-  Dwarf_Word index;
-  if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &index) != 0) return {};
-  Dwarf_Files* files;
-  size_t count;
-  if (dwarf_getsrcfiles(cudie, &files, &count) != 0 || index >= count) return {};
-  const char* name = dwarf_filesrc(files, index, nullptr, nullptr);
-  return name ? name : "";
-}
-
-// The Linux reader: libdwfl over the module's ELF file and its debug file. DWARF function names,
-// inline chains and lines first, the ELF symbol table as a fallback. Each compilation unit is
-// indexed once (its function and inline ranges as a tree), so an address costs a few binary
-// searches. Also answers the CFI question behind the leaf fix-up.
-class DwarfModuleSymbolizer final : public ModuleSymbolizer {
- public:
-  DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module);
-  ~DwarfModuleSymbolizer() override;
-
-  AddressSymbol symbolize(uint64_t vaddr) override;
-  uint64_t unit_of(uint64_t vaddr) override {
-    Dwarf_Addr bias = 0;
-    Dwarf_Die* cudie = unit_at(vaddr, &bias);
-    return cudie ? dwarf_dieoffset(cudie) + 1 : 0;
-  }
-  std::optional<unsigned> return_address_slot(uint64_t vaddr, bool aarch64) override;
-  bool has_dwarf() const override { return dwarf_ != nullptr; }
-  void use_known_units(std::shared_ptr<const KnownUnits> known) override {
-    if (known && dwarf_ && known->bias == dwarf_bias_) known_units_ = std::move(known);
-  }
-  void use_known_symbols(std::shared_ptr<const KnownSymbols> known) override {
-    if (!symbols_loaded_) known_symbols_ = std::move(known);
-  }
-  void export_index(ModuleIndex& index) override;
-  bool read_code(uint64_t vaddr, std::span<uint8_t> out) override;
-  void set_main_is_binary(bool yes) { main_is_binary_ = yes; }
-
- private:
-  struct ElfSymbol {
-    uint64_t start;
-    uint64_t size;  // 0: unknown, runs to the next symbol
-    const char* name;
-    int rank;  // among symbols at one address the highest wins (global, sized)
-  };
-  struct UnitIndex;
-  struct ScopeIndex;
-
-  // The ELF symbols, read (or taken from known_symbols_) on first use.
-  const std::vector<ElfSymbol>& symbols();
-  void load_symbols();
-  // After a symbol without a size at `addr`: a nameless entry where its section ends.
-  void add_section_end(const GElf_Sym& sym, uint64_t addr, GElf_Word shndx, Elf* elf);
-  // The compilation unit whose address ranges hold `vaddr`, or null; *bias as libdwfl's.
-  Dwarf_Die* unit_at(uint64_t vaddr, Dwarf_Addr* bias);
-  // The ELF symbol containing `vaddr`, or null.
-  const ElfSymbol* symbol_at(uint64_t vaddr);
-  const std::string& demangled(const ElfSymbol& symbol);
-  // The index of the compilation unit whose DIE is at `cu_offset`, built on first use.
-  UnitIndex& unit_index(uint64_t cu_offset);
-  // The unit's line program by our reader (null: libdw must answer), its rows decoded if asked.
-  const LineTable* line_table(Dwarf_Die* cudie, bool with_rows);
-  // The file of DW_AT_decl_file (through abstract origins and specifications), as
-  // dwarf_decl_file names it.
-  std::string decl_file(Dwarf_Attribute* decl_file, Dwarf_Die* die);
-  std::string call_file(Dwarf_Die* cudie, Dwarf_Die* inlined);
-  // Names and places the node `n` of `unit` (once).
-  void describe(UnitIndex& unit, uint32_t n, Dwarf_Addr bias);
-  // "ns::Class::name" for the function DIE at `die_offset` ("name" in C), from its DW_AT_name.
-  std::optional<std::string> qualified(Dwarf_Die* named);
-
-  Dwfl* dwfl_;
-  Dwfl_Module* module_;
-  bool main_is_binary_ = false;  // the main ELF is the module's binary, with its code
-  Dwarf* dwarf_ = nullptr;
-  uint64_t dwarf_bias_ = 0;
-  std::vector<ElfSymbol> symbols_;  // by start address
-  bool symbols_loaded_ = false;
-  std::shared_ptr<const KnownSymbols> known_symbols_;  // the names symbols_ points to, if any
-  std::deque<std::string> unversioned_names_;          // of symbols named "name@VERSION"
-  std::unordered_map<const char*, std::string> demangled_;
-  std::unordered_map<uint64_t, std::unique_ptr<UnitIndex>> units_;    // by CU DIE offset
-  std::shared_ptr<const KnownUnits> known_units_;                     // null: none
-  std::unordered_map<uint64_t, Dwarf_Die> known_unit_dies_;           // by CU DIE offset
-  std::unordered_map<uint64_t, std::unique_ptr<ScopeIndex>> scopes_;  // by CU DIE offset
-  std::optional<LineSections> line_sections_;  // unset: every line question goes to libdw
-  struct UnitLines {
-    std::optional<LineTable> table;
-    bool with_rows = false;
-    bool failed = false;
-  };
-  std::unordered_map<uint64_t, UnitLines> line_tables_;  // by CU DIE offset
-};
-
 }  // namespace
-
-// One compilation unit's functions as a tree (unit_tree.h), read from libdw. A function's inside
-// (its inlined calls, nested blocks) is read the first time an address falls in it: a profile
-// touches few of a big unit's functions, and walking every DIE of the unit was most of the cost.
-struct DwarfModuleSymbolizer::UnitIndex : UnitTree {
-  Dwarf_Die cu{};
-  void build(Dwarf_Die* cudie, bool whole = false) {
-    cu = *cudie;
-    collect(cudie, 0, 0, whole);
-    group(0);
-  }
-
-  // Reads the inside of the function at `node`.
-  bool expand(uint32_t node, Dwarf* dwarf) {
-    nodes[node].expanded = true;
-    Dwarf_Die die;
-    if (!dwarf_offdie(dwarf, nodes[node].die, &die)) return true;
-    const size_t from = ranges.size();
-    collect(&die, node, nodes[node].depth + 1, true);
-    group(from);
-    return true;
-  }
-
-  // Adds the functions and inlined calls under `parent`; with `inside`, also what is inside
-  // them, else they are left to expand().
-  void collect(Dwarf_Die* parent, uint32_t parent_node, int depth, bool inside) {
-    if (depth > kMaxScopeDepth) return;
-    Dwarf_Die child;
-    if (dwarf_child(parent, &child) != 0) return;
-    do {
-      int tag = dwarf_tag(&child);
-      switch (tag) {
-        case DW_TAG_subprogram:
-        case DW_TAG_inlined_subroutine: {
-          uint32_t node = static_cast<uint32_t>(nodes.size());
-          bool any = false;
-          uint64_t first = 0;
-          auto add = [&](uint64_t start, uint64_t end) {
-            if (end <= start) return;
-            ranges.push_back({parent_node, start, end, node});
-            if (!any) first = start;
-            any = true;
-          };
-          // What dwarf_ranges and dwarf_lowpc would say, from one pass over the attributes
-          // (each of their lookups scans them again: most of this walk's cost).
-          CodeAttributes code;
-          dwarf_getattrs(&child, note_code_attribute, &code, 0);
-          Dwarf_Addr entry = 0, high = 0;
-          Dwarf_Word size = 0;
-          const bool has_entry = code.low.form && dwarf_formaddr(&code.low, &entry) == 0;
-          bool single = false;
-          if (has_entry && code.high.form) {
-            if (is_address_form(code.high.form)) {
-              single = dwarf_formaddr(&code.high, &high) == 0;
-            } else if (dwarf_formudata(&code.high, &size) == 0) {
-              high = entry + size;
-              single = true;
-            }
-          }
-          if (single) {
-            add(entry, high);
-          } else if (code.has_ranges) {
-            Dwarf_Addr base, start, end;
-            ptrdiff_t off = 0;
-            int guard = 0;
-            while ((off = dwarf_ranges(&child, off, &base, &start, &end)) > 0 && ++guard < 4096) {
-              add(start, end);
-            }
-          }
-          if (!any) break;  // a declaration or an abstract instance: no code here
-          Node n;
-          n.die = dwarf_dieoffset(&child);
-          n.parent = parent_node;
-          // Without DW_AT_low_pc, DWARF's entry is the first listed range's start: for a
-          // function GCC split, its hot part, listed before the .cold part it placed lower.
-          n.entry = has_entry ? entry : first;
-          n.depth = static_cast<uint16_t>(depth);
-          n.expanded = inside;
-          nodes.push_back(std::move(n));
-          if (inside) collect(&child, node, depth + 1, true);
-          break;
-        }
-        case DW_TAG_lexical_block:
-        case DW_TAG_namespace:
-        case DW_TAG_class_type:
-        case DW_TAG_structure_type:
-        case DW_TAG_union_type:
-        case DW_TAG_module:
-          collect(&child, parent_node, depth + 1, inside);
-          break;
-        default:
-          break;
-      }
-    } while (dwarf_siblingof(&child, &child) == 0);
-  }
-};
-
-// The enclosing namespaces and classes ("ns::Class::") of the subprogram DIEs of one unit that
-// have any, found in one walk: names then need no search of the unit from its top (LTO builds
-// refer to functions declared in other, large units all the time).
-struct DwarfModuleSymbolizer::ScopeIndex {
-  std::unordered_map<Dwarf_Off, std::string> prefixes;
-
-  void collect(Dwarf_Die* parent, const std::string& prefix, int depth) {
-    if (depth > kMaxScopeDepth) return;
-    Dwarf_Die child;
-    if (dwarf_child(parent, &child) != 0) return;
-    do {
-      int tag = dwarf_tag(&child);
-      switch (tag) {
-        case DW_TAG_subprogram:
-          if (!prefix.empty()) prefixes.emplace(dwarf_dieoffset(&child), prefix);
-          break;
-        case DW_TAG_namespace:
-        case DW_TAG_class_type:
-        case DW_TAG_structure_type:
-        case DW_TAG_union_type:
-        case DW_TAG_module: {
-          const char* name = dwarf_diename(&child);
-          std::string label = name                      ? name
-                              : tag == DW_TAG_namespace ? "(anonymous namespace)"
-                                                        : "{unnamed type}";
-          collect(&child, prefix + label + "::", depth + 1);
-          break;
-        }
-        default:
-          break;
-      }
-    } while (dwarf_siblingof(&child, &child) == 0);
-  }
-};
 
 std::optional<std::string> DwarfModuleSymbolizer::qualified(Dwarf_Die* named) {
   const char* base = dwarf_diename(named);
@@ -424,7 +66,7 @@ std::optional<std::string> DwarfModuleSymbolizer::qualified(Dwarf_Die* named) {
   }
   auto& slot = scopes_[dwarf_dieoffset(&cu)];
   if (!slot) {
-    slot = std::make_unique<ScopeIndex>();
+    slot = std::make_unique<DwarfScopeIndex>();
     slot->collect(&cu, std::string(), 0);
   }
   auto it = slot->prefixes.find(dwarf_dieoffset(named));
@@ -438,10 +80,10 @@ std::optional<std::string> DwarfModuleSymbolizer::qualified(Dwarf_Die* named) {
   return prefix + base;
 }
 
-DwarfModuleSymbolizer::UnitIndex& DwarfModuleSymbolizer::unit_index(uint64_t cu_offset) {
+DwarfUnitIndex& DwarfModuleSymbolizer::unit_index(uint64_t cu_offset) {
   auto& slot = units_[cu_offset];
   if (!slot) {
-    slot = std::make_unique<UnitIndex>();
+    slot = std::make_unique<DwarfUnitIndex>();
     Dwarf_Die cudie;
     if (dwarf_offdie(dwarf_, cu_offset, &cudie)) slot->build(&cudie);
   }
@@ -684,7 +326,7 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
     if (dwarf_lineno(line, &lineno) == 0 && lineno > 0) leaf_line = static_cast<uint32_t>(lineno);
   }
 
-  UnitIndex& unit = unit_index(dwarf_dieoffset(cudie));
+  DwarfUnitIndex& unit = unit_index(dwarf_dieoffset(cudie));
   std::vector<uint32_t> chain;
   unit.chain(pc, chain, [&](uint32_t node) { return unit.expand(node, dwarf_); });
   for (uint32_t node : chain) describe(unit, node, bias);
@@ -692,7 +334,7 @@ AddressSymbol DwarfModuleSymbolizer::symbolize(uint64_t vaddr) {
   return out;
 }
 
-void DwarfModuleSymbolizer::describe(UnitIndex& unit, uint32_t n, Dwarf_Addr bias) {
+void DwarfModuleSymbolizer::describe(DwarfUnitIndex& unit, uint32_t n, Dwarf_Addr bias) {
   UnitTree::Node& node = unit.nodes[n];
   if (node.described) return;
   node.described = true;
@@ -776,7 +418,7 @@ void DwarfModuleSymbolizer::export_index(ModuleIndex& index) {
     if (!dwarf_offdie(dwarf_, offset, &cudie)) continue;
     const LineTable* lines = line_table(&cudie, true);
     if (!lines) continue;  // libdw reads its lines: left to the reader
-    UnitIndex whole;
+    DwarfUnitIndex whole;
     whole.build(&cudie, /*whole=*/true);
     for (uint32_t n = 1; n < whole.nodes.size(); ++n) describe(whole, n, dwarf_bias_);
     whole.forget_string_ids();

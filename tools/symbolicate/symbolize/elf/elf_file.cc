@@ -12,18 +12,10 @@
 #include <cstring>
 #include <vector>
 
+#include "text_util.h"
+
 namespace inprof::symbolicate {
 namespace {
-
-std::string hex(const uint8_t* p, size_t n) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (size_t i = 0; i < n; ++i) {
-    s += kDigits[p[i] >> 4];
-    s += kDigits[p[i] & 15];
-  }
-  return s;
-}
 
 // The GNU build-id in one note section's data, or "".
 std::string build_id_in_notes(Elf_Data* data) {
@@ -35,7 +27,8 @@ std::string build_id_in_notes(Elf_Data* data) {
     const char* name = static_cast<const char*>(data->d_buf) + name_offset;
     if (nhdr.n_type == NT_GNU_BUILD_ID && nhdr.n_namesz == 4 && std::memcmp(name, "GNU", 4) == 0 &&
         nhdr.n_descsz > 0) {
-      return hex(static_cast<const uint8_t*>(data->d_buf) + desc_offset, nhdr.n_descsz);
+      return hex_string(std::span<const uint8_t>(
+          static_cast<const uint8_t*>(data->d_buf) + desc_offset, nhdr.n_descsz));
     }
   }
   return {};

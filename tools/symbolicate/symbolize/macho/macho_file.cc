@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "symbolize/elf/elf_file.h"
+#include "text_util.h"
 
 namespace inprof::symbolicate {
 namespace {
@@ -86,22 +87,6 @@ const char* arch_of_cpu(uint32_t cpu) {
   return nullptr;
 }
 
-std::string hex(std::span<const uint8_t> bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string s;
-  for (uint8_t b : bytes) {
-    s += kDigits[b >> 4];
-    s += kDigits[b & 15];
-  }
-  return s;
-}
-
-std::string hex32(uint32_t v) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%x", v);
-  return buf;
-}
-
 // The slice [offset, offset + size) of a fat file for `arch`.
 bool find_slice(const Bytes& file, std::string_view arch, uint64_t* offset, uint64_t* size,
                 std::string* why) {
@@ -121,7 +106,7 @@ bool find_slice(const Bytes& file, std::string_view arch, uint64_t* offset, uint
     uint64_t at = 8 + uint64_t{i} * entry;
     const char* name = arch_of_cpu(file.u32(at, true));
     listed += listed.empty() ? "" : ", ";
-    listed += name ? name : hex32(file.u32(at, true));
+    listed += name ? name : hex_u64(file.u32(at, true));
     if (!name || (!arch.empty() && arch != name)) continue;
     *offset = wide ? file.u64(at + 8, true) : file.u32(at + 8, true);
     *size = wide ? file.u64(at + 16, true) : file.u32(at + 12, true);
@@ -223,7 +208,7 @@ bool parse_slice(const Bytes& slice, MachOFile* out, std::string* why) {
     return false;
   }
   if (magic != kMagic64) {
-    *why = "not a 64-bit Mach-O file (magic " + hex32(magic) + ")";
+    *why = "not a 64-bit Mach-O file (magic " + hex_u64(magic) + ")";
     return false;
   }
   if (!slice.has(0, kHeaderSize)) {
@@ -233,7 +218,7 @@ bool parse_slice(const Bytes& slice, MachOFile* out, std::string* why) {
   const uint32_t cpu = slice.u32(4);
   const char* arch = arch_of_cpu(cpu);
   if (!arch) {
-    *why = "Mach-O file for an unsupported CPU (" + hex32(cpu) + ")";
+    *why = "Mach-O file for an unsupported CPU (" + hex_u64(cpu) + ")";
     return false;
   }
   out->arch = arch;
@@ -259,7 +244,7 @@ bool parse_slice(const Bytes& slice, MachOFile* out, std::string* why) {
     if (cmd == kLcSegment64) {
       if (!read_sections(slice, at, cmdsize, out, why)) return false;
     } else if (cmd == kLcUuid && cmdsize >= 24) {
-      out->uuid = hex(slice.sub(at + 8, 16));
+      out->uuid = hex_string(slice.sub(at + 8, 16));
     } else if (cmd == kLcSymtab && cmdsize >= 24) {
       symtab = at;
     }
