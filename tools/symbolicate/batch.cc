@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "read/dump_set.h"
+#include "write/gzip_stream.h"
 
 namespace inprof::symbolicate {
 
@@ -39,11 +40,8 @@ int run_symbolicate_batch(const RunOptions& options, std::FILE* err) {
     if (name.size() > 7 && name.compare(name.size() - 7, 7, ".inprof") == 0) {
       name.resize(name.size() - 7);
     }
-#if defined(_WIN32)
-    one.output_path = (out_dir / (name + ".pb")).string();  // no gzip output there
-#else
-    one.output_path = (out_dir / (name + ".pb.gz")).string();
-#endif
+    const bool gzip = options.format->always_gzip && kHaveGzipOutput;
+    one.output_path = (out_dir / (name + options.format->extension + (gzip ? ".gz" : ""))).string();
     one.exiting_after = false;  // the next dump follows: its tables are freed
     const int status = run_symbolicate(one, err);
     if (status == kExitError || (status == kExitDamaged && worst == kExitOk)) worst = status;

@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
       continue;
     }
     if (arg == "--summary") {
-      options.format = OutputFormat::kSummary;
+      options.format = find_output_format("summary");
       continue;
     }
     if (arg == "--open") {
@@ -280,17 +280,11 @@ int main(int argc, char** argv) {
       options.output_path = value;
       have_output = true;
     } else if (name == "--format") {
-      if (value == "json") {
-        options.format = OutputFormat::kProcessedJson;
-      } else if (value == "folded") {
-        options.format = OutputFormat::kFolded;
-      } else if (value == "summary") {
-        options.format = OutputFormat::kSummary;
-      } else if (value == "pprof") {
-        options.format = OutputFormat::kPprof;
-      } else {
-        return usage_error("unknown format '" + value + "' (json, folded, summary or pprof)");
+      const OutputFormatSpec* format = find_output_format(value);
+      if (!format) {
+        return usage_error("unknown format '" + value + "' (" + output_format_names() + ")");
       }
+      options.format = format;
     } else if (name == "--folded-weight") {
       if (value == "samples") {
         options.folded_weight = FoldedWeight::kSamples;
@@ -383,15 +377,11 @@ int main(int argc, char** argv) {
       return kExitError;
     }
   }
-  if (options.format != OutputFormat::kProcessedJson &&
-      is_saved_profile_name(options.output_path)) {
-    return usage_error("-o " + options.output_path + ": " +
-                       (options.format == OutputFormat::kSummary  ? "a summary is text"
-                        : options.format == OutputFormat::kFolded ? "folded stacks are text"
-                                                                  : "a pprof profile is protobuf") +
+  if (options.format->not_json && is_saved_profile_name(options.output_path)) {
+    return usage_error("-o " + options.output_path + ": " + options.format->not_json +
                        ", not JSON: give it another name (or no -o for the summary)");
   }
-  if (folded_weight_given && options.format != OutputFormat::kFolded) {
+  if (folded_weight_given && !options.format->folded_weight) {
     return usage_error("--folded-weight goes with --format folded");
   }
   if (no_cache) {
@@ -399,16 +389,14 @@ int main(int argc, char** argv) {
   } else if (options.cache_dir.empty()) {
     options.cache_dir = default_symbol_cache_dir();  // empty without HOME: no cache
   }
-  if (open && options.format != OutputFormat::kProcessedJson) {
+  if (open && !options.format->servable) {
     return usage_error("--open serves the JSON profile; it cannot go with --format " +
-                       std::string(options.format == OutputFormat::kFolded  ? "folded"
-                                   : options.format == OutputFormat::kPprof ? "pprof"
-                                                                            : "summary"));
+                       std::string(options.format->name));
   }
   if (open && options.output_path == "-") return usage_error("--open needs a file, not '-'");
   if (!have_output && !open) {
     // A summary is for reading: to the terminal unless told otherwise.
-    if (options.format != OutputFormat::kSummary) {
+    if (!options.format->to_terminal) {
       return usage_error("no output file given (-o OUT.json)");
     }
     options.output_path = "-";
@@ -457,7 +445,7 @@ int main(int argc, char** argv) {
     return kExitError;
   }
 #endif
-  if (options.format == OutputFormat::kPprof && is_output_directory(options.output_path)) {
+  if (options.format->batch && is_output_directory(options.output_path)) {
     return run_symbolicate_batch(options, stderr);
   }
   ProfileSymbolInfo symbol_info;

@@ -22,12 +22,7 @@
 #include "read/dump_set.h"
 #include "read/profile_model.h"
 #include "symbolize/module_symbolizer.h"
-#include "text_util.h"
-#include "write/folded_writer.h"
 #include "write/gzip_stream.h"
-#include "write/pprof_writer.h"
-#include "write/profile_json_writer.h"
-#include "write/text_summary.h"
 
 namespace inprof::symbolicate {
 namespace {
@@ -175,30 +170,6 @@ std::vector<std::vector<uint64_t>> frame_addresses_by_lib(const ProfileBuilder& 
   return by_lib;
 }
 
-// Where each lib of the profile was loaded, for the pprof Mappings.
-template <typename Origins>
-std::vector<PprofMapping> pprof_mappings(const ProfileBuilder& b, const Origins& lib_origin) {
-  std::vector<PprofMapping> mappings;
-  for (const Lib& l : b.libs()) {
-    PprofMapping m;
-    if (auto it = lib_origin.find(std::make_pair(l.path, l.breakpad_id)); it != lib_origin.end()) {
-      const internal::ModuleRecord& r = it->second.first;
-      m.start = r.start;
-      m.end = r.end;
-      m.file_offset = r.file_offset;
-      m.build_id = hex_string(r.build_id);
-    }
-    mappings.push_back(std::move(m));
-  }
-  return mappings;
-}
-
-#if defined(_WIN32)
-constexpr bool kHaveGzip = false;
-#else
-constexpr bool kHaveGzip = true;
-#endif
-
 }  // namespace
 
 int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo* symbol_info) {
@@ -328,10 +299,10 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
 
   // Open the output before the slow part, so a bad path fails at once.
   const bool to_stdout = options.output_path == "-";
-  // pprof files are gzipped (go tool pprof and the fleet profilers take them so); the Windows
-  // build, which has no gzip output, writes the plain protobuf they also read.
+  // A format that is always gzipped (pprof) is written plain in the Windows build, which has no
+  // gzip output: its readers take that too.
   const bool gzip = options.gzip || ends_with(options.output_path, ".gz") ||
-                    (options.format == OutputFormat::kPprof && kHaveGzip);
+                    (options.format->always_gzip && kHaveGzipOutput);
   std::FILE* out = nullptr;
   if (to_stdout) {
     out = gzip ? open_gzip_stream(fileno(stdout), /*close_fd=*/false) : stdout;
@@ -394,7 +365,7 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   bar.finish();
   if (options.no_symbols) builder.meta().symbolicated = false;
   std::optional<SourceEmbedReport> sources_report;
-  if (options.format == OutputFormat::kProcessedJson && options.sources.enabled) {
+  if (options.format->embeds_sources && options.sources.enabled) {
     sources_report = embed_sources(builder, options.sources);
   }
   const double convert_seconds = seconds_since(convert_start);
@@ -402,21 +373,19 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   auto write_start = std::chrono::steady_clock::now();
   const double write_cpu_start = cpu_seconds();
 
-  bool ok = false;
-  switch (options.format) {
-    case OutputFormat::kProcessedJson:
-      ok = write_profile_json(builder, out);
-      break;
-    case OutputFormat::kFolded:
-      ok = write_folded_stacks(builder, out, options.folded_weight);
-      break;
-    case OutputFormat::kSummary:
-      ok = write_text_summary(builder, options.top, out);
-      break;
-    case OutputFormat::kPprof:
-      ok = write_pprof(builder, pprof_mappings(builder, lib_origin), out);
-      break;
+  // The module behind each lib of the written profile: for pprof's Mappings and --open.
+  std::vector<internal::ModuleRecord> lib_modules;
+  std::vector<std::shared_ptr<const std::vector<uint8_t>>> lib_images;
+  for (const Lib& l : builder.libs()) {
+    auto it = lib_origin.find(std::make_pair(l.path, l.breakpad_id));
+    lib_modules.push_back(it != lib_origin.end() ? it->second.first : internal::ModuleRecord{});
+    lib_images.push_back(it != lib_origin.end() ? it->second.second : nullptr);
   }
+  const WriteInput input{.profile = builder,
+                         .lib_modules = lib_modules,
+                         .top = options.top,
+                         .folded_weight = options.folded_weight};
+  bool ok = options.format->write(input, out);
   int close_error = 0;
   if (to_stdout && !gzip) {
     ok = std::fflush(out) == 0 && ok;
@@ -436,14 +405,8 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   if (sources_report && sources_report->files) diag.info(sources_report->summary());
   if (symbol_info) {
     symbol_info->libs = builder.libs();
-    symbol_info->lib_modules.clear();
-    symbol_info->lib_images.clear();
-    for (const Lib& l : builder.libs()) {
-      auto it = lib_origin.find(std::make_pair(l.path, l.breakpad_id));
-      symbol_info->lib_modules.push_back(it != lib_origin.end() ? it->second.first
-                                                                : internal::ModuleRecord{});
-      symbol_info->lib_images.push_back(it != lib_origin.end() ? it->second.second : nullptr);
-    }
+    symbol_info->lib_modules = std::move(lib_modules);
+    symbol_info->lib_images = std::move(lib_images);
     symbol_info->lib_frame_addresses = frame_addresses_by_lib(builder);
     symbol_info->locate = options.locate;
   }

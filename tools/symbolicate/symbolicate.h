@@ -12,7 +12,7 @@
 #include "symbolize/cache/symbol_cache.h"
 #include "symbolize/debug_file_locator.h"
 #include "symbolize/parallel_symbolizer.h"
-#include "write/folded_writer.h"
+#include "write/output_formats.h"
 
 namespace inprof::symbolicate {
 
@@ -22,17 +22,16 @@ inline constexpr int kExitUsage = 2;
 // The output was written, but the dump lost records on the way (damage, no process record).
 inline constexpr int kExitDamaged = 3;
 
-enum class OutputFormat { kProcessedJson, kFolded, kSummary, kPprof };
-
 struct RunOptions {
   std::string dump_path;
   // More than one dump (or a directory of them: expand_dump_paths): each a process, merged into
   // one profile. Empty: dump_path alone.
   std::vector<std::string> dump_paths;
   std::string output_path;  // "-" writes to stdout
-  OutputFormat format = OutputFormat::kProcessedJson;
-  bool gzip = false;  // gzip the output (also when output_path ends in ".gz", and pprof always)
-  size_t top = 15;    // --summary: functions listed per thread and ranking
+  const OutputFormatSpec* format = &default_output_format();
+  bool gzip =
+      false;        // gzip the output (also when output_path ends in ".gz", or format->always_gzip)
+  size_t top = 15;  // --summary: functions listed per thread and ranking
   FoldedWeight folded_weight = FoldedWeight::kSamples;  // --format folded: what a line counts
   LocateOptions locate;
   unsigned jobs = 0;                                         // 0: one thread per CPU

@@ -8,6 +8,13 @@
 
 namespace inprof::symbolicate {
 
+// The Windows build has none: these need glibc's fopencookie (gzip_stream_windows.cc).
+#if defined(_WIN32)
+inline constexpr bool kHaveGzipOutput = false;
+#else
+inline constexpr bool kHaveGzipOutput = true;
+#endif
+
 // Creates (or truncates) `path`. Null, with errno set, on failure. fclose() finishes the gzip
 // stream and reports a failed write.
 std::FILE* open_gzip_file(const std::string& path);
