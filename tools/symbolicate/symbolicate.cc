@@ -170,6 +170,344 @@ std::vector<std::vector<uint64_t>> frame_addresses_by_lib(const ProfileBuilder& 
   return by_lib;
 }
 
+// Wall and CPU time since a phase of the run began.
+class Stopwatch {
+ public:
+  struct Time {
+    double seconds = 0, cpu = 0;
+  };
+  Time elapsed() const { return {seconds_since(wall_start_), cpu_seconds() - cpu_start_}; }
+
+ private:
+  std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
+  double cpu_start_ = cpu_seconds();
+};
+
+// A bad output path fails before the dumps are read, which can take a while.
+std::optional<std::string> check_output_directory(const std::string& output_path) {
+  if (output_path == "-") return std::nullopt;
+  const std::filesystem::path parent = std::filesystem::path(output_path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    return "cannot write '" + output_path + "': " +
+           (std::filesystem::exists(parent, ec) ? "not a directory: " : "no such directory: ") +
+           parent.string();
+  }
+  return std::nullopt;
+}
+
+// The dumps read, and what was lost or left out on the way.
+struct ReadDumps {
+  size_t dump_count = 0;
+  bool many = false;  // several dumps (a program and the processes it started): merged
+  // On the heap, so that a caller about to exit can leave them to the operating system.
+  std::vector<std::unique_ptr<ProfileModel>> models;
+  size_t damaged = 0, without_process = 0, stack_count = 0;
+  std::vector<std::string> unended;  // of a run's dumps, those without an end record
+  std::vector<std::string> empty;    // of a run's dumps, those that hold nothing
+  std::unordered_set<const ProfileModel*> empty_models;
+};
+
+// What the dump's own statistics say of the sampling.
+void report_dump_statistics(const ProfileModel& model, const std::string& who, Diagnostics& diag) {
+  const auto& s = model.stats();
+  if (!s) return;
+  diag.info(who + "dump statistics: " + std::to_string(s->samples_recorded) +
+            " samples recorded, " + std::to_string(s->samples_dropped) +
+            " dropped (buffer full), " + std::to_string(s->threads_timed_out) +
+            " sampling attempts timed out, " + std::to_string(s->samples_given_up) +
+            " given up (running threads that could not be interrupted unnoticed), " +
+            std::to_string(s->ticks_late) + " ticks late; the profiler's own threads used " +
+            profiler_cpu_text(s->profiler_cpu_ns, model.end_ns()) + tick_cost_text(*s));
+  if (s->sampler_cut_at_exit) {
+    diag.info(who +
+              "the process exited while the profiler's sampler had no CPU (the program's "
+              "threads kept every CPU busy): the samples of its last tick are missing");
+  }
+}
+
+// What reading one dump found worth saying; a run's unended dumps are kept to be said once.
+void report_dump(const std::string& dump_path, const internal::DumpReadResult& read,
+                 const ProfileModel& model, ReadDumps& r, Diagnostics& diag) {
+  const std::string who = r.many ? dump_path + ": " : "";
+  for (const std::string& w : read.warnings) diag.warn(who + w);
+  if (read.raw) {
+    diag.info(who +
+              "a crash capture: the ring as it was when the process crashed (see the Crash "
+              "marker)");
+  } else if (read.ended_by_exec) {
+    diag.info(who +
+              "the process replaced this program with another (exec): no exit code ran, so "
+              "the last moments before the exec (at most the writer's last half second) are "
+              "not in the dump; the next image wrote a dump of its own");
+  } else if (!read.complete && r.many) {
+    r.unended.push_back(dump_path);  // said once for the run, below
+  } else if (!read.complete) {
+    diag.warn(who +
+              "the dump has no end record (its process is still running, or did not stop "
+              "cleanly: killed, _exit); using every complete record");
+  }
+  if (model.threads().empty()) {
+    // A dump cut before its first records holds no thread whatever the filters.
+    diag.warn(who + (read.complete ? "the profile has no thread: none was sampled (a thread "
+                                     "filter, -t or INPROF_THREADS, that matches no thread "
+                                     "name?)"
+                                   : "the profile has no thread: the dump ends before any "
+                                     "thread was recorded"));
+  }
+  if (model.orphan_repeats()) {
+    diag.warn(who + std::to_string(model.orphan_repeats()) +
+              " repeat samples had no earlier sample on their thread; they have no stack");
+  }
+  report_dump_statistics(model, who, diag);
+}
+
+// Reads one dump into a model of `r`; the error message if it cannot be read.
+std::optional<std::string> read_one_dump(const std::string& dump_path, ReadDumps& r,
+                                         Diagnostics& diag) {
+  const std::string who = r.many ? dump_path + ": " : "";
+  // A small dump is read whole (dump_file_read.h), a large one a chunk at a time.
+  const std::optional<WholeDumpFile> whole = read_small_dump_file(dump_path);
+  if (auto why = whole ? why_not_a_dump(dump_path, whole->bytes()) : why_not_a_dump(dump_path)) {
+    return why;
+  }
+  r.models.push_back(std::make_unique<ProfileModel>());
+  ProfileModel& model = *r.models.back();
+  internal::DumpReadResult read = whole ? internal::read_dump(whole->bytes(), model)
+                                        : internal::read_dump_file_incrementally(dump_path, model);
+  if (!read.ok) return who + read.error;
+  r.damaged += read.damaged;
+  // A process of a run that ended before its writer wrote anything (a shell's short child,
+  // leaving through _exit within the first half second): nothing to show, nothing damaged.
+  if (r.many && !model.process() && model.threads().empty() && !read.damaged) {
+    r.empty.push_back(dump_path);
+    r.empty_models.insert(&model);
+    return std::nullopt;
+  }
+  r.without_process += !model.process();
+  r.stack_count += model.stack_count();
+  report_dump(dump_path, read, model, r, diag);
+  return std::nullopt;
+}
+
+// The run's empty dumps left out and its unended ones named, each said once; an error if every
+// dump is empty.
+std::optional<std::string> report_run_dumps(ReadDumps& r, Diagnostics& diag) {
+  if (!r.empty.empty() && r.empty.size() < r.dump_count) {
+    // Left out, said once; the model kept for it is dropped.
+    std::erase_if(r.models, [&](const std::unique_ptr<ProfileModel>& m) {
+      return r.empty_models.count(m.get()) != 0;
+    });
+    diag.warn(std::to_string(r.empty.size()) + " of " + std::to_string(r.dump_count) +
+              " processes ended before their profiler wrote anything (its first records go out "
+              "within half a second; a process that leaves sooner through _exit, as a shell's "
+              "short children do, leaves an empty dump): they are not in the profile: " +
+              first_few(r.empty));
+  } else if (!r.empty.empty()) {
+    return "no process of the run wrote anything: every dump is empty (" +
+           std::to_string(r.empty.size()) +
+           " processes that ended within their profiler's first half second)";
+  }
+  if (!r.unended.empty()) {
+    // One line for a run (a build's shells leave through _exit by the dozen), naming a few.
+    diag.warn(std::to_string(r.unended.size()) + " of " + std::to_string(r.dump_count) +
+              " dumps have no end record (their processes are still running, or did not stop "
+              "cleanly: killed, or _exit, as shells leave); each at most its last half second "
+              "is missing: " +
+              first_few(r.unended));
+  }
+  return std::nullopt;
+}
+
+// Reads every dump; the error message of the first that cannot be read.
+std::optional<std::string> read_dumps(const std::vector<std::string>& dumps, ReadDumps& r,
+                                      Diagnostics& diag) {
+  r.dump_count = dumps.size();
+  r.many = dumps.size() > 1;
+  for (const std::string& dump_path : dumps) {
+    if (auto why = read_one_dump(dump_path, r, diag)) return why;
+  }
+  return report_run_dumps(r, diag);
+}
+
+struct OutputFile {
+  std::FILE* out = nullptr;
+  bool to_stdout = false;
+  bool gzip = false;
+  bool remove_on_failure = false;
+};
+
+// Opens the output before the slow part, so a bad path fails at once.
+std::optional<std::string> open_output(const RunOptions& options, OutputFile& f) {
+  f.to_stdout = options.output_path == "-";
+  // A format that is always gzipped (pprof) is written plain in the Windows build, which has no
+  // gzip output: its readers take that too.
+  f.gzip = options.gzip || ends_with(options.output_path, ".gz") ||
+           (options.format->always_gzip && kHaveGzipOutput);
+  if (f.to_stdout) {
+    f.out = f.gzip ? open_gzip_stream(fileno(stdout), /*close_fd=*/false) : stdout;
+  } else {
+    f.out = f.gzip ? open_gzip_file(options.output_path)
+                   : std::fopen(options.output_path.c_str(), "wb");
+  }
+  if (!f.out) return "cannot write '" + options.output_path + "': " + std::strerror(errno);
+  // What a failed write leaves is removed only if it is a regular file: never a device (-o
+  // /dev/full once deleted the device node, run as root), a FIFO, or what a link points to.
+  std::error_code no_throw;
+  f.remove_on_failure =
+      !f.to_stdout && std::filesystem::is_regular_file(
+                          std::filesystem::symlink_status(options.output_path, no_throw));
+  return std::nullopt;
+}
+
+// Flushes or closes the output; on failure (`ok` false: the writer's) removes what it left.
+std::optional<std::string> close_output(const OutputFile& f, const std::string& path, bool ok) {
+  int close_error = 0;
+  if (f.to_stdout && !f.gzip) {
+    ok = std::fflush(f.out) == 0 && ok;
+  } else if (std::fclose(f.out) != 0) {
+    close_error = errno;
+    ok = false;
+  }
+  if (ok) return std::nullopt;
+  std::string why = close_error ? std::strerror(close_error) : "write error";
+  if (f.remove_on_failure) std::remove(path.c_str());
+  return "cannot write '" + path + "': " + why;
+}
+
+// The module (and the dump's image of it) behind each lib, by (path, breakpad id): a merged
+// profile has each library once, under the key the merge uses.
+using LibOrigins =
+    std::map<std::pair<std::string, std::string>,
+             std::pair<internal::ModuleRecord, std::shared_ptr<const std::vector<uint8_t>>>>;
+
+// The models turned into one profile's tables (several processes merged).
+struct Converted {
+  std::vector<std::unique_ptr<ProfileBuilder>> builders;  // the profile, front()
+  ConversionSummary summary;
+  LibOrigins lib_origin;
+  bool cached = false;  // the symbol cache was used
+  std::optional<SourceEmbedReport> sources_report;
+};
+
+ConvertOptions convert_options_of(const RunOptions& options, ProgressBar& bar) {
+  ConvertOptions c;
+  c.locate = options.locate;
+  c.jobs = options.jobs;
+  c.min_addresses_per_handle = options.min_addresses_per_handle;
+  c.exiting_after = options.exiting_after;
+  c.no_symbols = options.no_symbols;
+  c.progress = [&bar](size_t done, size_t total) { bar.update(done, total); };
+  if (!options.cache_dir.empty() && !options.no_symbols) {
+    c.cache = std::make_shared<const SymbolCache>(options.cache_dir, options.cache_max_bytes);
+  }
+  return c;
+}
+
+void convert_models(const ReadDumps& r, const RunOptions& options, Diagnostics& diag,
+                    std::FILE* err, Converted& c) {
+  ProgressBar bar(err, options.progress);
+  const ConvertOptions convert_options = convert_options_of(options, bar);
+  c.cached = convert_options.cache != nullptr;
+  for (const auto& model : r.models) {
+    c.builders.push_back(std::make_unique<ProfileBuilder>());
+    ConversionSummary part = convert_profile(*model, *c.builders.back(), diag, convert_options);
+    const std::vector<Lib>& libs = c.builders.back()->libs();
+    for (size_t i = 0; i < libs.size() && i < part.lib_modules.size(); ++i) {
+      c.lib_origin.try_emplace(std::make_pair(libs[i].path, libs[i].breakpad_id),
+                               part.lib_modules[i],
+                               i < part.lib_images.size() ? part.lib_images[i] : nullptr);
+    }
+    add_summary(c.summary, std::move(part));
+  }
+  if (r.many) {
+    std::vector<const ProfileBuilder*> parts;
+    for (const auto& b : c.builders) parts.push_back(b.get());
+    auto merged = std::make_unique<ProfileBuilder>();
+    merge_processes(parts, *merged);
+    c.builders.clear();
+    c.builders.push_back(std::move(merged));
+  }
+  ProfileBuilder& builder = *c.builders.front();
+  bar.finish();
+  if (options.no_symbols) builder.meta().symbolicated = false;
+  if (options.format->embeds_sources && options.sources.enabled) {
+    c.sources_report = embed_sources(builder, options.sources);
+  }
+}
+
+// The module and image behind each lib of the written profile, by LibIndex: for pprof's
+// Mappings and --open's symbol server.
+void lib_modules_of(const ProfileBuilder& builder, const LibOrigins& lib_origin,
+                    ProfileSymbolInfo& info) {
+  for (const Lib& l : builder.libs()) {
+    auto it = lib_origin.find(std::make_pair(l.path, l.breakpad_id));
+    info.lib_modules.push_back(it != lib_origin.end() ? it->second.first
+                                                      : internal::ModuleRecord{});
+    info.lib_images.push_back(it != lib_origin.end() ? it->second.second : nullptr);
+  }
+}
+
+struct PhaseTimes {
+  Stopwatch::Time read, convert, write;
+};
+
+// The statistics of a run that wrote its output.
+void report_run(const RunOptions& options, const ReadDumps& r, const Converted& c,
+                const PhaseTimes& t, Diagnostics& diag) {
+  const ProfileBuilder& builder = *c.builders.front();
+  const ConversionSummary& summary = c.summary;
+  size_t samples = 0;
+  for (const Thread& th : builder.threads()) samples += th.samples.size();
+  diag.info("wrote " + options.output_path + ": " + std::to_string(builder.threads().size()) +
+            " threads, " + std::to_string(samples) + " samples, " + std::to_string(r.stack_count) +
+            " distinct stacks, " + std::to_string(summary.unique_addresses) +
+            " distinct addresses, " + std::to_string(summary.modules_symbolicated) + " of " +
+            std::to_string(summary.modules_used) + " modules in use symbolicated" +
+            (r.many ? ", " + std::to_string(r.dump_count) + " processes" : ""));
+  auto per = [&](double seconds) {
+    return seconds > 0 ? double(summary.unique_addresses) / seconds : 0.0;
+  };
+  // Wall time, then CPU time (all threads) of each phase.
+  diag.info("time: read " + fixed(t.read.seconds, 2) + " s (" + fixed(t.read.cpu, 2) +
+            " s CPU), symbolize " + fixed(summary.symbolize_seconds, 2) + " s (" +
+            fixed(summary.symbolize_cpu_seconds, 2) + " s CPU; " + std::to_string(summary.threads) +
+            (summary.threads == 1 ? " thread, " : " threads, ") +
+            fixed(per(summary.symbolize_seconds), 0) + " addresses/s, " +
+            fixed(per(summary.symbolize_cpu_seconds), 0) + " addresses/CPU-s), profile tables " +
+            fixed(t.convert.seconds - summary.symbolize_seconds, 2) + " s (" +
+            fixed(t.convert.cpu - summary.symbolize_cpu_seconds, 2) + " s CPU), write " +
+            fixed(t.write.seconds, 2) + " s (" + fixed(t.write.cpu, 2) + " s CPU)");
+  if (c.cached) {
+    diag.info("symbol cache " + options.cache_dir + ": " + std::to_string(summary.cache_hits) +
+              " addresses found, " + std::to_string(summary.cache_misses) + " symbolized (" +
+              std::to_string(summary.cache_indexed) + " found by the module index), " +
+              std::to_string(summary.modules_opened) +
+              (summary.modules_opened == 1 ? " module opened" : " modules opened"));
+  }
+  for (const auto& model : r.models) {
+    if (const JitMap& jit = model->jit_map(); jit.lines()) {
+      diag.info("JIT map: " + std::to_string(jit.range_count()) + " code ranges, " +
+                std::to_string(summary.jit_frames) + " frame addresses named by it");
+    }
+  }
+}
+
+// The profile holds what could be read, but a script must not take it for the whole run: the
+// lost records named, or empty.
+std::string lost_records(const ReadDumps& r) {
+  std::string lost;
+  if (r.damaged) {
+    lost = std::to_string(r.damaged) + (r.damaged == 1 ? " damaged part" : " damaged parts");
+  }
+  if (r.without_process) {
+    lost += std::string(lost.empty() ? "" : " and ") +
+            (r.many ? std::to_string(r.without_process) + " without a process record"
+                    : std::string("no process record"));
+  }
+  return lost;
+}
+
 }  // namespace
 
 int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo* symbol_info) {
@@ -178,284 +516,54 @@ int run_symbolicate(const RunOptions& options, std::FILE* err, ProfileSymbolInfo
   struct WaitForImageSaves {
     ~WaitForImageSaves() { wait_for_debug_image_saves(); }
   } wait_for_image_saves;
-  auto start = std::chrono::steady_clock::now();
-  const double cpu_start = cpu_seconds();
+  const Stopwatch read_time;
   Diagnostics diag(err, options.quiet);
   std::string expand_error;
   const auto dumps = expand_dump_paths(
       options.dump_paths.empty() ? std::vector<std::string>{options.dump_path} : options.dump_paths,
       &expand_error);
   if (!dumps) return fail(err, expand_error);
-  // A bad output path fails before the dumps are read, which can take a while.
-  if (options.output_path != "-") {
-    const std::filesystem::path parent = std::filesystem::path(options.output_path).parent_path();
-    std::error_code ec;
-    if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-      return fail(err, "cannot write '" + options.output_path + "': " +
-                           (std::filesystem::exists(parent, ec) ? "not a directory: "
-                                                                : "no such directory: ") +
-                           parent.string());
-    }
-  }
-  // Several dumps (a program and the processes it started): each message names its dump.
-  const bool many = dumps->size() > 1;
-  // On the heap, so that a caller about to exit can leave them to the operating system.
-  std::vector<std::unique_ptr<ProfileModel>> models;
-  size_t damaged = 0, without_process = 0, stack_count = 0;
-  std::vector<std::string> unended;  // of a run's dumps, those without an end record
-  std::vector<std::string> empty;    // of a run's dumps, those that hold nothing
-  std::unordered_set<const ProfileModel*> empty_models;
-  for (const std::string& dump_path : *dumps) {
-    const std::string who = many ? dump_path + ": " : "";
-    // A small dump is read whole (dump_file_read.h), a large one a chunk at a time.
-    const std::optional<WholeDumpFile> whole = read_small_dump_file(dump_path);
-    if (auto why = whole ? why_not_a_dump(dump_path, whole->bytes()) : why_not_a_dump(dump_path)) {
-      return fail(err, *why);
-    }
-    models.push_back(std::make_unique<ProfileModel>());
-    ProfileModel& model = *models.back();
-    internal::DumpReadResult read = whole
-                                        ? internal::read_dump(whole->bytes(), model)
-                                        : internal::read_dump_file_incrementally(dump_path, model);
-    if (!read.ok) return fail(err, who + read.error);
-    damaged += read.damaged;
-    // A process of a run that ended before its writer wrote anything (a shell's short child,
-    // leaving through _exit within the first half second): nothing to show, nothing damaged.
-    if (many && !model.process() && model.threads().empty() && !read.damaged) {
-      empty.push_back(dump_path);
-      empty_models.insert(&model);
-      continue;
-    }
-    without_process += !model.process();
-    stack_count += model.stack_count();
-    for (const std::string& w : read.warnings) diag.warn(who + w);
-    if (read.raw) {
-      diag.info(who +
-                "a crash capture: the ring as it was when the process crashed (see the Crash "
-                "marker)");
-    } else if (read.ended_by_exec) {
-      diag.info(who +
-                "the process replaced this program with another (exec): no exit code ran, so "
-                "the last moments before the exec (at most the writer's last half second) are "
-                "not in the dump; the next image wrote a dump of its own");
-    } else if (!read.complete && many) {
-      unended.push_back(dump_path);  // said once for the run, below
-    } else if (!read.complete) {
-      diag.warn(who +
-                "the dump has no end record (its process is still running, or did not stop "
-                "cleanly: killed, _exit); using every complete record");
-    }
-    if (model.threads().empty()) {
-      // A dump cut before its first records holds no thread whatever the filters.
-      diag.warn(who + (read.complete ? "the profile has no thread: none was sampled (a thread "
-                                       "filter, -t or INPROF_THREADS, that matches no thread "
-                                       "name?)"
-                                     : "the profile has no thread: the dump ends before any "
-                                       "thread was recorded"));
-    }
-    if (model.orphan_repeats()) {
-      diag.warn(who + std::to_string(model.orphan_repeats()) +
-                " repeat samples had no earlier sample on their thread; they have no stack");
-    }
-    if (const auto& s = model.stats()) {
-      diag.info(who + "dump statistics: " + std::to_string(s->samples_recorded) +
-                " samples recorded, " + std::to_string(s->samples_dropped) +
-                " dropped (buffer full), " + std::to_string(s->threads_timed_out) +
-                " sampling attempts timed out, " + std::to_string(s->samples_given_up) +
-                " given up (running threads that could not be interrupted unnoticed), " +
-                std::to_string(s->ticks_late) + " ticks late; the profiler's own threads used " +
-                profiler_cpu_text(s->profiler_cpu_ns, model.end_ns()) + tick_cost_text(*s));
-      if (s->sampler_cut_at_exit) {
-        diag.info(who +
-                  "the process exited while the profiler's sampler had no CPU (the program's "
-                  "threads kept every CPU busy): the samples of its last tick are missing");
-      }
-    }
-  }
+  if (auto why = check_output_directory(options.output_path)) return fail(err, *why);
+  ReadDumps read;
+  if (auto why = read_dumps(*dumps, read, diag)) return fail(err, *why);
+  OutputFile output;
+  if (auto why = open_output(options, output)) return fail(err, *why);
+  PhaseTimes times;
+  times.read = read_time.elapsed();
 
-  if (!empty.empty() && empty.size() < dumps->size()) {
-    // Left out, said once; the model kept for it is dropped.
-    std::erase_if(models, [&](const std::unique_ptr<ProfileModel>& m) {
-      return empty_models.count(m.get()) != 0;
-    });
-    diag.warn(std::to_string(empty.size()) + " of " + std::to_string(dumps->size()) +
-              " processes ended before their profiler wrote anything (its first records go out "
-              "within half a second; a process that leaves sooner through _exit, as a shell's "
-              "short children do, leaves an empty dump): they are not in the profile: " +
-              first_few(empty));
-  } else if (!empty.empty()) {
-    return fail(err, "no process of the run wrote anything: every dump is empty (" +
-                         std::to_string(empty.size()) +
-                         " processes that ended within their profiler's first half second)");
-  }
-  if (!unended.empty()) {
-    // One line for a run (a build's shells leave through _exit by the dozen), naming a few.
-    diag.warn(std::to_string(unended.size()) + " of " + std::to_string(dumps->size()) +
-              " dumps have no end record (their processes are still running, or did not stop "
-              "cleanly: killed, or _exit, as shells leave); each at most its last half second "
-              "is missing: " +
-              first_few(unended));
-  }
+  const Stopwatch convert_time;
+  Converted converted;
+  convert_models(read, options, diag, err, converted);
+  const ProfileBuilder& builder = *converted.builders.front();
+  times.convert = convert_time.elapsed();
 
-  // Open the output before the slow part, so a bad path fails at once.
-  const bool to_stdout = options.output_path == "-";
-  // A format that is always gzipped (pprof) is written plain in the Windows build, which has no
-  // gzip output: its readers take that too.
-  const bool gzip = options.gzip || ends_with(options.output_path, ".gz") ||
-                    (options.format->always_gzip && kHaveGzipOutput);
-  std::FILE* out = nullptr;
-  if (to_stdout) {
-    out = gzip ? open_gzip_stream(fileno(stdout), /*close_fd=*/false) : stdout;
-  } else {
-    out =
-        gzip ? open_gzip_file(options.output_path) : std::fopen(options.output_path.c_str(), "wb");
-  }
-  if (!out) {
-    return fail(err, "cannot write '" + options.output_path + "': " + std::strerror(errno));
-  }
-  // What a failed write leaves is removed only if it is a regular file: never a device (-o
-  // /dev/full once deleted the device node, run as root), a FIFO, or what a link points to.
-  std::error_code no_throw;
-  const bool remove_on_failure =
-      !to_stdout && std::filesystem::is_regular_file(
-                        std::filesystem::symlink_status(options.output_path, no_throw));
-
-  const double read_seconds = seconds_since(start);
-  const double read_cpu = cpu_seconds() - cpu_start;
-  auto convert_start = std::chrono::steady_clock::now();
-  const double convert_cpu_start = cpu_seconds();
-  ProgressBar bar(err, options.progress);
-  ConvertOptions convert_options;
-  convert_options.locate = options.locate;
-  convert_options.jobs = options.jobs;
-  convert_options.min_addresses_per_handle = options.min_addresses_per_handle;
-  convert_options.exiting_after = options.exiting_after;
-  convert_options.no_symbols = options.no_symbols;
-  convert_options.progress = [&](size_t done, size_t total) { bar.update(done, total); };
-  if (!options.cache_dir.empty() && !options.no_symbols) {
-    convert_options.cache =
-        std::make_shared<const SymbolCache>(options.cache_dir, options.cache_max_bytes);
-  }
-  std::vector<std::unique_ptr<ProfileBuilder>> builders;
-  ConversionSummary summary;
-  // The module (and the dump's image of it) behind each lib of the written profile, for --open's
-  // symbol server: a merged profile has each library once, under the key the merge uses.
-  std::map<std::pair<std::string, std::string>,
-           std::pair<internal::ModuleRecord, std::shared_ptr<const std::vector<uint8_t>>>>
-      lib_origin;
-  for (const auto& model : models) {
-    builders.push_back(std::make_unique<ProfileBuilder>());
-    ConversionSummary part = convert_profile(*model, *builders.back(), diag, convert_options);
-    const std::vector<Lib>& libs = builders.back()->libs();
-    for (size_t i = 0; i < libs.size() && i < part.lib_modules.size(); ++i) {
-      lib_origin.try_emplace(std::make_pair(libs[i].path, libs[i].breakpad_id), part.lib_modules[i],
-                             i < part.lib_images.size() ? part.lib_images[i] : nullptr);
-    }
-    add_summary(summary, std::move(part));
-  }
-  if (many) {
-    std::vector<const ProfileBuilder*> parts;
-    for (const auto& b : builders) parts.push_back(b.get());
-    auto merged = std::make_unique<ProfileBuilder>();
-    merge_processes(parts, *merged);
-    builders.clear();
-    builders.push_back(std::move(merged));
-  }
-  ProfileBuilder& builder = *builders.front();
-  bar.finish();
-  if (options.no_symbols) builder.meta().symbolicated = false;
-  std::optional<SourceEmbedReport> sources_report;
-  if (options.format->embeds_sources && options.sources.enabled) {
-    sources_report = embed_sources(builder, options.sources);
-  }
-  const double convert_seconds = seconds_since(convert_start);
-  const double convert_cpu = cpu_seconds() - convert_cpu_start;
-  auto write_start = std::chrono::steady_clock::now();
-  const double write_cpu_start = cpu_seconds();
-
-  // The module behind each lib of the written profile: for pprof's Mappings and --open.
-  std::vector<internal::ModuleRecord> lib_modules;
-  std::vector<std::shared_ptr<const std::vector<uint8_t>>> lib_images;
-  for (const Lib& l : builder.libs()) {
-    auto it = lib_origin.find(std::make_pair(l.path, l.breakpad_id));
-    lib_modules.push_back(it != lib_origin.end() ? it->second.first : internal::ModuleRecord{});
-    lib_images.push_back(it != lib_origin.end() ? it->second.second : nullptr);
-  }
+  const Stopwatch write_time;
+  ProfileSymbolInfo info;
+  lib_modules_of(builder, converted.lib_origin, info);
   const WriteInput input{.profile = builder,
-                         .lib_modules = lib_modules,
+                         .lib_modules = info.lib_modules,
                          .top = options.top,
                          .folded_weight = options.folded_weight};
-  bool ok = options.format->write(input, out);
-  int close_error = 0;
-  if (to_stdout && !gzip) {
-    ok = std::fflush(out) == 0 && ok;
-  } else if (std::fclose(out) != 0) {
-    close_error = errno;
-    ok = false;
-  }
-  if (!ok) {
-    std::string why = close_error ? std::strerror(close_error) : "write error";
-    if (remove_on_failure) std::remove(options.output_path.c_str());
-    return fail(err, "cannot write '" + options.output_path + "': " + why);
-  }
+  const bool written = options.format->write(input, output.out);
+  if (auto why = close_output(output, options.output_path, written)) return fail(err, *why);
+  times.write = write_time.elapsed();
 
-  const double write_seconds = seconds_since(write_start);
-  const double write_cpu = cpu_seconds() - write_cpu_start;
-  if (!options.quiet_modules) print_module_summary(summary, diag);
-  if (sources_report && sources_report->files) diag.info(sources_report->summary());
+  if (!options.quiet_modules) print_module_summary(converted.summary, diag);
+  if (converted.sources_report && converted.sources_report->files) {
+    diag.info(converted.sources_report->summary());
+  }
   if (symbol_info) {
-    symbol_info->libs = builder.libs();
-    symbol_info->lib_modules = std::move(lib_modules);
-    symbol_info->lib_images = std::move(lib_images);
-    symbol_info->lib_frame_addresses = frame_addresses_by_lib(builder);
-    symbol_info->locate = options.locate;
+    info.libs = builder.libs();
+    info.lib_frame_addresses = frame_addresses_by_lib(builder);
+    info.locate = options.locate;
+    *symbol_info = std::move(info);
   }
-  size_t samples = 0;
-  for (const Thread& t : builder.threads()) samples += t.samples.size();
-  diag.info("wrote " + options.output_path + ": " + std::to_string(builder.threads().size()) +
-            " threads, " + std::to_string(samples) + " samples, " + std::to_string(stack_count) +
-            " distinct stacks, " + std::to_string(summary.unique_addresses) +
-            " distinct addresses, " + std::to_string(summary.modules_symbolicated) + " of " +
-            std::to_string(summary.modules_used) + " modules in use symbolicated" +
-            (many ? ", " + std::to_string(dumps->size()) + " processes" : ""));
-  auto per = [&](double seconds) {
-    return seconds > 0 ? double(summary.unique_addresses) / seconds : 0.0;
-  };
-  // Wall time, then CPU time (all threads) of each phase.
-  diag.info("time: read " + fixed(read_seconds, 2) + " s (" + fixed(read_cpu, 2) +
-            " s CPU), symbolize " + fixed(summary.symbolize_seconds, 2) + " s (" +
-            fixed(summary.symbolize_cpu_seconds, 2) + " s CPU; " + std::to_string(summary.threads) +
-            (summary.threads == 1 ? " thread, " : " threads, ") +
-            fixed(per(summary.symbolize_seconds), 0) + " addresses/s, " +
-            fixed(per(summary.symbolize_cpu_seconds), 0) + " addresses/CPU-s), profile tables " +
-            fixed(convert_seconds - summary.symbolize_seconds, 2) + " s (" +
-            fixed(convert_cpu - summary.symbolize_cpu_seconds, 2) + " s CPU), write " +
-            fixed(write_seconds, 2) + " s (" + fixed(write_cpu, 2) + " s CPU)");
-  if (convert_options.cache) {
-    diag.info("symbol cache " + options.cache_dir + ": " + std::to_string(summary.cache_hits) +
-              " addresses found, " + std::to_string(summary.cache_misses) + " symbolized (" +
-              std::to_string(summary.cache_indexed) + " found by the module index), " +
-              std::to_string(summary.modules_opened) +
-              (summary.modules_opened == 1 ? " module opened" : " modules opened"));
-  }
-  for (const auto& model : models) {
-    if (const JitMap& jit = model->jit_map(); jit.lines()) {
-      diag.info("JIT map: " + std::to_string(jit.range_count()) + " code ranges, " +
-                std::to_string(summary.jit_frames) + " frame addresses named by it");
-    }
-  }
-  // The profile holds what could be read, but a script must not take it for the whole run.
-  std::string lost;
-  if (damaged) lost = std::to_string(damaged) + (damaged == 1 ? " damaged part" : " damaged parts");
-  if (without_process) {
-    lost += std::string(lost.empty() ? "" : " and ") +
-            (many ? std::to_string(without_process) + " without a process record"
-                  : std::string("no process record"));
-  }
+  report_run(options, read, converted, times, diag);
+  const std::string lost = lost_records(read);
   if (options.exiting_after) {
     // Freeing the tables' millions of small blocks one by one took ~10% of a run.
-    for (auto& model : models) (void)model.release();
-    for (auto& b : builders) (void)b.release();
+    for (auto& model : read.models) (void)model.release();
+    for (auto& b : converted.builders) (void)b.release();
   }
   if (!lost.empty()) {
     std::fprintf(err,
