@@ -1,7 +1,8 @@
 // MachApi with the real Mach, dyld and pthread calls (darwin_declarations_macos.h). Includes no C++
 // library header that could lock or allocate on the suspended path.
-#include "darwin_declarations_macos.h"
 #include "mach_api_macos.h"
+
+#include "darwin_declarations_macos.h"
 
 namespace inprof::internal {
 namespace {

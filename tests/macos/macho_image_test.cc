@@ -1,12 +1,12 @@
-// The macOS module lister's reading of a loaded Mach-O image (platform/macos/macho_image_macos.h), on
-// images built in memory: range and code ranges from the segments plus the slide, __PAGEZERO
+// The macOS module lister's reading of a loaded Mach-O image (platform/macos/macho_image_macos.h),
+// on images built in memory: range and code ranges from the segments plus the slide, __PAGEZERO
 // left out, LC_UUID as the build id, load commands read only within the image.
-#include "macho_image_macos.h"
-
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
+
+#include "macho_image_macos.h"
 
 namespace inprof::internal {
 namespace {
