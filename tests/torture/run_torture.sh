@@ -58,7 +58,7 @@ expectations() {
     dlopen_storm) echo "0 --complete --expect-unload libtorture_spin_b --expect-samples-in libtorture_spin" ;;
     deep_recursion) echo "0 --complete --expect-flag 1" ;;
     corrupt_frames) echo "0 --complete --expect-flag 2" ;;
-    blocked_signals) echo "0 --complete --min-given-up 1" ;;
+    blocked_signals) echo "0 --complete --sampled-or-given-up 4" ;;
     start_stop_loop|stop_during_markers) echo "0 --complete --min-markers 1" ;;
     *) echo "0 --complete" ;;
   esac

@@ -11,6 +11,10 @@
 //   --expect-flag BIT      at least one sample carries this flag (FORMAT.md, "Sample flags")
 //   --min-given-up N       samples the sampler gave up (threads that block the signal, or did not
 //                          answer) at least N times
+//   --sampled-or-given-up N   at least N threads have samples, or the sampler gave some up: threads
+//                          that block every signal are read by a kernel ring when one is granted
+//                          in time, else their samples are given up (which happens depends on
+//                          when the sampler first sees them, so on the machine's load)
 //   --allocations          every allocation was recorded (rate 1): an allocation stats record at
 //                          rate 1; with --complete, the allocation and free records are what the
 //                          counts say (each count minus at most the dropped ones) and, when none
@@ -41,6 +45,7 @@ struct Tally : DumpVisitor {
   StatsRecord stats;
   bool stats_seen = false;
   std::set<uint64_t> threads;
+  std::set<uint64_t> sampled_threads;
   std::vector<ModuleRecord> modules;  // every module ever loaded (ranges may be reused)
   std::set<uint64_t> unloaded_ids;
   std::string unload_text, samples_in_text;
@@ -61,6 +66,7 @@ struct Tally : DumpVisitor {
   }
   void on_sample(const SampleRecord& s) override {
     ++samples;
+    sampled_threads.insert(s.tid);
     if (!threads.count(s.tid)) ++unannounced;
     for (int bit = 0; bit < 5; ++bit) {
       if (s.flags & (1u << bit)) ++flag_counts[bit];
@@ -77,6 +83,7 @@ struct Tally : DumpVisitor {
   }
   void on_sample_repeat(const SampleRepeatRecord& s) override {
     ++repeats;
+    sampled_threads.insert(s.tid);
     if (!threads.count(s.tid)) ++unannounced;
   }
   void on_stats(const StatsRecord& s) override {
@@ -140,6 +147,7 @@ int main(int argc, char** argv) {
   const std::string path = argv[1];
   bool want_complete = false, want_partial = false;
   uint64_t min_samples = 1, min_markers = 0, min_given_up = 0, min_allocations = 0;
+  uint64_t min_sampled_or_given_up = 0;
   bool want_allocations = false;
   std::vector<std::string> unload_texts;
   std::vector<unsigned> flags;
@@ -163,6 +171,8 @@ int main(int argc, char** argv) {
       min_markers = std::strtoull(value().c_str(), nullptr, 10);
     else if (a == "--min-given-up")
       min_given_up = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--sampled-or-given-up")
+      min_sampled_or_given_up = std::strtoull(value().c_str(), nullptr, 10);
     else if (a == "--expect-unload")
       unload_texts.push_back(value());
     else if (a == "--expect-samples-in")
@@ -208,6 +218,11 @@ int main(int argc, char** argv) {
   if (given_up < min_given_up) {
     problems.push_back("only " + std::to_string(given_up) + " samples given up, want " +
                        std::to_string(min_given_up));
+  }
+  if (tally.sampled_threads.size() < min_sampled_or_given_up && given_up == 0) {
+    problems.push_back(std::to_string(tally.sampled_threads.size()) +
+                       " threads sampled and none given up, want " +
+                       std::to_string(min_sampled_or_given_up) + " sampled or some given up");
   }
   if (tally.unannounced) {
     problems.push_back(std::to_string(tally.unannounced) +
