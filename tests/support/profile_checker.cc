@@ -702,7 +702,9 @@ void Checker::check_samples(const Value& thread, const std::string& path) {
     problem(samples.path + ".weight", "missing (write null for unweighted samples)");
   } else if (!weight->IsNull()) {
     if (weight->IsArray()) {
-      check_number_column(samples, "weight", Null::kRejected, true);
+      // Whole numbers, as inprof writes them: the viewer adds weights up in floating point and
+      // prints some sums as they are (16.333999999999996 in the source view).
+      check_number_column(samples, "weight", Null::kRejected, true, /*integer=*/true);
     } else {
       problem(samples.path + ".weight", "expected null or an array, got " + show(*weight));
     }
@@ -713,7 +715,7 @@ void Checker::check_samples(const Value& thread, const std::string& path) {
   }
   if (member(object, "threadCPUDelta")) {
     any_cpu_delta_ = true;
-    check_number_column(samples, "threadCPUDelta", Null::kAllowed, true);
+    check_number_column(samples, "threadCPUDelta", Null::kAllowed, true, /*integer=*/true);
   }
 }
 

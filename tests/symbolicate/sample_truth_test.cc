@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "convert/sample_weight.h"
 #include "test_support.h"
 #include "test_targets.h"
 
@@ -105,19 +106,47 @@ TEST_F(SampleTruthTest, EachSampleWeighsTheTimeItStandsFor) {
   const auto& samples = doc_["threads"][0]["samples"];
   ASSERT_EQ(samples["weightType"].GetString(), std::string("tracing-ms"));
   ASSERT_TRUE(samples["weight"].IsArray());
-  const double expected[] = {1, 1, 1, 1, 4, 0.005, 10};
+  // Whole milliseconds (the viewer prints some sums as they are): the brief wake-up's 5 µs are
+  // carried to the thread's next on-CPU sample, there is none, so it weighs 0 and the thread's
+  // on-CPU total, 8 ms, stays exact.
+  const uint64_t expected[] = {1, 1, 1, 1, 4, 0, 10};
   ASSERT_EQ(samples["weight"].Size(), std::size(expected));
   for (SizeType i = 0; i < std::size(expected); ++i) {
-    EXPECT_NEAR(samples["weight"][i].GetDouble(), expected[i], 1e-9) << "sample " << i;
+    ASSERT_TRUE(samples["weight"][i].IsUint64()) << "sample " << i;
+    EXPECT_EQ(samples["weight"][i].GetUint64(), expected[i]) << "sample " << i;
   }
   // No CPU time known: one interval.
   const auto& other = doc_["threads"][1]["samples"];
   ASSERT_EQ(other["weight"].Size(), 1u);
-  EXPECT_NEAR(other["weight"][0].GetDouble(), 1.0, 1e-9);
+  EXPECT_EQ(other["weight"][0].GetUint64(), 1u);
   // A gap: at most 16 intervals on one stack.
   const auto& gap = doc_["threads"][2]["samples"];
   ASSERT_EQ(gap["weight"].Size(), 2u);
-  EXPECT_NEAR(gap["weight"][1].GetDouble(), 16.0, 1e-9);
+  EXPECT_EQ(gap["weight"][1].GetUint64(), 16u);
+}
+
+TEST(WholeUnitWeightsTest, FractionsAreCarriedSoAThreadsTotalsStayExact) {
+  // 1 ms: whole milliseconds. Ten wake-ups of 0.3 ms weigh 3 ms together; idle time is carried
+  // apart from CPU time.
+  inprof::symbolicate::WholeUnitWeights ms(kMs);
+  EXPECT_STREQ(ms.weight_type(), "tracing-ms");
+  uint64_t cpu = 0, idle = 0;
+  for (int i = 0; i < 10; ++i) {
+    cpu += ms.units(300000, false);
+    idle += ms.units(kMs + 400000, true);
+  }
+  EXPECT_EQ(cpu, 3u);
+  EXPECT_EQ(idle, 14u);
+  // Under 1 ms: whole intervals, so that samples of 100 µs do not weigh 0 ms nine times in ten.
+  inprof::symbolicate::WholeUnitWeights fine(100000);
+  EXPECT_STREQ(fine.weight_type(), "samples");
+  uint64_t intervals = 0;
+  for (int i = 0; i < 10; ++i) {
+    const uint64_t w = fine.units(98000 + 400 * i, false);
+    EXPECT_EQ(w, 1u) << i;
+    intervals += w;
+  }
+  EXPECT_EQ(intervals, 10u);
 }
 
 TEST_F(SampleTruthTest, TheSummaryWeighsCpuTimeAndCountsMarksAndUnknowns) {

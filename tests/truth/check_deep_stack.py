@@ -67,8 +67,11 @@ def main():
     if len(threads) != 1:
         sys.exit("expected one thread named deep, found %d" % len(threads))
     samples = threads[0]["samples"]
-    if samples["weightType"] != "tracing-ms" or samples["weight"] is None:
+    if samples["weightType"] not in ("tracing-ms", "samples") or samples["weight"] is None:
         sys.exit("samples are not weighted by time: weightType %s" % samples["weightType"])
+    # Whole milliseconds at 1 ms and more, whole intervals below (sample_weight.h).
+    unit_ms = 1.0 if samples["weightType"] == "tracing-ms" else p["meta"]["interval"]
+    weight_ms = [w * unit_ms for w in samples["weight"]]
     # The CPU the dump's own deltas give the thread (what symbolicate has to represent).
     dump_cpu_ms = sum(c or 0 for c in samples["threadCPUDelta"]) / 1e6
     problems, marks = [], {m: 0 for m in MARKS}
@@ -85,18 +88,18 @@ def main():
             marks[root] += 1
         if ft["category"][st["frame"][s]] in idle:
             continue
-        on_cpu_ms += samples["weight"][i]
+        on_cpu_ms += weight_ms[i]
         if samples["threadCPUDelta"][i] is None:
-            unknown_ms += samples["weight"][i]
+            unknown_ms += weight_ms[i]
         if root not in MARKS and root not in ROOTS:
             problems.append("sample %d: %s" % (i, " <- ".join(frames[:8])))
         # (shallow_phase's call of spin is a tail call: its samples show body -> spin.)
         if any(f.startswith("(anonymous namespace)::recurse") for f in frames):
-            phase_ms["deep"] += samples["weight"][i]
+            phase_ms["deep"] += weight_ms[i]
             deep_samples += 1
             deep_rooted += root in ROOTS
         elif "(anonymous namespace)::body(void*)" in frames:
-            phase_ms["shallow"] += samples["weight"][i]
+            phase_ms["shallow"] += weight_ms[i]
     failed = False
     if problems:
         print("%d on-CPU samples neither reach the thread's root nor say why:" % len(problems))

@@ -1,5 +1,5 @@
-// How much time a sample stands for: the profile's sample weights (weightType "tracing-ms") and
-// the text summary's times (issue 21, items 2 and 3).
+// How much time a sample stands for: the profile's sample weights and the text summary's times
+// (issue 21, items 2 and 3).
 //
 // An on-CPU sample weighs the CPU time its thread used since its previous sample. Busy threads
 // are sampled per interval of their own CPU time, so this is one interval in the steady state;
@@ -67,6 +67,39 @@ class SampleWeigher {
   uint64_t cpu_unknown_ = 0;
   uint64_t capped_ = 0;
   uint64_t unrepresented_ns_ = 0;
+};
+
+// The viewer adds weights up in floating point and prints some sums as they are (the source and
+// assembly views: 16.333999999999996), so the processed format's weights are whole numbers: whole
+// milliseconds ("tracing-ms", the viewer's "Running Time (ms)") at an interval of 1 ms or more,
+// whole intervals ("samples") below that, where a sample weighs a fraction of a millisecond and
+// whole milliseconds would leave most samples weighing nothing. What a sample's time is more or
+// less than whole units is carried to its thread's next sample of the same kind (on CPU, idle),
+// so a thread's on-CPU and idle totals stay exact to half a unit, and a stack's to the carry.
+class WholeUnitWeights {
+ public:
+  explicit WholeUnitWeights(uint64_t interval_ns)
+      : unit_ns_(interval_ns >= kMillisecond ? kMillisecond : (interval_ns ? interval_ns : 1)) {}
+
+  // "tracing-ms" or "samples", for the weights this gives.
+  const char* weight_type() const { return unit_ns_ == kMillisecond ? "tracing-ms" : "samples"; }
+  uint64_t unit_ns() const { return unit_ns_; }
+
+  // `ns`, the time weight_ns() gave a sample, in whole units.
+  uint64_t units(uint64_t ns, bool idle) {
+    int64_t& carry = carry_ns_[idle ? 1 : 0];
+    // carry is in [-unit/2, unit/2), so the sum with half a unit is never negative.
+    const int64_t exact = static_cast<int64_t>(ns) + carry;
+    const uint64_t whole =
+        static_cast<uint64_t>(exact + static_cast<int64_t>(unit_ns_ / 2)) / unit_ns_;
+    carry = exact - static_cast<int64_t>(whole * unit_ns_);
+    return whole;
+  }
+
+ private:
+  static constexpr uint64_t kMillisecond = 1000000;
+  uint64_t unit_ns_;
+  int64_t carry_ns_[2] = {0, 0};
 };
 
 }  // namespace inprof::symbolicate

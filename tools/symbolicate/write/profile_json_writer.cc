@@ -228,21 +228,22 @@ void write_thread(Emitter& e, const Thread& t, const ProfileBuilder& profile) {
   });
   e.end_array();
   // With CPU times, each sample weighs the time it stands for (convert/sample_weight.h): on-CPU
-  // views add up CPU time, idle samples the time slept. Rounded to µs (the dump's resolution).
+  // views add up CPU time, idle samples the time slept; in whole units (WholeUnitWeights).
+  WholeUnitWeights whole(profile.meta().interval_ns);
   e.key("weight");
   if (cpu_deltas) {
     SampleWeigher weigher(profile.meta().interval_ns, profile.meta().platform);
     e.begin_array();
     s.for_each([&](const SampleTable::Sample& x) {
-      const uint64_t ns = weigher.weight_ns(x, x.stack && is_idle_leaf(profile, *x.stack));
-      e.ms((ns + 500) / 1000 * 1000);
+      const bool idle = x.stack && is_idle_leaf(profile, *x.stack);
+      e.u64(whole.units(weigher.weight_ns(x, idle), idle));
     });
     e.end_array();
   } else {
     e.null();
   }
   e.key("weightType");
-  e.str(cpu_deltas ? "tracing-ms" : "samples");
+  e.str(cpu_deltas ? whole.weight_type() : "samples");
   if (cpu_deltas) {
     e.key("threadCPUDelta");
     e.begin_array();
