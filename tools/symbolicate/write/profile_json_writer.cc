@@ -14,13 +14,7 @@
 namespace inprof::symbolicate {
 namespace {
 
-void write_shared(Emitter& e, const ProfileBuilder& p) {
-  e.key("shared");
-  e.begin_object();
-
-  e.key("stringArray");
-  e.array(p.strings().size(), [&](size_t i) { e.str(p.strings()[i]); });
-
+void write_sources(Emitter& e, const ProfileBuilder& p) {
   const SourceTable& src = p.sources();
   e.key("sources");
   e.begin_object();
@@ -60,7 +54,9 @@ void write_shared(Emitter& e, const ProfileBuilder& p) {
     e.end_array();
   }
   e.end_object();
+}
 
+void write_resource_table(Emitter& e, const ProfileBuilder& p) {
   const ResourceTable& res = p.resources();
   e.key("resourceTable");
   e.begin_object();
@@ -75,7 +71,9 @@ void write_shared(Emitter& e, const ProfileBuilder& p) {
   e.key("type");
   e.uint_column(res.size(), 1);  // library
   e.end_object();
+}
 
+void write_func_table(Emitter& e, const ProfileBuilder& p) {
   const FuncTable& fn = p.funcs();
   e.key("funcTable");
   e.begin_object();
@@ -104,7 +102,9 @@ void write_shared(Emitter& e, const ProfileBuilder& p) {
   e.key("originalLocation");
   e.null_column(fn.size());
   e.end_object();
+}
 
+void write_native_symbols(Emitter& e, const ProfileBuilder& p) {
   const NativeSymbolTable& ns = p.native_symbols();
   e.key("nativeSymbols");
   e.begin_object();
@@ -119,7 +119,9 @@ void write_shared(Emitter& e, const ProfileBuilder& p) {
   e.key("functionSize");
   e.array(ns.size(), [&](size_t i) { e.opt_u64(ns.function_size[i]); });
   e.end_object();
+}
 
+void write_frame_table(Emitter& e, const ProfileBuilder& p) {
   const FrameTable& fr = p.frames();
   e.key("frameTable");
   e.begin_object();
@@ -152,7 +154,9 @@ void write_shared(Emitter& e, const ProfileBuilder& p) {
   e.key("originalLocation");
   e.null_column(fr.size());
   e.end_object();
+}
 
+void write_stack_table(Emitter& e, const ProfileBuilder& p) {
   const StackTable& st = p.stacks();
   e.key("stackTable");
   e.begin_object();
@@ -163,53 +167,25 @@ void write_shared(Emitter& e, const ProfileBuilder& p) {
   e.key("prefixOffset");
   e.array(st.size(), [&](size_t i) { e.u64(st.prefix[i] ? i - raw(*st.prefix[i]) : 0); });
   e.end_object();
+}
 
+// The tables every thread indexes into (the processed format's "shared").
+void write_shared(Emitter& e, const ProfileBuilder& p) {
+  e.key("shared");
+  e.begin_object();
+  e.key("stringArray");
+  e.array(p.strings().size(), [&](size_t i) { e.str(p.strings()[i]); });
+  write_sources(e, p);
+  write_resource_table(e, p);
+  write_func_table(e, p);
+  write_native_symbols(e, p);
+  write_frame_table(e, p);
+  write_stack_table(e, p);
   e.end_object();
 }
 
-void write_thread(Emitter& e, const Thread& t, const ProfileBuilder& profile) {
+void write_samples(Emitter& e, const Thread& t, const ProfileBuilder& profile) {
   const bool cpu_deltas = profile.meta().has_cpu_deltas;
-  e.begin_object();
-  e.key("name");
-  e.str(t.name);
-  e.key("isMainThread");
-  e.boolean(t.is_main);
-  e.key("processType");
-  e.str("default");
-  e.key("processName");
-  e.str(t.process_name);
-  e.key("pid");
-  e.str(std::to_string(t.pid));
-  e.key("tid");
-  e.u64(t.tid);
-  e.key("processStartupTime");
-  e.u64(0);
-  e.key("processShutdownTime");
-  e.null();
-  e.key("registerTime");
-  e.ms(t.register_ns);
-  e.key("unregisterTime");
-  if (t.unregister_ns) {
-    e.ms(*t.unregister_ns);
-  } else {
-    e.null();
-  }
-  e.key("pausedRanges");
-  e.begin_array();
-  for (const PausedRange& r : t.paused_ranges) {
-    e.begin_object();
-    e.key("startTime");
-    e.ms(r.start_ns);
-    e.key("endTime");
-    e.ms(r.end_ns);
-    e.end_object();
-  }
-  e.end_array();
-  if (t.markers.size() > 0) {
-    e.key("showMarkersInTimeline");
-    e.boolean(true);
-  }
-
   const SampleTable& s = t.samples;
   e.key("samples");
   e.begin_object();
@@ -251,7 +227,9 @@ void write_thread(Emitter& e, const Thread& t, const ProfileBuilder& profile) {
     e.end_array();
   }
   e.end_object();
+}
 
+void write_native_allocations(Emitter& e, const Thread& t) {
   // Sampled allocations: the "Native Allocations" and "Retained Memory" views (only present when
   // the thread has rows).
   if (const NativeAllocationTable& a = t.allocations; a.size() > 0) {
@@ -273,7 +251,9 @@ void write_thread(Emitter& e, const Thread& t, const ProfileBuilder& profile) {
     e.array(a.size(), [&](size_t i) { e.u64(a.thread_id[i]); });
     e.end_object();
   }
+}
 
+void write_markers(Emitter& e, const Thread& t) {
   const MarkerTable& m = t.markers;
   auto opt_ms = [&](const std::optional<uint64_t>& ns) {
     if (ns) {
@@ -322,6 +302,53 @@ void write_thread(Emitter& e, const Thread& t, const ProfileBuilder& profile) {
     e.end_object();
   });
   e.end_object();
+}
+
+void write_thread(Emitter& e, const Thread& t, const ProfileBuilder& profile) {
+  e.begin_object();
+  e.key("name");
+  e.str(t.name);
+  e.key("isMainThread");
+  e.boolean(t.is_main);
+  e.key("processType");
+  e.str("default");
+  e.key("processName");
+  e.str(t.process_name);
+  e.key("pid");
+  e.str(std::to_string(t.pid));
+  e.key("tid");
+  e.u64(t.tid);
+  e.key("processStartupTime");
+  e.u64(0);
+  e.key("processShutdownTime");
+  e.null();
+  e.key("registerTime");
+  e.ms(t.register_ns);
+  e.key("unregisterTime");
+  if (t.unregister_ns) {
+    e.ms(*t.unregister_ns);
+  } else {
+    e.null();
+  }
+  e.key("pausedRanges");
+  e.begin_array();
+  for (const PausedRange& r : t.paused_ranges) {
+    e.begin_object();
+    e.key("startTime");
+    e.ms(r.start_ns);
+    e.key("endTime");
+    e.ms(r.end_ns);
+    e.end_object();
+  }
+  e.end_array();
+  if (t.markers.size() > 0) {
+    e.key("showMarkersInTimeline");
+    e.boolean(true);
+  }
+
+  write_samples(e, t, profile);
+  write_native_allocations(e, t);
+  write_markers(e, t);
   e.end_object();
 }
 

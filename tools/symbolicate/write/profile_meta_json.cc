@@ -50,6 +50,79 @@ void write_marker_schema(Emitter& e, const MarkerSchema& schema) {
   e.end_object();
 }
 
+// The machine the profile was taken on (Profile Info's OS, CPU and memory).
+void write_machine(Emitter& e, const Meta& m) {
+  if (!m.oscpu.empty()) {
+    e.key("oscpu");
+    e.str(m.oscpu);
+  }
+  if (!m.platform.empty()) {
+    e.key("platform");
+    e.str(m.platform);
+  }
+  if (!m.cpu_name.empty()) {
+    e.key("CPUName");
+    e.str(m.cpu_name);
+  }
+  for (const auto& [key, value] :
+       {std::pair{"physicalCPUs", m.physical_cpus}, std::pair{"logicalCPUs", m.logical_cpus},
+        std::pair{"mainMemory", m.main_memory}}) {
+    if (value == 0) continue;
+    e.key(key);
+    e.u64(value);
+  }
+}
+
+void write_categories(Emitter& e, const ProfileBuilder& p) {
+  e.key("categories");
+  e.begin_array();
+  for (const Category& c : p.categories()) {
+    e.begin_object();
+    e.key("name");
+    e.str(c.name);
+    e.key("color");
+    e.str(c.color);
+    e.key("subcategories");
+    e.array(c.subcategories.size(), [&](size_t i) { e.str(c.subcategories[i]); });
+    e.end_object();
+  }
+  e.end_array();
+}
+
+// inprof's own figures, Profile Info's "inprof" section.
+void write_extra(Emitter& e, const Meta& m) {
+  e.key("extra");
+  e.begin_array();
+  e.begin_object();
+  e.key("label");
+  e.str("inprof");
+  e.key("entries");
+  e.begin_array();
+  for (const ExtraEntry& x : m.extra) {
+    e.begin_object();
+    e.key("label");
+    e.str(x.label);
+    e.key("format");
+    if (const auto* s = std::get_if<std::string>(&x.value)) {
+      e.str("string");
+      e.key("value");
+      e.str(*s);
+    } else if (const auto* n = std::get_if<uint64_t>(&x.value)) {
+      e.str("integer");
+      e.key("value");
+      e.u64(*n);
+    } else {
+      e.str("string");
+      e.key("value");
+      e.str(std::get<bool>(x.value) ? "yes" : "no");
+    }
+    e.end_object();
+  }
+  e.end_array();
+  e.end_object();
+  e.end_array();
+}
+
 }  // namespace
 
 void write_meta(Emitter& e, const ProfileBuilder& p) {
@@ -80,25 +153,7 @@ void write_meta(Emitter& e, const ProfileBuilder& p) {
   e.boolean(true);
   e.key("arguments");
   e.str(m.arguments);
-  if (!m.oscpu.empty()) {
-    e.key("oscpu");
-    e.str(m.oscpu);
-  }
-  if (!m.platform.empty()) {
-    e.key("platform");
-    e.str(m.platform);
-  }
-  if (!m.cpu_name.empty()) {
-    e.key("CPUName");
-    e.str(m.cpu_name);
-  }
-  for (const auto& [key, value] :
-       {std::pair{"physicalCPUs", m.physical_cpus}, std::pair{"logicalCPUs", m.logical_cpus},
-        std::pair{"mainMemory", m.main_memory}}) {
-    if (value == 0) continue;
-    e.key(key);
-    e.u64(value);
-  }
+  write_machine(e, m);
   if (m.profiling_end_ns) {
     e.key("profilingStartTime");
     e.ms(m.profiling_start_ns);
@@ -124,19 +179,7 @@ void write_meta(Emitter& e, const ProfileBuilder& p) {
   e.key("threadCPUDelta");
   e.str("ns");
   e.end_object();
-  e.key("categories");
-  e.begin_array();
-  for (const Category& c : p.categories()) {
-    e.begin_object();
-    e.key("name");
-    e.str(c.name);
-    e.key("color");
-    e.str(c.color);
-    e.key("subcategories");
-    e.array(c.subcategories.size(), [&](size_t i) { e.str(c.subcategories[i]); });
-    e.end_object();
-  }
-  e.end_array();
+  write_categories(e, p);
   e.key("markerSchema");
   e.begin_array();
   for (const MarkerSchema& schema : p.marker_schemas()) write_marker_schema(e, schema);
@@ -151,38 +194,7 @@ void write_meta(Emitter& e, const ProfileBuilder& p) {
     e.end_array();
   }
   e.end_object();
-  if (!m.extra.empty()) {
-    e.key("extra");
-    e.begin_array();
-    e.begin_object();
-    e.key("label");
-    e.str("inprof");
-    e.key("entries");
-    e.begin_array();
-    for (const ExtraEntry& x : m.extra) {
-      e.begin_object();
-      e.key("label");
-      e.str(x.label);
-      e.key("format");
-      if (const auto* s = std::get_if<std::string>(&x.value)) {
-        e.str("string");
-        e.key("value");
-        e.str(*s);
-      } else if (const auto* n = std::get_if<uint64_t>(&x.value)) {
-        e.str("integer");
-        e.key("value");
-        e.u64(*n);
-      } else {
-        e.str("string");
-        e.key("value");
-        e.str(std::get<bool>(x.value) ? "yes" : "no");
-      }
-      e.end_object();
-    }
-    e.end_array();
-    e.end_object();
-    e.end_array();
-  }
+  if (!m.extra.empty()) write_extra(e, m);
   e.end_object();
 }
 
