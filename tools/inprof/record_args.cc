@@ -98,6 +98,38 @@ std::optional<std::string> conflicting_settings(
   return std::nullopt;
 }
 
+// A flag without a value (--raw, -q, --open, --ring, ...): applies it to `command` and returns
+// true, or false when `arg` is not one.
+bool take_switch(const std::string& arg, RecordCommand& command, bool& raw,
+                 std::map<std::string, std::string>& typed_as) {
+  if (arg == "--raw") {
+    raw = true;
+  } else if (arg == "-q" || arg == "--quiet") {
+    command.quiet = true;
+  } else if (arg == "--no-children") {
+    command.children = false;
+  } else if (arg == "--children") {
+    command.children = true;
+  } else if (arg == "--open") {
+    command.open = true;
+  } else if (arg == "--no-browser") {
+    command.open_browser = false;
+  } else if (arg == "--ring") {
+    command.variables["INPROF_MODE"] = "ring";
+    typed_as["INPROF_MODE"] = arg;
+  } else if (arg == "--no-cpu") {
+    command.variables["INPROF_CPU"] = "0";
+    typed_as["INPROF_CPU"] = arg;
+  } else if (arg == "--crash") {
+    command.variables["INPROF_MODE"] = "ring";
+    command.variables["INPROF_CRASH"] = "1";
+    typed_as["INPROF_MODE"] = arg;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<RecordCommand> parse_record_args(
@@ -119,14 +151,7 @@ std::optional<RecordCommand> parse_record_args(
       command.help = true;
       return command;
     }
-    if (arg == "--raw") {
-      raw = true;
-      continue;
-    }
-    if (arg == "-q" || arg == "--quiet") {
-      command.quiet = true;
-      continue;
-    }
+    if (take_switch(arg, command, raw, typed_as)) continue;
     if (arg == "--port" || arg.rfind("--port=", 0) == 0) {
       std::string value;
       if (arg.size() > 7) {
@@ -143,27 +168,6 @@ std::optional<RecordCommand> parse_record_args(
       command.port = value;
       continue;
     }
-    if (arg == "--no-children") {
-      command.children = false;
-      continue;
-    }
-    if (arg == "--children") {
-      command.children = true;
-      continue;
-    }
-    if (arg == "--open") {
-      command.open = true;
-      continue;
-    }
-    if (arg == "--no-browser") {
-      command.open_browser = false;
-      continue;
-    }
-    if (arg == "--ring") {
-      command.variables["INPROF_MODE"] = "ring";
-      typed_as["INPROF_MODE"] = arg;
-      continue;
-    }
     if (arg == "--allocations" || arg.rfind("--allocations=", 0) == 0) {
       const std::string value = arg.size() > 14 ? arg.substr(14) : "on";
       if (auto why = internal::apply_env_variable("INPROF_ALLOCATIONS", value, &scratch)) {
@@ -172,17 +176,6 @@ std::optional<RecordCommand> parse_record_args(
       }
       command.variables["INPROF_ALLOCATIONS"] = value;
       typed_as["INPROF_ALLOCATIONS"] = arg;
-      continue;
-    }
-    if (arg == "--no-cpu") {
-      command.variables["INPROF_CPU"] = "0";
-      typed_as["INPROF_CPU"] = arg;
-      continue;
-    }
-    if (arg == "--crash") {
-      command.variables["INPROF_MODE"] = "ring";
-      command.variables["INPROF_CRASH"] = "1";
-      typed_as["INPROF_MODE"] = arg;
       continue;
     }
     const size_t equals = arg.rfind("--", 0) == 0 ? arg.find('=') : std::string::npos;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "convert/marker_context.h"
@@ -102,6 +103,10 @@ class Converter {
   // The dump's categories, by dump category id.
   std::map<uint32_t, CategoryIndex> add_categories();
   void add_threads();
+  std::vector<const ThreadInfo*> thread_order(std::vector<std::unique_ptr<ThreadInfo>>& marker_only,
+                                              std::unordered_set<uint64_t>& marker_tids);
+  struct Activity;
+  std::optional<uint64_t> add_samples(const ThreadInfo& info, Thread& t, Activity& activity);
   // What the sample weights could not represent (convert/sample_weight.h), for Profile Info.
   void add_weight_facts();
   void choose_initial_threads();

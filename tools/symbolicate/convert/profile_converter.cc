@@ -158,27 +158,26 @@ void Converter::add_meta() {
   meta.extra.push_back({"Dump complete", model_.end_ns().has_value()});
 }
 
-void Converter::add_threads() {
+// The threads to show, main thread first: every thread sampled, and those that only have markers
+// (recorded while never sampled), which `marker_only` then owns; the profiler's own left out.
+std::vector<const ThreadInfo*> Converter::thread_order(
+    std::vector<std::unique_ptr<ThreadInfo>>& marker_only,
+    std::unordered_set<uint64_t>& marker_tids) {
   std::vector<const ThreadInfo*> order;
   for (const ThreadInfo& t : model_.threads()) order.push_back(&t);
-  // A thread may only have markers (recorded while it was never sampled): it still gets a track.
-  std::vector<std::unique_ptr<ThreadInfo>> marker_only;
-  std::unordered_set<uint64_t> marker_tids;
-  {
-    std::unordered_map<uint64_t, ThreadInfo*> known;
-    for (const ThreadInfo& t : model_.threads()) known[t.tid] = nullptr;
-    for (const internal::MarkerRecord& m : model_.markers()) {
-      marker_tids.insert(m.tid);
-      auto [it, inserted] = known.emplace(m.tid, nullptr);
-      if (inserted) {
-        marker_only.push_back(std::make_unique<ThreadInfo>());
-        it->second = marker_only.back().get();
-        it->second->tid = m.tid;
-        order.push_back(it->second);
-      }
-      if (ThreadInfo* t = it->second; t && (!t->start_ns || m.start_ns < *t->start_ns)) {
-        t->start_ns = m.start_ns;
-      }
+  std::unordered_map<uint64_t, ThreadInfo*> known;
+  for (const ThreadInfo& t : model_.threads()) known[t.tid] = nullptr;
+  for (const internal::MarkerRecord& m : model_.markers()) {
+    marker_tids.insert(m.tid);
+    auto [it, inserted] = known.emplace(m.tid, nullptr);
+    if (inserted) {
+      marker_only.push_back(std::make_unique<ThreadInfo>());
+      it->second = marker_only.back().get();
+      it->second->tid = m.tid;
+      order.push_back(it->second);
+    }
+    if (ThreadInfo* t = it->second; t && (!t->start_ns || m.start_ns < *t->start_ns)) {
+      t->start_ns = m.start_ns;
     }
   }
   // The profile is the program's: the profiler's own threads are left out. The stopper and the
@@ -190,7 +189,13 @@ void Converter::add_threads() {
   });
   // The main thread first: the viewer shows threads in this order.
   std::stable_partition(order.begin(), order.end(), [](const ThreadInfo* t) { return t->is_main; });
+  return order;
+}
 
+void Converter::add_threads() {
+  std::vector<std::unique_ptr<ThreadInfo>> marker_only;
+  std::unordered_set<uint64_t> marker_tids;
+  const std::vector<const ThreadInfo*> order = thread_order(marker_only, marker_tids);
   uint64_t pid = model_.process() ? model_.process()->pid : 0;
   const TrackNames names(model_.process() ? &*model_.process() : nullptr);
   for (const ThreadInfo* info : order) {
@@ -201,52 +206,10 @@ void Converter::add_threads() {
     t.pid = pid;
     t.tid = info->tid;
     t.unregister_ns = info->end_ns;
-
-    // Samples are nearly always in time order already; sort a copy only when they are not.
-    std::vector<RawSample> sorted;
-    if (!info->samples.in_time_order()) {
-      sorted = info->samples.to_vector();
-      std::stable_sort(sorted.begin(), sorted.end(), [](const RawSample& a, const RawSample& b) {
-        return a.time_ns < b.time_ns;
-      });
-    }
-    std::optional<uint64_t> first_time;
     Activity activity;
     activity.has_markers = marker_tids.contains(info->tid);
     activity.has_content = !info->samples.empty() || activity.has_markers;
-    auto count = [&](const RawSample& s) {
-      activity.cpu_ns += s.cpu_delta_ns.value_or(0);
-      activity.samples += s.stack != kNoStack;
-      if (s.stack != kNoStack) ++marked_[StackConverter::mark_for(model_.stack(s.stack).flags)];
-    };
-    auto add = [&](const RawSample& s) {
-      count(s);
-      if (!first_time) first_time = s.time_ns;
-      t.samples.push_back(
-          {s.stack == kNoStack ? std::nullopt : stacks_.stack_for(s.stack, s.time_ns, s.cpu_use),
-           s.time_ns, s.cpu_delta_ns});
-    };
-    if (info->samples.in_time_order()) {
-      // Every stack is built now (the tables are written before the samples), and the samples
-      // are read again from the model when they are written: they are not copied.
-      info->samples.for_each([&](const RawSample& s) {
-        count(s);
-        if (!first_time) first_time = s.time_ns;
-        if (s.stack == kNoStack) return;
-        uint32_t& slot = resolved_->slot(s);
-        if (slot != 0) return;
-        std::optional<StackIndex> stack = stacks_.stack_for(s.stack, s.time_ns, s.cpu_use);
-        slot = stack ? raw(*stack) + 1 : ResolvedStacks::kNone;
-      });
-      if (!info->samples.empty()) {  // (marker-only threads are gone after this function)
-        t.samples.set_source(info->samples.size(),
-                             [resolved = resolved_, list = &info->samples](const auto& sink) {
-                               resolved->for_each(*list, sink);
-                             });
-      }
-    } else {
-      for (const RawSample& s : sorted) add(s);
-    }
+    const std::optional<uint64_t> first_time = add_samples(*info, t, activity);
     if (info->start_ns) {
       t.register_ns = *info->start_ns;
     } else if (first_time) {
@@ -259,6 +222,49 @@ void Converter::add_threads() {
     activity_.push_back(activity);
   }
   choose_initial_threads();
+}
+
+// Builds the stacks of `info`'s samples and gives `t` its samples; counts what the thread did
+// into `activity`. Returns the time of its first sample.
+std::optional<uint64_t> Converter::add_samples(const ThreadInfo& info, Thread& t,
+                                               Activity& activity) {
+  std::optional<uint64_t> first_time;
+  auto count = [&](const RawSample& s) {
+    activity.cpu_ns += s.cpu_delta_ns.value_or(0);
+    activity.samples += s.stack != kNoStack;
+    if (s.stack != kNoStack) ++marked_[StackConverter::mark_for(model_.stack(s.stack).flags)];
+    if (!first_time) first_time = s.time_ns;
+  };
+  if (!info.samples.in_time_order()) {
+    // Samples are nearly always in time order already; sort a copy only when they are not.
+    std::vector<RawSample> sorted = info.samples.to_vector();
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const RawSample& a, const RawSample& b) { return a.time_ns < b.time_ns; });
+    for (const RawSample& s : sorted) {
+      count(s);
+      t.samples.push_back(
+          {s.stack == kNoStack ? std::nullopt : stacks_.stack_for(s.stack, s.time_ns, s.cpu_use),
+           s.time_ns, s.cpu_delta_ns});
+    }
+    return first_time;
+  }
+  // Every stack is built now (the tables are written before the samples), and the samples are
+  // read again from the model when they are written: they are not copied.
+  info.samples.for_each([&](const RawSample& s) {
+    count(s);
+    if (s.stack == kNoStack) return;
+    uint32_t& slot = resolved_->slot(s);
+    if (slot != 0) return;
+    std::optional<StackIndex> stack = stacks_.stack_for(s.stack, s.time_ns, s.cpu_use);
+    slot = stack ? raw(*stack) + 1 : ResolvedStacks::kNone;
+  });
+  if (!info.samples.empty()) {  // (marker-only threads are gone after add_threads())
+    t.samples.set_source(info.samples.size(),
+                         [resolved = resolved_, list = &info.samples](const auto& sink) {
+                           resolved->for_each(*list, sink);
+                         });
+  }
+  return first_time;
 }
 
 void Converter::add_weight_facts() {

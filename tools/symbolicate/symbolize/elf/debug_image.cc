@@ -60,24 +60,8 @@ bool inflate_zstd(const uint8_t* in, uint64_t in_size, uint8_t* out, uint64_t ou
 std::unique_ptr<DebugImage> DebugImage::plan(const std::string& path, std::string* why) {
   why->clear();
   if constexpr (std::endian::native != std::endian::little) return nullptr;
-  int source_fd = open_regular_file(path, why);
-  if (source_fd < 0) return nullptr;
-  struct stat st;
-  if (::fstat(source_fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(Elf64_Ehdr)) ||
-      static_cast<uint64_t>(st.st_size) > kMaxImageBytes) {
-    ::close(source_fd);
-    return nullptr;  // not one to rewrite: libdw reads it as it is
-  }
   std::unique_ptr<DebugImage> image(new DebugImage);
-  image->path_ = path;
-  image->source_size_ = static_cast<size_t>(st.st_size);
-  void* mapped = ::mmap(nullptr, image->source_size_, PROT_READ, MAP_PRIVATE, source_fd, 0);
-  ::close(source_fd);
-  if (mapped == MAP_FAILED) {
-    *why = std::string("cannot map the file: ") + std::strerror(errno);
-    return nullptr;
-  }
-  image->source_ = static_cast<const uint8_t*>(mapped);
+  if (!image->map_source(path, why)) return nullptr;
   const uint8_t* src = image->source_;
   const uint64_t src_size = image->source_size_;
 
@@ -144,32 +128,61 @@ std::unique_ptr<DebugImage> DebugImage::plan(const std::string& path, std::strin
             [](const Task& a, const Task& b) { return a.size > b.size; });
   const uint64_t table = align_up(cursor, 8);
   image->size_ = table + shdrs.size() * sizeof(Elf64_Shdr);
-
-  image->fd_ = ::memfd_create("inprof-debug-image", MFD_CLOEXEC);
-  if (image->fd_ < 0 || ::ftruncate(image->fd_, static_cast<off_t>(image->size_)) != 0) {
-    *why = std::string("cannot make an in-memory file: ") + std::strerror(errno);
+  ehdr.e_shoff = table;
+  if (!image->make_image(holes, &ehdr, sizeof ehdr, shdrs.data(), shdrs.size() * sizeof(Elf64_Shdr),
+                         table, why)) {
     return nullptr;
   }
-  mapped = ::mmap(nullptr, image->size_, PROT_READ | PROT_WRITE, MAP_SHARED, image->fd_, 0);
+  return image;
+}
+
+bool DebugImage::map_source(const std::string& path, std::string* why) {
+  int source_fd = open_regular_file(path, why);
+  if (source_fd < 0) return false;
+  struct stat st;
+  if (::fstat(source_fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(Elf64_Ehdr)) ||
+      static_cast<uint64_t>(st.st_size) > kMaxImageBytes) {
+    ::close(source_fd);
+    return false;  // not one to rewrite: libdw reads it as it is
+  }
+  path_ = path;
+  source_size_ = static_cast<size_t>(st.st_size);
+  void* mapped = ::mmap(nullptr, source_size_, PROT_READ, MAP_PRIVATE, source_fd, 0);
+  ::close(source_fd);
+  if (mapped == MAP_FAILED) {
+    *why = std::string("cannot map the file: ") + std::strerror(errno);
+    return false;
+  }
+  source_ = static_cast<const uint8_t*>(mapped);
+  return true;
+}
+
+bool DebugImage::make_image(std::vector<std::pair<uint64_t, uint64_t>>& holes, const void* header,
+                            size_t header_size, const void* section_table, size_t table_size,
+                            uint64_t table_offset, std::string* why) {
+  fd_ = ::memfd_create("inprof-debug-image", MFD_CLOEXEC);
+  if (fd_ < 0 || ::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+    *why = std::string("cannot make an in-memory file: ") + std::strerror(errno);
+    return false;
+  }
+  void* mapped = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
   if (mapped == MAP_FAILED) {
     *why = std::string("cannot map an in-memory file: ") + std::strerror(errno);
-    return nullptr;
+    return false;
   }
-  image->image_ = static_cast<uint8_t*>(mapped);
-
+  image_ = static_cast<uint8_t*>(mapped);
   // The original's bytes where they were, but for the compressed sections (a hole stays zero and
   // takes no memory).
   std::sort(holes.begin(), holes.end());
   uint64_t from = 0;
   for (const auto& [begin, end] : holes) {
-    if (begin > from) std::memcpy(image->image_ + from, src + from, begin - from);
+    if (begin > from) std::memcpy(image_ + from, source_ + from, begin - from);
     from = std::max(from, end);
   }
-  if (from < src_size) std::memcpy(image->image_ + from, src + from, src_size - from);
-  ehdr.e_shoff = table;
-  std::memcpy(image->image_, &ehdr, sizeof ehdr);
-  std::memcpy(image->image_ + table, shdrs.data(), shdrs.size() * sizeof(Elf64_Shdr));
-  return image;
+  if (from < source_size_) std::memcpy(image_ + from, source_ + from, source_size_ - from);
+  std::memcpy(image_, header, header_size);
+  std::memcpy(image_ + table_offset, section_table, table_size);
+  return true;
 }
 
 void DebugImage::run_task(size_t i) {

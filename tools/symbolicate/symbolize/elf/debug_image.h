@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace inprof::symbolicate {
@@ -66,6 +67,14 @@ class DebugImage {
     uint32_t compression;    // ELFCOMPRESS_*
   };
   DebugImage() = default;
+  // Maps the original read-only; false (why said where there is something to say) if it is not
+  // one to rewrite.
+  bool map_source(const std::string& path, std::string* why);
+  // Makes the in-memory file: the original's bytes but for the `holes` (the compressed sections'
+  // original ranges), the new ELF header at 0 and the section header table at `table_offset`.
+  bool make_image(std::vector<std::pair<uint64_t, uint64_t>>& holes, const void* header,
+                  size_t header_size, const void* section_table, size_t table_size,
+                  uint64_t table_offset, std::string* why);
 
   std::string path_;
   int fd_ = -1;
