@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "dump/chunk_samples.h"
 #include "dump/stored_frames.h"
@@ -34,6 +35,61 @@ bool dispatch(ByteReader& r, DumpVisitor& v, void (DumpVisitor::*fn)(const Recor
   return true;
 }
 
+// Records whose reading is their visitor's call alone: whether it decoded, or nullopt when `type`
+// is not one of them.
+std::optional<bool> visit_plain_record(RecordType type, ByteReader& payload, DumpVisitor& v) {
+  switch (type) {
+    case RecordType::kProcess:
+      return dispatch(payload, v, &DumpVisitor::on_process);
+    case RecordType::kModuleLoad:
+      return dispatch(payload, v, &DumpVisitor::on_module_load);
+    case RecordType::kModuleUnload:
+      return dispatch(payload, v, &DumpVisitor::on_module_unload);
+    case RecordType::kThreadStart:
+      return dispatch(payload, v, &DumpVisitor::on_thread_start);
+    case RecordType::kThreadName:
+      return dispatch(payload, v, &DumpVisitor::on_thread_name);
+    case RecordType::kThreadEnd:
+      return dispatch(payload, v, &DumpVisitor::on_thread_end);
+    case RecordType::kSample:
+      return dispatch(payload, v, &DumpVisitor::on_sample);
+    case RecordType::kSampleRepeat:
+      return dispatch(payload, v, &DumpVisitor::on_sample_repeat);
+    case RecordType::kStats:
+      return dispatch(payload, v, &DumpVisitor::on_stats);
+    case RecordType::kCategory:
+      return dispatch(payload, v, &DumpVisitor::on_category);
+    case RecordType::kMarkerSchema:
+      return dispatch(payload, v, &DumpVisitor::on_marker_schema);
+    case RecordType::kMarker:
+      return dispatch(payload, v, &DumpVisitor::on_marker);
+    case RecordType::kString:
+      return dispatch(payload, v, &DumpVisitor::on_string);
+    case RecordType::kCounter:
+      return dispatch(payload, v, &DumpVisitor::on_counter);
+    case RecordType::kCounterSample:
+      return dispatch(payload, v, &DumpVisitor::on_counter_sample);
+    case RecordType::kPause:
+      return dispatch(payload, v, &DumpVisitor::on_pause);
+    case RecordType::kResume:
+      return dispatch(payload, v, &DumpVisitor::on_resume);
+    case RecordType::kModuleImage:
+      return dispatch(payload, v, &DumpVisitor::on_module_image);
+    case RecordType::kJitMap:
+      return dispatch(payload, v, &DumpVisitor::on_jit_map);
+    case RecordType::kCapture:
+      return dispatch(payload, v, &DumpVisitor::on_capture);
+    case RecordType::kAllocation:
+      return dispatch(payload, v, &DumpVisitor::on_allocation);
+    case RecordType::kFree:
+      return dispatch(payload, v, &DumpVisitor::on_free);
+    case RecordType::kAllocationStats:
+      return dispatch(payload, v, &DumpVisitor::on_allocation_stats);
+    default:
+      return std::nullopt;
+  }
+}
+
 // Parses the records of one decompressed chunk. Returns false at the first malformed record.
 // `samples` holds what the chunk's sample batch refers to; each chunk starts it afresh.
 bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult& result,
@@ -48,33 +104,6 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
     bool ok = true;
     uint64_t delivered = 1;  // records counted: a sample batch counts its samples
     switch (static_cast<RecordType>(type)) {
-      case RecordType::kProcess:
-        ok = dispatch(payload, v, &DumpVisitor::on_process);
-        break;
-      case RecordType::kModuleLoad:
-        ok = dispatch(payload, v, &DumpVisitor::on_module_load);
-        break;
-      case RecordType::kModuleUnload:
-        ok = dispatch(payload, v, &DumpVisitor::on_module_unload);
-        break;
-      case RecordType::kThreadStart:
-        ok = dispatch(payload, v, &DumpVisitor::on_thread_start);
-        break;
-      case RecordType::kThreadName:
-        ok = dispatch(payload, v, &DumpVisitor::on_thread_name);
-        break;
-      case RecordType::kThreadEnd:
-        ok = dispatch(payload, v, &DumpVisitor::on_thread_end);
-        break;
-      case RecordType::kSample:
-        ok = dispatch(payload, v, &DumpVisitor::on_sample);
-        break;
-      case RecordType::kSampleRepeat:
-        ok = dispatch(payload, v, &DumpVisitor::on_sample_repeat);
-        break;
-      case RecordType::kStats:
-        ok = dispatch(payload, v, &DumpVisitor::on_stats);
-        break;
       case RecordType::kEnd:
         ok = dispatch(payload, v, &DumpVisitor::on_end);
         result.complete = ok;
@@ -86,48 +115,6 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
         result.ended_by_exec |= ok;
         break;
       }
-      case RecordType::kCategory:
-        ok = dispatch(payload, v, &DumpVisitor::on_category);
-        break;
-      case RecordType::kMarkerSchema:
-        ok = dispatch(payload, v, &DumpVisitor::on_marker_schema);
-        break;
-      case RecordType::kMarker:
-        ok = dispatch(payload, v, &DumpVisitor::on_marker);
-        break;
-      case RecordType::kString:
-        ok = dispatch(payload, v, &DumpVisitor::on_string);
-        break;
-      case RecordType::kCounter:
-        ok = dispatch(payload, v, &DumpVisitor::on_counter);
-        break;
-      case RecordType::kCounterSample:
-        ok = dispatch(payload, v, &DumpVisitor::on_counter_sample);
-        break;
-      case RecordType::kPause:
-        ok = dispatch(payload, v, &DumpVisitor::on_pause);
-        break;
-      case RecordType::kResume:
-        ok = dispatch(payload, v, &DumpVisitor::on_resume);
-        break;
-      case RecordType::kModuleImage:
-        ok = dispatch(payload, v, &DumpVisitor::on_module_image);
-        break;
-      case RecordType::kJitMap:
-        ok = dispatch(payload, v, &DumpVisitor::on_jit_map);
-        break;
-      case RecordType::kCapture:
-        ok = dispatch(payload, v, &DumpVisitor::on_capture);
-        break;
-      case RecordType::kAllocation:
-        ok = dispatch(payload, v, &DumpVisitor::on_allocation);
-        break;
-      case RecordType::kFree:
-        ok = dispatch(payload, v, &DumpVisitor::on_free);
-        break;
-      case RecordType::kAllocationStats:
-        ok = dispatch(payload, v, &DumpVisitor::on_allocation_stats);
-        break;
       case RecordType::kStack:
         ok = samples.add_stack(payload);
         break;
@@ -137,7 +124,10 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
         if (!ok) result.records += delivered;  // those before the damage were delivered
         break;
       default:
-        break;  // a newer writer's record: skip it (its size is known)
+        // A record handed to its visitor as it is; or a newer writer's record: skipped (its
+        // size is known).
+        ok = visit_plain_record(static_cast<RecordType>(type), payload, v).value_or(true);
+        break;
     }
     if (!ok) return false;
     result.records += delivered;

@@ -8,6 +8,53 @@
 
 namespace inprof::internal {
 
+namespace {
+
+// Reads the copied stack for a walk. A read past the copy's end means the stack went on beyond
+// it (the walk ends truncated); any other failed read means the chain is broken there.
+struct StackReads {
+  const StackSnapshot& snapshot;
+  bool truncated = false;
+  bool operator()(uint64_t address, uint64_t* value) {
+    if (snapshot.read_word(address, value)) return true;
+    if (snapshot.stack_truncated && address >= snapshot.stack_end() - 8) truncated = true;
+    return false;
+  }
+};
+
+// One step through a rule given as DWARF expressions: the caller's registers into `next` (a copy
+// of `regs`) and its return address. False where the walk ends: no CFA, or the return address or
+// the frame pointer cannot be had.
+bool step_by_expression(const ExpressionRule& full, const uint64_t* regs,
+                        const StackSnapshot& snapshot, StackReads& read, uint64_t* next,
+                        uint64_t* return_address) {
+  ExpressionContext context{regs, &snapshot, std::nullopt};
+  context.cfa = evaluate_expression(full.cfa, context);
+  if (!context.cfa) return false;
+  for (int r = 0; r < kRegisterCount; ++r) {
+    const RegisterRule& rr = full.registers[r];
+    if (rr.kind == RegisterRule::Kind::kSame) continue;
+    if (rr.kind == RegisterRule::Kind::kUndefined) {
+      next[r] = 0;
+      continue;
+    }
+    auto v = evaluate_expression(rr.ops, context);
+    if (v && rr.kind == RegisterRule::Kind::kAddress && *v < regs[kRegSp] && !full.signal_frame) {
+      continue;  // popped already, as in the simple case
+    }
+    if (!v || (rr.kind == RegisterRule::Kind::kAddress && !read(*v, &next[r]))) {
+      if (r == full.return_address_register || r == kRegFp) return false;
+      continue;
+    }
+    if (rr.kind == RegisterRule::Kind::kValue) next[r] = *v;
+  }
+  *return_address = next[full.return_address_register];
+  next[kRegSp] = *context.cfa;
+  return true;
+}
+
+}  // namespace
+
 DwarfUnwinder::DwarfUnwinder(std::unique_ptr<CfiProvider> cfi, bool frame_pointer_fallback)
     : cfi_(std::move(cfi)), frame_pointer_fallback_(frame_pointer_fallback) {}
 
@@ -88,14 +135,7 @@ UnwindOutput DwarfUnwinder::walk(const StackSnapshot& snapshot, const uint64_t* 
   uint64_t regs[kRegisterCount];
   std::memcpy(regs, start_regs, sizeof(regs));
 
-  // A read past the copy's end means the stack went on beyond it; any other failed read means
-  // the chain is broken here.
-  bool truncated = false;
-  auto read = [&](uint64_t address, uint64_t* value) {
-    if (snapshot.read_word(address, value)) return true;
-    if (snapshot.stack_truncated && address >= snapshot.stack_end() - 8) truncated = true;
-    return false;
-  };
+  StackReads read{snapshot};
 
   // exact_pc: the leaf's PC, or a PC interrupted by a signal, is not after a call.
   bool stepped_without_sp = false;  // the last step returned through LR with SP unchanged
@@ -123,7 +163,7 @@ UnwindOutput DwarfUnwinder::walk(const StackSnapshot& snapshot, const uint64_t* 
         uint64_t saved_fp;
         if (fp < regs[kRegSp] || (fp & 7) != 0 || !read(fp, &saved_fp) ||
             !read(fp + 8, &return_address)) {
-          if (truncated) out.result = UnwindResult::kTruncated;
+          if (read.truncated) out.result = UnwindResult::kTruncated;
           return out;
         }
         next[kRegFp] = saved_fp;
@@ -139,11 +179,11 @@ UnwindOutput DwarfUnwinder::walk(const StackSnapshot& snapshot, const uint64_t* 
         if (rule.ra_in_lr) {
           return_address = regs[kRegReturnAddress];
         } else if (!read(cfa + static_cast<int64_t>(rule.ra_offset), &return_address)) {
-          if (truncated) out.result = UnwindResult::kTruncated;
+          if (read.truncated) out.result = UnwindResult::kTruncated;
           return out;
         }
         if (fp_in_slot && !read(fp_slot, &next[kRegFp])) {
-          if (truncated) out.result = UnwindResult::kTruncated;
+          if (read.truncated) out.result = UnwindResult::kTruncated;
           return out;
         }
         if (fp_in_slot) fp_known = true;
@@ -152,36 +192,13 @@ UnwindOutput DwarfUnwinder::walk(const StackSnapshot& snapshot, const uint64_t* 
         next[kRegReturnAddress] = return_address;
         break;
       }
-      case RuleKind::kExpression: {
-        const ExpressionRule& full = cfi_->expression(rule.expression_index);
-        ExpressionContext context{regs, &snapshot, std::nullopt};
-        context.cfa = evaluate_expression(full.cfa, context);
-        if (!context.cfa) return out;
-        for (int r = 0; r < kRegisterCount; ++r) {
-          const RegisterRule& rr = full.registers[r];
-          if (rr.kind == RegisterRule::Kind::kSame) continue;
-          if (rr.kind == RegisterRule::Kind::kUndefined) {
-            next[r] = 0;
-            continue;
-          }
-          auto v = evaluate_expression(rr.ops, context);
-          if (v && rr.kind == RegisterRule::Kind::kAddress && *v < regs[kRegSp] &&
-              !full.signal_frame) {
-            continue;  // popped already, as in the simple case
-          }
-          if (!v || (rr.kind == RegisterRule::Kind::kAddress && !read(*v, &next[r]))) {
-            if (r == full.return_address_register || r == kRegFp) {
-              if (truncated) out.result = UnwindResult::kTruncated;
-              return out;
-            }
-            continue;
-          }
-          if (rr.kind == RegisterRule::Kind::kValue) next[r] = *v;
+      case RuleKind::kExpression:
+        if (!step_by_expression(cfi_->expression(rule.expression_index), regs, snapshot, read, next,
+                                &return_address)) {
+          if (read.truncated) out.result = UnwindResult::kTruncated;
+          return out;
         }
-        return_address = next[full.return_address_register];
-        next[kRegSp] = *context.cfa;
         break;
-      }
     }
 
     return_address = code_address(return_address);

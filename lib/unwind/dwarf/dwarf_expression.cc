@@ -5,6 +5,63 @@
 #include "unwind/dwarf/dwarf_constants.h"
 
 namespace inprof::internal {
+namespace {
+
+// The value of x OP b for a two-operand DWARF operation (comparisons are signed).
+uint64_t binary_op(uint8_t a, uint64_t x, uint64_t b) {
+  const auto sx = static_cast<int64_t>(x), sb = static_cast<int64_t>(b);
+  uint64_t r = 0;
+  switch (a) {
+    case DW_OP_plus:
+      r = x + b;
+      break;
+    case DW_OP_minus:
+      r = x - b;
+      break;
+    case DW_OP_mul:
+      r = x * b;
+      break;
+    case DW_OP_and:
+      r = x & b;
+      break;
+    case DW_OP_or:
+      r = x | b;
+      break;
+    case DW_OP_xor:
+      r = x ^ b;
+      break;
+    case DW_OP_shl:
+      r = b < 64 ? x << b : 0;
+      break;
+    case DW_OP_shr:
+      r = b < 64 ? x >> b : 0;
+      break;
+    case DW_OP_shra:
+      r = static_cast<uint64_t>(b < 64 ? sx >> b : (sx < 0 ? -1 : 0));
+      break;
+    case DW_OP_eq:
+      r = sx == sb;
+      break;
+    case DW_OP_ne:
+      r = sx != sb;
+      break;
+    case DW_OP_lt:
+      r = sx < sb;
+      break;
+    case DW_OP_le:
+      r = sx <= sb;
+      break;
+    case DW_OP_gt:
+      r = sx > sb;
+      break;
+    case DW_OP_ge:
+      r = sx >= sb;
+      break;
+  }
+  return r;
+}
+
+}  // namespace
 
 std::optional<uint64_t> evaluate_expression(std::span<const ExprOp> ops,
                                             const ExpressionContext& context, bool* is_value) {
@@ -104,56 +161,7 @@ std::optional<uint64_t> evaluate_expression(std::span<const ExprOp> ops,
         if (top < 2) return std::nullopt;
         const uint64_t b = stack[--top];
         const uint64_t x = stack[top - 1];
-        const auto sx = static_cast<int64_t>(x), sb = static_cast<int64_t>(b);
-        uint64_t r = 0;
-        switch (a) {
-          case DW_OP_plus:
-            r = x + b;
-            break;
-          case DW_OP_minus:
-            r = x - b;
-            break;
-          case DW_OP_mul:
-            r = x * b;
-            break;
-          case DW_OP_and:
-            r = x & b;
-            break;
-          case DW_OP_or:
-            r = x | b;
-            break;
-          case DW_OP_xor:
-            r = x ^ b;
-            break;
-          case DW_OP_shl:
-            r = b < 64 ? x << b : 0;
-            break;
-          case DW_OP_shr:
-            r = b < 64 ? x >> b : 0;
-            break;
-          case DW_OP_shra:
-            r = static_cast<uint64_t>(b < 64 ? sx >> b : (sx < 0 ? -1 : 0));
-            break;
-          case DW_OP_eq:
-            r = sx == sb;
-            break;
-          case DW_OP_ne:
-            r = sx != sb;
-            break;
-          case DW_OP_lt:
-            r = sx < sb;
-            break;
-          case DW_OP_le:
-            r = sx <= sb;
-            break;
-          case DW_OP_gt:
-            r = sx > sb;
-            break;
-          case DW_OP_ge:
-            r = sx >= sb;
-            break;
-        }
-        stack[top - 1] = r;
+        stack[top - 1] = binary_op(a, x, b);
         break;
       }
       case DW_OP_stack_value:
