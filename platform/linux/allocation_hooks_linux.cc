@@ -20,8 +20,6 @@
 // The recording path never allocates and is never re-entered on a thread (`busy`); the
 // profiler's own threads are excluded; a fork child starts with recording off (its inherited
 // sampled blocks are still freed right).
-#include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -34,198 +32,35 @@
 #include <cstring>
 #include <new>
 
-#include "allocations/address_set.h"
+#include "allocation_interposer_linux.h"
 #include "allocations/allocation_sink.h"
-#include "allocations/block_tag.h"
-#include "allocations/sampling.h"
-#include "next_allocator_linux.h"
-
-extern "C" {
-void* __libc_malloc(size_t size);
-void __libc_free(void* block);
-void* __libc_calloc(size_t count, size_t size);
-void* __libc_realloc(void* block, size_t size);
-void* __libc_memalign(size_t alignment, size_t size);
-void* __libc_valloc(size_t size);
-void* __libc_pvalloc(size_t size);
-}
 
 #define INPROF_HOOK extern "C" __attribute__((visibility("default")))
 
-namespace {
-
-using inprof::internal::AllocationRng;
-using inprof::internal::AllocatorRoute;
-using inprof::internal::BlockTag;
-using inprof::internal::next_allocator;
-using inprof::internal::SampledAddressSet;
-
-// Sampled blocks of at least this many bytes less the tag's 16 are not tagged but kept in the set;
-// a free asks the set only for a chunk of at least this size (which such a block always has:
-// glibc's chunk is the size asked plus 8, rounded up to 16).
-constexpr size_t kLargeBytes = 4096;
-constexpr size_t kLargestTagged = kLargeBytes - BlockTag::kMinOffset - 1;
+namespace inprof::internal::interposer {
 
 std::atomic<bool> g_enabled{false};
-// Once set, stays: a sampled block (tagged, or in the set) may be freed at any time later.
 std::atomic<bool> g_sampled_blocks{false};
+SampledAddressSet g_set;
+__attribute__((tls_model("initial-exec"))) constinit thread_local ThreadState t_state{};
+
+namespace {
+
 std::atomic<uint64_t> g_in_flight{0};  // threads between the guard and the end of a recording
 // Written only while disabled with nobody in flight.
 InprofAllocationSink g_sink{};
 uint64_t g_rate = 0;
 uint16_t g_generation = 0;                 // the recording session's, in its blocks' tags (never 0)
-SampledAddressSet g_set;                   // the session's large sampled blocks
 std::atomic<uint64_t>* g_slots = nullptr;  // mapped once, never unmapped (a free may read it)
 size_t g_slot_count = 0;
 std::atomic<uint64_t> g_sampled{0}, g_untracked{0}, g_frees{0};
-
-// Constant-initialized (constinit: all zero) and trivially destructible: valid from a thread's
-// first instruction to its last, with no guard. (Without constinit, AllocationRng's member
-// initializer gave t_state a dynamic initializer: every access then called __tls_get_addr for its
-// guard variable, which the initial-exec model does not cover — a function call in the fast path
-// of every malloc.)
-struct ThreadState {
-  int64_t countdown = 0;
-  AllocationRng rng;
-  uint64_t tid = 0;
-  bool seeded = false;
-  bool busy = false;      // inside the recording path: every allocator call goes straight to glibc
-  bool excluded = false;  // a profiler thread
-};
-__attribute__((tls_model("initial-exec"))) constinit thread_local ThreadState t_state{};
-
-inline bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
-
-// The shapes of allocation a sampled call may need, with each allocator's plain way of making each.
-enum class Shape : uint8_t { kMalloc, kCalloc, kAligned, kValloc, kPvalloc };
-
-// Whose allocator every call goes to, known from the first call on (next_allocator_linux.h).
-// Every hook asks first: anything but glibc's goes out of line.
-std::atomic<AllocatorRoute> g_route{AllocatorRoute::kUnresolved};
-inline bool glibc_route() {
-  return g_route.load(std::memory_order_relaxed) == AllocatorRoute::kGlibc;
-}
-inline bool foreign_route() {
-  return g_route.load(std::memory_order_relaxed) == AllocatorRoute::kForeign;
-}
-// The route, looked up if nobody has yet. kUnresolved: this thread is looking it up (inside
-// dlsym), and gets glibc's blocks, remembered as such.
-AllocatorRoute settle_route() {
-  AllocatorRoute route = g_route.load(std::memory_order_relaxed);
-  if (route == AllocatorRoute::kUnresolved) {
-    route = inprof::internal::resolve_next_allocator(reinterpret_cast<const void*>(&settle_route));
-    if (route != AllocatorRoute::kUnresolved) g_route.store(route, std::memory_order_relaxed);
-  }
-  return route;
-}
-
-// Every hook's way when the route is not glibc's (defined below, after the glibc paths).
-void* routed_allocation(Shape shape, size_t size, size_t alignment, uint8_t kind, void* caller);
-void* routed_reallocate(void* block, size_t size, void* caller);
-void routed_release(void* block);
-size_t routed_usable_size(void* block);
 
 uint64_t thread_id(ThreadState& t) {
   if (t.tid == 0) t.tid = static_cast<uint64_t>(syscall(SYS_gettid));
   return t.tid;
 }
 
-// The word before a block the program hands back: for glibc's blocks its chunk header (which
-// glibc reads next), for tagged ones their tag. Not instrumented: a sanitizer's allocator puts a
-// redzone there (the interposer is not used under one, but may be loaded).
-__attribute__((no_sanitize("address", "thread"))) inline uint64_t word_before(const void* block) {
-  return BlockTag::word_before(block);
-}
-inline bool tagged(uint64_t word, BlockTag& tag) { return BlockTag::decode(word, tag); }
-// A chunk header's size (less its three flag bits) says whether the block may be in the set.
-inline bool maybe_in_set(uint64_t word) {
-  return (word & ~uint64_t(7)) >= kLargeBytes && g_set.live() != 0;
-}
-
-// glibc's malloc_usable_size (it has no __libc_ name): looked up once, at load or first use.
-using UsableSize = size_t (*)(void*);
-std::atomic<UsableSize> g_glibc_usable_size{nullptr};
-size_t glibc_usable_size(void* block) {
-  UsableSize usable = g_glibc_usable_size.load(std::memory_order_acquire);
-  if (usable == nullptr) {
-    usable = reinterpret_cast<UsableSize>(dlsym(RTLD_NEXT, "malloc_usable_size"));
-    g_glibc_usable_size.store(usable, std::memory_order_release);
-  }
-  return usable != nullptr ? usable(block) : 0;
-}
-
-size_t page_size() { return static_cast<size_t>(getpagesize()); }
-
-void* glibc_plain(Shape shape, size_t size, size_t alignment) {
-  switch (shape) {
-    case Shape::kMalloc:
-      return __libc_malloc(size);
-    case Shape::kCalloc:
-      return __libc_calloc(1, size);
-    case Shape::kAligned:
-      return __libc_memalign(alignment, size);
-    case Shape::kValloc:
-      return __libc_valloc(size);
-    case Shape::kPvalloc:
-      return __libc_pvalloc(size);
-  }
-  return nullptr;
-}
-
-// An aligned block of the foreign allocator's, by whichever of its functions it has.
-void* foreign_aligned(size_t alignment, size_t size) {
-  const auto& next = next_allocator();
-  if (next.memalign != nullptr) return next.memalign(alignment, size);
-  if (next.posix_memalign != nullptr) {
-    void* block = nullptr;
-    size_t asked = alignment < sizeof(void*) ? sizeof(void*) : alignment;
-    const int error = next.posix_memalign(&block, asked, size);
-    if (error == 0) return block;
-    errno = error;
-    return nullptr;
-  }
-  if (next.aligned_alloc != nullptr) {
-    return next.aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
-  }
-  return __libc_memalign(alignment, size);  // what the program would get without the interposer
-}
-
-// The foreign allocator's plain way of making each shape; what it lacks, made of what it has
-// (never glibc's: the block would go back to the foreign allocator).
-void* foreign_plain(Shape shape, size_t size, size_t alignment) {
-  const auto& next = next_allocator();
-  switch (shape) {
-    case Shape::kMalloc:
-      return next.malloc(size);
-    case Shape::kCalloc:
-      if (next.calloc != nullptr) return next.calloc(1, size);
-      if (void* block = next.malloc(size)) return std::memset(block, 0, size);
-      return nullptr;
-    case Shape::kAligned:
-      return foreign_aligned(alignment, size);
-    case Shape::kValloc:
-      return next.valloc != nullptr ? next.valloc(size) : foreign_aligned(page_size(), size);
-    case Shape::kPvalloc: {
-      if (next.pvalloc != nullptr) return next.pvalloc(size);
-      const size_t rounded = (size + page_size() - 1) & ~(page_size() - 1);
-      if (rounded < size) {
-        errno = ENOMEM;
-        return nullptr;
-      }
-      return foreign_aligned(page_size(), rounded == 0 ? page_size() : rounded);
-    }
-  }
-  return nullptr;
-}
-
-void* plain(Shape shape, size_t size, size_t alignment) {
-  return foreign_route() ? foreign_plain(shape, size, alignment)
-                         : glibc_plain(shape, size, alignment);
-}
-
-void* plain_realloc(void* block, size_t size) {
-  return foreign_route() ? next_allocator().realloc(block, size) : __libc_realloc(block, size);
-}
+}  // namespace
 
 // Records a sampled allocation; returns the generation its tag carries (0: not recorded).
 uint16_t record(ThreadState& t, void* block, size_t size, uint8_t kind, void* caller) {
@@ -325,12 +160,6 @@ __attribute__((noinline)) void* sampled_allocation(Shape shape, size_t size, siz
   if (user != nullptr) errno = saved_errno;  // else glibc's ENOMEM stays
   t.busy = false;
   return user;
-}
-
-// The countdown before the allocation: while it stays positive (nearly always) the caller
-// tail-calls glibc, with no frame of its own.
-inline bool countdown_ends(size_t size) {
-  return (t_state.countdown -= static_cast<int64_t>(size)) <= 0;
 }
 
 // A sampled block is going back (freed, or moved by realloc): its free is recorded if its session
@@ -478,102 +307,6 @@ inline void* new_block(size_t size, size_t alignment, uint8_t kind, void* caller
   }
 }
 
-inline void release(void* block) {
-  if (!glibc_route()) [[unlikely]]
-    return routed_release(block);
-  if (block != nullptr && g_sampled_blocks.load(std::memory_order_relaxed)) {
-    const uint64_t word = word_before(block);
-    BlockTag tag;
-    if (tagged(word, tag)) return free_tagged(block, tag);
-    if (maybe_in_set(word)) release_large(block);
-  }
-  __libc_free(block);
-}
-
-// The routes other than glibc's. While this thread looks the allocator up (kUnresolved), glibc's
-// blocks, remembered; with a foreign allocator, every call through it, every sampled block at its
-// own size and in the set (the word before a foreign block is not ours to read: nothing may be
-// there, or nothing mapped), and glibc's bootstrap blocks given back to glibc.
-using inprof::internal::forget_bootstrap_block;
-using inprof::internal::is_bootstrap_block;
-using inprof::internal::remember_bootstrap_block;
-
-__attribute__((noinline)) void* routed_allocation(Shape shape, size_t size, size_t alignment,
-                                                  uint8_t kind, void* caller) {
-  if (settle_route() == AllocatorRoute::kUnresolved) {
-    void* block = glibc_plain(shape, size, alignment);
-    if (block != nullptr) remember_bootstrap_block(block, size);
-    return block;
-  }
-  if (enabled() && countdown_ends(size)) {
-    return sampled_allocation(shape, size, alignment, kind, caller);
-  }
-  return plain(shape, size, alignment);
-}
-
-__attribute__((noinline)) void routed_release(void* block) {
-  if (block == nullptr) return;
-  const AllocatorRoute route = settle_route();
-  if (route == AllocatorRoute::kUnresolved || forget_bootstrap_block(block)) {
-    return __libc_free(block);
-  }
-  if (route == AllocatorRoute::kGlibc) return release(block);
-  if (g_sampled_blocks.load(std::memory_order_relaxed) && g_set.live() != 0) {
-    release_large(block);
-  }
-  next_allocator().free(block);
-}
-
-__attribute__((noinline)) void* routed_reallocate(void* block, size_t size, void* caller) {
-  const AllocatorRoute route = settle_route();
-  size_t old_size = 0;
-  if (route == AllocatorRoute::kUnresolved) {
-    const bool known = block != nullptr && forget_bootstrap_block(block, &old_size);
-    void* fresh = __libc_realloc(block, size);
-    if (fresh != nullptr) {
-      remember_bootstrap_block(fresh, size);
-    } else if (known && size != 0) {
-      remember_bootstrap_block(block, old_size);  // failed: the old block stays
-    }
-    return fresh;
-  }
-  if (route == AllocatorRoute::kGlibc) return reallocate(block, size, caller);
-  if (block != nullptr && forget_bootstrap_block(block, &old_size)) {
-    // glibc's block: moved into the allocator's.
-    if (size == 0) {
-      __libc_free(block);
-      return nullptr;
-    }
-    void* fresh = routed_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller);
-    if (fresh == nullptr) {
-      remember_bootstrap_block(block, old_size);
-      return nullptr;
-    }
-    std::memcpy(fresh, block, old_size < size ? old_size : size);
-    __libc_free(block);
-    return fresh;
-  }
-  if (block == nullptr)
-    return routed_allocation(Shape::kMalloc, size, 0, kInprofAllocRealloc, caller);
-  if (g_sampled_blocks.load(std::memory_order_relaxed) && g_set.live() != 0) {
-    release_large(block);  // its new block is sampled anew, or not
-  }
-  if (!enabled() || size == 0 || !countdown_ends(size)) {
-    return next_allocator().realloc(block, size);
-  }
-  return sampled_reallocation(block, size, caller);
-}
-
-__attribute__((noinline)) size_t routed_usable_size(void* block) {
-  const AllocatorRoute route = settle_route();
-  size_t size = 0;
-  if (block == nullptr) return 0;
-  if (is_bootstrap_block(block, &size)) return size;  // what was asked: all that is known
-  if (route != AllocatorRoute::kForeign) return glibc_usable_size(block);
-  const auto usable = next_allocator().usable_size;
-  return usable != nullptr ? usable(block) : 0;
-}
-
 void forget_after_fork() {
   // The child has one thread and no session; the parent's threads that were inside the sink
   // are gone. Its sampled blocks stay tagged or in the set (g_sampled_blocks is kept).
@@ -589,7 +322,10 @@ __attribute__((constructor)) void at_load() {
   glibc_usable_size(nullptr);  // looked up now rather than inside a realloc
 }
 
-}  // namespace
+}  // namespace inprof::internal::interposer
+
+using namespace inprof::internal::interposer;
+using inprof::internal::BlockTag;
 
 #define CALLER __builtin_return_address(0)
 
