@@ -212,6 +212,14 @@ struct StatsRecord {               // cumulative; the last one in a dump counts
   uint64_t tick_cpu_max_ns = 0;
   uint64_t tick_interval_min_ns = 0;
   uint64_t tick_interval_max_ns = 0;
+  // Kernel sampling rings refused since the process started (sampling/kernel_ring_refusals.h):
+  // charged to the program's locked-memory limit (the user's perf allowance was used up), not
+  // permitted, other. And whether the kernel's records followed the threads' activity: 0
+  // unknown (older dumps), 1 yes, 2 no (idle threads were asked by their clocks).
+  uint64_t rings_refused_allowance = 0;
+  uint64_t rings_refused_permission = 0;
+  uint64_t rings_refused_other = 0;
+  uint64_t activity_followed = 0;
 };
 
 struct EndRecord {

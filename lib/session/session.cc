@@ -261,7 +261,10 @@ bool Session::start_threads(Status* status) {
         (void)use_private_descriptor_table(-1);
         AllocationRecorder::instance().exclude_this_thread();
         sampler_->exclude_thread(current_thread_id());
-        if (options_.cpu_samples) (void)sampler_->watch_activity(starter);
+        if (options_.cpu_samples) {
+          const bool followed = sampler_->watch_activity(starter);
+          activity_followed_.store(followed ? 1 : 2, std::memory_order_relaxed);
+        }
         if (allocation_pool_) sampler_->prepare_modules();
         sampler_ready.set_value();
         sampler_->run();

@@ -159,6 +159,8 @@ class Session {
   bool writer_finished_ = false;   // its loop has returned (then); under writer_mutex_
   bool paused_ = false;
   uint64_t markers_dropped_at_start_ = 0;
+  // Whether the kernel's records follow the threads' activity (StatsRecord::activity_followed).
+  std::atomic<uint64_t> activity_followed_{0};
 };
 
 }  // namespace inprof::internal

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "markers/marker_recorder.h"
+#include "sampling/kernel_ring_refusals.h"
 #include "session/chunk_flush.h"
 #include "session/process_info.h"
 #include "session/session.h"
@@ -158,6 +159,11 @@ StatsRecord Session::stats_record() const {
   r.tick_cpu_max_ns = s.ticks.cpu_max_ns;
   r.tick_interval_min_ns = s.ticks.interval_min_ns;
   r.tick_interval_max_ns = s.ticks.interval_max_ns;
+  const KernelRingRefusals refused = kernel_ring_refusals();
+  r.rings_refused_allowance = refused.allowance;
+  r.rings_refused_permission = refused.permission;
+  r.rings_refused_other = refused.other;
+  r.activity_followed = activity_followed_.load(std::memory_order_relaxed);
   return r;
 }
 

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "owned_fd_linux.h"
+#include "sampling/kernel_ring_refusals.h"
 #include "seccomp_state_linux.h"
 #include "thread_proc_linux.h"
 #include "unwind/arch.h"
@@ -38,6 +39,25 @@ constexpr int kRegsInRecord = __builtin_popcountll(kRegsMask);
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> g_refused_allowance{0}, g_refused_permission{0}, g_refused_other{0};
+}  // namespace
+
+void count_ring_refusal(int error, bool from_mmap, bool charged) {
+  if (error == ESRCH && !from_mmap) return;  // the thread ended meanwhile: nothing was refused
+  std::atomic<uint64_t>& counter = charged || (from_mmap && error == EPERM) ? g_refused_allowance
+                                   : (!from_mmap && (error == EACCES || error == EPERM))
+                                       ? g_refused_permission
+                                       : g_refused_other;
+  counter.fetch_add(1, std::memory_order_relaxed);
+}
+
+KernelRingRefusals kernel_ring_refusals() {
+  return {g_refused_allowance.load(std::memory_order_relaxed),
+          g_refused_permission.load(std::memory_order_relaxed),
+          g_refused_other.load(std::memory_order_relaxed)};
+}
+
 long pinned_kb() {
   char text[4096];
   if (read_small_file("/proc/self/status", text, sizeof(text)) <= 0) return -1;
@@ -47,7 +67,10 @@ long pinned_kb() {
 
 int PerfEventRing::open(const Spec& spec) {
   close();
-  if (seccomp_filtered()) return EPERM;  // a filter may kill the call rather than refuse it
+  if (seccomp_filtered()) {  // a filter may kill the call rather than refuse it
+    count_ring_refusal(EPERM, false);
+    return EPERM;
+  }
   perf_event_attr attr;
   std::memset(&attr, 0, sizeof(attr));
   attr.size = sizeof(attr);
@@ -77,7 +100,11 @@ int PerfEventRing::open(const Spec& spec) {
     fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, static_cast<pid_t>(spec.tid), -1, -1,
                                   PERF_FLAG_FD_CLOEXEC));
   }
-  if (fd < 0) return errno;
+  if (fd < 0) {
+    const int error = errno;
+    count_ring_refusal(error, false);
+    return error;
+  }
   const size_t page = static_cast<size_t>(getpagesize());
   const size_t bytes = (1 + size_t(spec.data_pages)) * page;
   const long pinned_before = pinned_kb();
@@ -88,10 +115,14 @@ int PerfEventRing::open(const Spec& spec) {
   // number was ours for these few instructions only; an anonymous inode has no identity that
   // fstat could check.)
   ::close(fd);
-  if (map == MAP_FAILED) return error;
+  if (map == MAP_FAILED) {
+    count_ring_refusal(error, true);
+    return error;
+  }
   // Charged to the program's locked-memory limit: that is the program's to use, not ours.
   const long pinned_after = pinned_kb();
   if (pinned_before < 0 || pinned_after < 0 || pinned_after > pinned_before) {
+    count_ring_refusal(0, true, /*charged=*/true);
     munmap(map, bytes);
     return ENOMEM;
   }

@@ -29,6 +29,11 @@ inline constexpr uint32_t kMaxPerfStackBytes = (65535 - 256) & ~7u;
 // processes of the same user, a perf record, used it up) is charged there. -1 if unknown.
 long pinned_kb();
 
+// Counts a refusal of a kernel ring (sampling/kernel_ring_refusals.h): `error`, what
+// perf_event_open or mmap said (EPERM from mmap: over the locked-memory limit), or 0 with
+// `charged` when the mapping was charged to the program's RLIMIT_MEMLOCK and given back.
+void count_ring_refusal(int error, bool from_mmap, bool charged = false);
+
 class PerfEventRing {
  public:
   struct Spec {

@@ -39,7 +39,10 @@ int open_event(perf_event_attr* attr, uint64_t tid, int cpu) {
 
 bool ThreadActivityLinux::open(uint64_t starter) {
   close();
-  if (seccomp_filtered()) return false;  // a filter may kill the call rather than refuse it
+  if (seccomp_filtered()) {  // a filter may kill the call rather than refuse it
+    count_ring_refusal(EPERM, false);
+    return false;
+  }
   const long configured = sysconf(_SC_NPROCESSORS_CONF);
   if (configured <= 0 || configured > kMostCpus) return false;
   perf_event_attr attr;
@@ -72,18 +75,22 @@ bool ThreadActivityLinux::open(uint64_t starter) {
     const int fd = open_event(&attr, starter, cpu);
     if (fd < 0) {
       if (errno == ENODEV) continue;  // an offline CPU: nothing runs there
+      count_ring_refusal(errno, false);
       close();
       return false;
     }
     const long pinned_before = pinned_kb();
     void* map = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    const int map_error = errno;
     ::close(fd);  // the mapping keeps the event (and what it inherited) alive
     if (map == MAP_FAILED) {
+      count_ring_refusal(map_error, true);
       close();
       return false;
     }
     const long pinned_after = pinned_kb();
     if (pinned_before < 0 || pinned_after < 0 || pinned_after > pinned_before) {
+      count_ring_refusal(0, true, /*charged=*/true);
       munmap(map, map_bytes_);  // charged to the program's RLIMIT_MEMLOCK: the program's
       close();
       return false;

@@ -157,6 +157,48 @@ TEST_F(ProfileInfoTest, ProfilerOverheadFromTheStatistics) {
   EXPECT_DOUBLE_EQ(s["meanLockings"].GetDouble(), 0.0);
 }
 
+// Where the kernel refused its sampling rings (another perf user held the user's allowance), the
+// profile says so and why (issue 40): a costlier fallback is not left unexplained.
+TEST_F(ProfileInfoTest, SaysWhyTheKernelGaveNoRings) {
+  {
+    symtest::DumpFile d(dir_.path("p.inprof"));
+    d.process(symtest::test_process());
+    d.thread_start(1, 0, "server", kThreadMain);
+    d.sample(1, 1'000'000, {0x1000});
+    StatsRecord s = overhead_stats(500'000'000, 500, 10'000'000, 12'000'000);
+    s.rings_refused_allowance = 3;
+    s.activity_followed = 2;
+    d.stats(s);
+    d.end(1'000'000'000);
+    d.close();
+  }
+  convert();
+  const std::string why = extra("Sampling without kernel rings");
+  EXPECT_NE(why.find("Kernel sampling rings refused 3 times: 3 over the user's perf allowance "
+                     "(kernel.perf_event_mlock_kb"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("idle threads' activity was asked of their clocks"), std::string::npos) << why;
+  EXPECT_EQ(why.find("not permitted"), std::string::npos) << why;
+}
+
+// None refused: nothing said.
+TEST_F(ProfileInfoTest, SaysNothingOfKernelRingsWhenNoneWasRefused) {
+  {
+    symtest::DumpFile d(dir_.path("p.inprof"));
+    d.process(symtest::test_process());
+    d.thread_start(1, 0, "server", kThreadMain);
+    d.sample(1, 1'000'000, {0x1000});
+    StatsRecord s = overhead_stats(500'000'000, 500, 10'000'000, 12'000'000);
+    s.activity_followed = 1;
+    d.stats(s);
+    d.end(1'000'000'000);
+    d.close();
+  }
+  convert();
+  EXPECT_EQ(extra("Sampling without kernel rings"), "(none)");
+}
+
 // A dump from before these figures has none: an empty list, not zeros.
 TEST_F(ProfileInfoTest, NoProfilerOverheadFromAnOlderDump) {
   {

@@ -219,6 +219,7 @@ void report_dump_statistics(const ProfileModel& model, const std::string& who, D
             " given up (running threads that could not be interrupted unnoticed), " +
             std::to_string(s->ticks_late) + " ticks late; the profiler's own threads used " +
             profiler_cpu_text(s->profiler_cpu_ns, model.end_ns()) + tick_cost_text(*s));
+  if (const std::string rings = kernel_rings_text(*s); !rings.empty()) diag.info(who + rings);
   if (s->sampler_cut_at_exit) {
     diag.info(who +
               "the process exited while the profiler's sampler had no CPU (the program's "

@@ -1,6 +1,7 @@
 #include "convert/profile_converter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
@@ -152,6 +153,10 @@ void Converter::add_meta() {
          profiler_cpu_text(s->profiler_cpu_ns, model_.end_ns()) + tick_cost_text(*s)});
     if (s->sampler_cut_at_exit) {
       meta.extra.push_back({"Samples missing at exit", "the sampler's last tick (no CPU for it)"});
+    }
+    if (std::string rings = kernel_rings_text(*s); !rings.empty()) {
+      rings[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rings[0])));
+      meta.extra.push_back({"Sampling without kernel rings", rings});
     }
   }
   meta.extra.push_back({"Samples in this profile", uint64_t(model_.sample_count())});

@@ -303,6 +303,30 @@ std::string tick_cost_text(const internal::StatsRecord& s) {
   return text;
 }
 
+std::string kernel_rings_text(const internal::StatsRecord& s) {
+  const uint64_t refused =
+      s.rings_refused_allowance + s.rings_refused_permission + s.rings_refused_other;
+  if (refused == 0 && s.activity_followed != 2) return "";
+  std::string text = "kernel sampling rings refused " + std::to_string(refused) + " times";
+  std::string causes;
+  auto cause = [&](uint64_t n, const char* why) {
+    if (n == 0) return;
+    causes += (causes.empty() ? ": " : "; ") + std::to_string(n) + " " + why;
+  };
+  cause(s.rings_refused_allowance,
+        "over the user's perf allowance (kernel.perf_event_mlock_kb, shared by every process of "
+        "the user: another perf user such as `perf record` may hold it; inprof never takes the "
+        "program's RLIMIT_MEMLOCK)");
+  cause(s.rings_refused_permission, "not permitted (kernel.perf_event_paranoid, seccomp)");
+  cause(s.rings_refused_other, "for another reason");
+  text += causes;
+  text += "; busy threads were sampled by CPU-clock timers instead";
+  if (s.activity_followed == 2) {
+    text += ", and idle threads' activity was asked of their clocks (costs more with many threads)";
+  }
+  return text;
+}
+
 std::string profiler_cpu_text(uint64_t cpu_ns, const std::optional<uint64_t>& end_ns) {
   char text[96];
   if (end_ns && *end_ns > 0) {

@@ -255,6 +255,10 @@ class ProfileModel : public internal::DumpVisitor {
 std::string profiler_cpu_text(uint64_t cpu_ns, const std::optional<uint64_t>& end_ns);
 // ", of which the sampler … in N ticks (… each, at most …)", or nothing for older dumps.
 std::string tick_cost_text(const internal::StatsRecord& stats);
+// Why the kernel gave no sampling rings, where it refused any (sampling/kernel_ring_refusals.h):
+// "kernel sampling rings refused 12 times: the user's perf_event_mlock_kb allowance was used up
+// ...; threads were sampled by CPU-clock timers instead ...", or nothing.
+std::string kernel_rings_text(const internal::StatsRecord& stats);
 
 }  // namespace inprof::symbolicate
 
