@@ -409,8 +409,10 @@ void LinuxSelfSampling::stop(int handle) {
 void LinuxSelfSampling::abandon(int handle) {
   if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return;
   release(static_cast<size_t>(handle));
-  // The expiration it did not answer is still pending in it (newer kernels drop a deleted
-  // timer's signal by themselves; older ones deliver it, or hand it to sigwait).
+  // The expiration it did not answer is still pending in it. Linux 6.13 and later drop a deleted
+  // timer's signal when it is dequeued (withdraw_pending does nothing there: ignoring the signal
+  // would have the other timers' pending signals sent again); older kernels deliver it, or hand
+  // it to sigwait, unless it is withdrawn. The last timer's release discards it in any case.
   if (usable()) owner_.withdraw_pending();
 }
 

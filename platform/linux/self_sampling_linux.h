@@ -76,7 +76,10 @@ struct SamplingSignalOwner {
   // disposition is its own (an ignored SIGURG from its socket interrupts nothing).
   std::function<bool()> acquire;
   std::function<void()> release;
-  // Discards every instance of the signal still pending in any thread.
+  // Discards every instance of the signal still pending in any thread, where the kernel would
+  // otherwise deliver a deleted timer's signal (before Linux 6.13); nothing on kernels that drop
+  // it themselves, where ignoring the signal would park the other timers' pending signals and send
+  // them again when our handler comes back, to threads that may sleep by then.
   std::function<void()> withdraw_pending;
 };
 

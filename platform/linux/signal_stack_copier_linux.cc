@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -73,10 +74,38 @@ struct sigaction our_action() {
   return action;
 }
 
+// Whether the kernel parks an ignored periodic timer's signal instead of discarding it (Linux
+// 6.13's rework of POSIX timers). There, SIG_IGN moves the pending instance of every live
+// periodic timer to a list, and the next sigaction that puts a handler in SIG_IGN's place queues
+// each of them again to its thread, from the calling thread and wherever that thread is by then:
+// a thread that went to sleep in between (SO_RCVTIMEO recv, semtimedop...) is woken with EINTR
+// or, in the last tick of its wait, returns early. The same kernels drop a deleted timer's
+// signal when it is dequeued: no handler runs and sigwait never returns it (it still shows in the
+// pending set of a thread that blocks it, until the last timer's release discards it).
+// Set once by StackCopier::create (uname), before any timer.
+bool g_kernel_parks_ignored_timer_signals = false;
+
+bool release_at_least(const char* release, int major, int minor) {
+  int parts[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    if (*release < '0' || *release > '9') return false;
+    while (*release >= '0' && *release <= '9') parts[i] = parts[i] * 10 + (*release++ - '0');
+    if (i == 0 && *release++ != '.') return false;
+  }
+  return parts[0] > major || (parts[0] == major && parts[1] >= minor);
+}
+
+bool kernel_parks_ignored_timer_signals() {
+  utsname u;
+  return uname(&u) == 0 && release_at_least(u.release, 6, 13);
+}
+
 // Ignoring a signal discards every instance pending in any thread; then our handler comes back.
-// Only while the disposition is ours: a handler the program installed is never touched.
+// Only while the disposition is ours: a handler the program installed is never touched. Never
+// where the kernel parks ignored timer signals: coming back, our handler would have the pending
+// signals of every other thread's timer sent again, to threads that may sleep by then.
 void withdraw_pending_signals(int sig) {
-  if (!handler_is_ours(sig)) return;
+  if (g_kernel_parks_ignored_timer_signals || !handler_is_ours(sig)) return;
   struct sigaction ignore = {};
   ignore.sa_handler = SIG_IGN;
   sigaction(sig, &ignore, nullptr);
@@ -268,6 +297,7 @@ std::unique_ptr<StackCopier> StackCopier::create(const Config& config, Status* s
   }
   // The handler goes in with the first timer (acquire_signal), and out after the last: threads
   // sampled by the kernel's rings, and sleeping ones, need none.
+  g_kernel_parks_ignored_timer_signals = kernel_parks_ignored_timer_signals();
   g_pid.store(getpid());
   g_signal = sig;
   g_previous_action = previous;

@@ -42,7 +42,9 @@ struct Outcome {
 };
 
 // Runs `call` kRounds times between bursts of CPU; `call` returns 0 when it timed out as asked,
-// else -1 with errno. A timed-out call must have taken the whole time.
+// else -1 with errno. A timed-out call must have taken the whole time. Each call that did not end
+// as asked is told on stderr (which call, which round, how it ended, after how long), so that a
+// failing run says why; stdout holds only the counts, which must not change.
 void exercise(Outcome& o, const std::function<int()>& call, bool timed = true) {
   for (int i = 0; i < kRounds; ++i) {
     transparency::spin_cpu_ms(3);
@@ -50,14 +52,22 @@ void exercise(Outcome& o, const std::function<int()>& call, bool timed = true) {
     const int r = call();
     const int error = errno;
     const uint64_t took = transparency::now_ns() - start;
+    const char* how = nullptr;
     if (r == 0 && timed && took < kWaitNs) {
       ++o.early;
+      how = "timed out early";
     } else if (r == 0) {
       ++o.ok;
     } else if (error == EINTR) {
       ++o.eintr;
+      how = "failed with EINTR";
     } else {
       ++o.other;
+      how = std::strerror(error);
+    }
+    if (how != nullptr) {
+      std::fprintf(stderr, "%s, round %d: %s after %.3f ms (%.0f ms asked)\n", o.name.c_str(),
+                   i + 1, how, double(took) / 1e6, double(kWaitNs) / 1e6);
     }
   }
 }
