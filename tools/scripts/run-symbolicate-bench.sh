@@ -13,6 +13,11 @@
 # 3. A sparse set (2,000 addresses), as a real profile of a large program has: whole run against
 #    llvm-symbolizer.
 #
+# Every figure is cold: symbolicate runs with --no-cache (no symbol cache or module index read or
+# written) and with XDG_CACHE_HOME in the work directory, so nothing of the user's cache is ever
+# used (a warm cache made its "best of 3" 3x faster here). The warm cache is measured apart, by
+# benchmarks/symbolicate/cache_bench.sh.
+#
 # Environment: ADDRESSES (default 50000), BINARY (default /usr/bin/python3.11), LONG=0 skips
 # part 2, SPARSE (default 2000, 0 skips part 3), KEEP=1 keeps the work directory.
 set -euo pipefail
@@ -39,6 +44,7 @@ make_dump=$build/benchmarks/symbolicate/make_bench_dump
 llvm=$(command -v llvm-symbolizer-14 || command -v llvm-symbolizer)
 
 work=$(mktemp -d /tmp/symbolicate-bench-XXXXXX)
+export XDG_CACHE_HOME="$work/xdg-cache"  # never the user's cache
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
 
 # 3 runs of "$@": the best wall time and the best CPU time (user + system, all threads), in
@@ -67,7 +73,7 @@ phase_rate() {
   local best=0 best_cpu=0
   for _ in 1 2 3; do
     local line r c
-    line=$("$symbolicate" "$work/a.inprof" -o /dev/null --quiet-modules "$@" 2>&1 | grep 'time:')
+    line=$("$symbolicate" "$work/a.inprof" -o /dev/null --quiet-modules --no-cache "$@" 2>&1 | grep 'time:')
     r=$(echo "$line" | sed -n 's/.*threads*, \([0-9]*\) addresses\/s.*/\1/p')
     c=$(echo "$line" | sed -n 's/.* \([0-9]*\) addresses\/CPU-s.*/\1/p')
     [ "$r" -gt "$best" ] && best=$r
@@ -76,8 +82,8 @@ phase_rate() {
   echo "$best $best_cpu"
 }
 
-read -r w_sym1 c_sym1 < <(best_of_3 "$symbolicate" "$work/a.inprof" -o "$work/a1.json" -j 1)
-read -r w_symn c_symn < <(best_of_3 "$symbolicate" "$work/a.inprof" -o "$work/an.json" -j "$cores")
+read -r w_sym1 c_sym1 < <(best_of_3 "$symbolicate" "$work/a.inprof" -o "$work/a1.json" --no-cache -j 1)
+read -r w_symn c_symn < <(best_of_3 "$symbolicate" "$work/a.inprof" -o "$work/an.json" --no-cache -j "$cores")
 read -r p_sym1 pc_sym1 < <(phase_rate -j 1)
 read -r p_symn pc_symn < <(phase_rate -j "$cores")
 # All threads, but the module not split between them (50,000 addresses < 999,999), as before the
@@ -86,7 +92,7 @@ read -r p_split pc_split < <(phase_rate -j "$cores" --split-at 999999)
 read -r w_llvm c_llvm < <(best_of_3 sh -c "'$llvm' --obj='$binary' --inlining --demangle <'$work/a.txt'")
 read -r w_a2l c_a2l < <(best_of_3 sh -c "addr2line -f -i -C -e '$binary' <'$work/a.txt'")
 cmp -s "$work/a1.json" "$work/an.json" || echo "WARNING: -j 1 and -j $cores outputs differ" >&2
-"$symbolicate" "$work/a.inprof" -o "$work/as.json" -j "$cores" --split-at 999999 2>/dev/null
+"$symbolicate" "$work/a.inprof" -o "$work/as.json" --no-cache -j "$cores" --split-at 999999 2>/dev/null
 cmp -s "$work/a1.json" "$work/as.json" || echo "WARNING: -j 1 and an unsplit module differ" >&2
 
 per() { echo "$n / $1" | bc -l | xargs printf '%.0f'; }
@@ -105,14 +111,14 @@ row() {  # name wall cpu
   printf '| %-42s | %7.2f s | %14s | %6sx | %7.2f s | %15s | %6sx |\n' "$1" "$2" "$(per "$2")" \
     "$(times "$(per "$2")" "$llvm_wall")" "$3" "$(per "$3")" "$(times "$(per "$3")" "$llvm_cpu")"
 }
-row "symbolicate -j 1 (whole run: read, JSON)" "$w_sym1" "$c_sym1"
-row "symbolicate -j $cores (whole run: read, JSON)" "$w_symn" "$c_symn"
+row "symbolicate -j 1, cold (whole run: read, JSON)" "$w_sym1" "$c_sym1"
+row "symbolicate -j $cores, cold (whole run: read, JSON)" "$w_symn" "$c_symn"
 phase_row() {  # name wall_rate cpu_rate
   printf '| %-42s | %9s | %14s | %6sx | %9s | %15s | %6sx |\n' "$1" "" "$2" \
     "$(times "$2" "$llvm_wall")" "" "$3" "$(times "$3" "$llvm_cpu")"
 }
-phase_row "symbolicate -j 1, symbolization phase" "$p_sym1" "$pc_sym1"
-phase_row "symbolicate -j $cores, symbolization phase" "$p_symn" "$pc_symn"
+phase_row "symbolicate -j 1, cold, symbolization phase" "$p_sym1" "$pc_sym1"
+phase_row "symbolicate -j $cores, cold, symbolization phase" "$p_symn" "$pc_symn"
 phase_row "  same, module not split" "$p_split" "$pc_split"
 row "$(basename "$llvm") --inlining" "$w_llvm" "$c_llvm"
 row "addr2line -f -i -C" "$w_a2l" "$c_a2l"
@@ -123,10 +129,10 @@ sparse=${SPARSE:-2000}
 if [ "$sparse" != 0 ]; then
   "$make_dump" addresses "$binary" "$sparse" "$work/s.inprof" "$work/s.txt" >/dev/null
   ns=$(wc -l <"$work/s.txt")
-  read -r w_ssym c_ssym < <(best_of_3 "$symbolicate" "$work/s.inprof" -o "$work/s.json" -j "$cores")
+  read -r w_ssym c_ssym < <(best_of_3 "$symbolicate" "$work/s.inprof" -o "$work/s.json" --no-cache -j "$cores")
   read -r w_sllvm c_sllvm < <(best_of_3 sh -c "'$llvm' --obj='$binary' --inlining --demangle <'$work/s.txt'")
   echo
-  echo "| sparse set: $ns addresses | symbolicate -j $cores whole run $w_ssym s ($c_ssym s CPU)" \
+  echo "| sparse set: $ns addresses | symbolicate -j $cores whole run, cold, $w_ssym s ($c_ssym s CPU)" \
     "| $(basename "$llvm") $w_sllvm s ($c_sllvm s CPU) | $(echo "$w_sllvm / $w_ssym" | bc -l | xargs printf '%.1f')x |"
 fi
 
@@ -134,7 +140,7 @@ if [ "${LONG:-1}" = 1 ]; then
   echo
   "$make_dump" long "$binary" "$work/long.inprof" 8 600 1000
   size=$(du -m "$work/long.inprof" | cut -f1)
-  /usr/bin/time -v "$symbolicate" "$work/long.inprof" -o "$work/long.json.gz" --no-progress \
+  /usr/bin/time -v "$symbolicate" "$work/long.inprof" -o "$work/long.json.gz" --no-cache --no-progress \
     2>"$work/time.txt" || { cat "$work/time.txt"; exit 1; }
   wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time.txt")
   rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
