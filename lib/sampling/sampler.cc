@@ -20,16 +20,12 @@ Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copie
     : config_(config),
       copier_(std::move(copier)),
       self_sampling_(copier_->self_sampling()),
-      unwinder_(std::move(unwinder)),
       thread_lister_(std::move(threads)),
       module_lister_(std::move(modules)),
       ring_(ring),
       metadata_(metadata),
-      stack_buffer_(make_large_array<uint8_t>(config.stack_copy_size)),
-      frames_(config.max_frames),
-      frame_sps_(config.max_frames),
-      encode_buffer_(64 + config.max_frames * 11 + (kLeafCandidateSlots + 1) * 12 +
-                     kMaxLabelDepth * 16) {
+      encoder_(config_, std::move(unwinder), ring, metadata),
+      stack_buffer_(make_large_array<uint8_t>(config.stack_copy_size)) {
   snapshot_.buffer = stack_buffer_.get();
   snapshot_.capacity = config.stack_copy_size;
 }
@@ -86,7 +82,7 @@ void Sampler::run() {
       write_final_repeats(monotonic_ns());
       // The counters' values at the end, so that each series ends where the program left it,
       // however late the last tick was (under qemu, ticks come 100 ms apart or more).
-      if (!paused_.load(std::memory_order_relaxed)) sample_counters(monotonic_ns());
+      if (!paused_.load(std::memory_order_relaxed)) encoder_.write_counters(monotonic_ns());
       own_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);
       {
         std::lock_guard lock(stop_mutex_);
@@ -104,11 +100,12 @@ uint64_t Sampler::next_tick_in_ns() const {
   // sampler when half full), and sample the counters, which keep the interval.
   if (!config_.cpu_samples) {
     const bool wakes = self_sampling_ != nullptr && self_sampling_->wakeable();
-    return counters_.empty() && wakes ? std::max(period, kNoCpuTickNs / period * period) : period;
+    return !encoder_.has_counters() && wakes ? std::max(period, kNoCpuTickNs / period * period)
+                                             : period;
   }
   // No ring open (every thread asleep, or the kernel refused rings: timers) is no reason to tick
   // at the interval: the loop below asks for it as soon as one thread runs.
-  if (period >= kCollectPeriodNs || self_sampling_ == nullptr || !counters_.empty() ||
+  if (period >= kCollectPeriodNs || self_sampling_ == nullptr || encoder_.has_counters() ||
       crash_state_.load(std::memory_order_relaxed) != kCrashIdle) {
     return period;
   }
@@ -234,8 +231,8 @@ void Sampler::wake() {
 }
 
 SamplerStats Sampler::stats() const {
-  return {samples_written_.load(), samples_dropped_.load(),  threads_timed_out_.load(),
-          ticks_late_.load(),      samples_given_up_.load(), own_cpu_ns_.load(),
+  return {encoder_.samples_written(), encoder_.samples_dropped(), threads_timed_out_.load(),
+          ticks_late_.load(),         samples_given_up_.load(),   own_cpu_ns_.load(),
           tick_overhead_.figures()};
 }
 
@@ -247,7 +244,7 @@ void Sampler::tick() {
     return;
   }
   const uint64_t now = monotonic_ns();
-  sample_counters(now);
+  encoder_.write_counters(now);
   if (module_lister_->changed()) refresh_modules(now);
   drain_allocations();
   // Listing /proc/self/task is most of an idle thread's cost per tick: at most every 4 ms, so a

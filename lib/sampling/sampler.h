@@ -32,25 +32,17 @@
 #include "memory/large_alloc.h"
 #include "sampling/module_lister.h"
 #include "sampling/parked_threads.h"
+#include "sampling/sample_encoder.h"
+#include "sampling/sampler_config.h"
 #include "sampling/stack_copier.h"
 #include "sampling/thread_lister.h"
+#include "sampling/thread_state.h"
 #include "sampling/tick_overhead.h"
 #include "session/metadata_queue.h"
 #include "session/ring_buffer.h"
 #include "unwind/unwinder.h"
 
 namespace inprof::internal {
-
-struct SamplerConfig {
-  uint64_t interval_ns = 1000000;
-  size_t max_frames = 4096;
-  size_t stack_copy_size = 64 << 10;
-  uint64_t start_ns = 0;  // monotonic time of the session start; record times are relative
-  std::vector<std::string> thread_filters;  // name substrings; empty: all threads
-  // A self-sampled thread that runs this long without its handler answering blocks the signal.
-  uint64_t answer_timeout_ns = 20000000;
-  bool cpu_samples = true;  // false: threads are listed and named, never sampled
-};
 
 struct SamplerStats {
   uint64_t samples_written = 0;
@@ -147,71 +139,7 @@ class Sampler {
   WaitEnd wait_until(uint64_t deadline);
   // Ends the sampler's wait for its next tick early. Any thread.
   void wake();
-  // A thread as the kernel's records tell it (watch_activity()).
-  struct Activity {
-    bool watched = false;      // its switches are recorded (else its clock is asked)
-    bool on_cpu = true;        // the latest record says it is on a CPU (true until one says not)
-    bool switched_on = false;  // switched onto a CPU since its last check
-    uint64_t at_ns = 0;        // time of the record on_cpu comes from
-    std::string name;          // the name it gave itself, if a record said so
-    bool ended = false;        // not listed yet, and already ended
-    bool resync = false;       // records were lost since its last check (asked by its clock)
-    uint8_t ended_drains = 0;  // drains since then
-  };
-  struct ThreadState {
-    std::string name;
-    Activity activity;
-    std::optional<uint64_t> last_cpu_ns;  // its CPU time the samples written so far stand for
-    // The CPU time its previous timer or ring snapshot carried, by that snapshot's clock (a
-    // ring's is the kernel event's, which gains on the thread's own clock where the thread is
-    // often preempted); unset when its self-sampling starts.
-    std::optional<uint64_t> last_snapshot_cpu_ns;
-    // Its CPU time when the sampler last read it, and when: what it used after its last sample
-    // is still known when it exits (write_tail).
-    std::optional<uint64_t> observed_cpu_ns;
-    uint64_t observed_ns = 0;
-    uint64_t last_record_ns = 0;     // time of its last sample or repeat written
-    bool has_stack = false;          // a previous sample exists that a repeat may refer to
-    bool last_stack_unseen = false;  // that sample is flagged kSampleRanUnseen
-    uint32_t timeouts = 0;           // consecutive unanswered requests
-    uint64_t retry_at_tick = 0;      // back-off after a timeout
-    uint64_t last_seen_tick = 0;
-    bool selected = false;   // passes the thread filters
-    bool announced = false;  // its start record is written (once it was first selected)
-
-    // Self-sampling (self_sampling.h): the copier's handle, or -1 while copied each tick.
-    int self_handle = -1;
-    // It ran since its previous sample (copied per tick), or since the previous tick (sampled by
-    // its own timer or the kernel).
-    bool ran_since_tick = true;
-    std::optional<uint64_t> cpu_at_tick;      // its CPU time at the last tick (self-sampled)
-    SelfSampling::Counts self_counts;         // as of the last collection
-    uint64_t last_answer_ns = 0;              // when its handler was last seen answering
-    std::optional<uint64_t> cpu_when_silent;  // CPU time once it had not answered for a while
-    uint64_t no_labels_before_ns = 0;         // it had no label stack yet at this time
-    uint64_t last_self_sample_ns = 0;         // time of its last snapshot collected
-    uint64_t drained = 0;                     // snapshots collected from its timer, in all
-    uint64_t drained_at_tick = 0;             // `drained` at the last tick
-    uint64_t answered_at_tick = 0;            // self_counts.answered at the last tick
-    uint64_t last_sp = 0;                     // its SP in its last snapshot (0: none yet)
-    uint32_t arm_refusals = 0;                // consecutive times it could not get a timer
-    uint64_t arm_after_tick = 0;              // no new attempt before this tick
-    uint64_t first_seen_ns = 0;               // when the sampler first listed it
-    uint64_t last_ran_ns = 0;    // the last tick that found its CPU time grown (with a timer)
-    uint32_t os_name_reads = 0;  // its OS name was read this many times; again from:
-    uint64_t next_os_name_ns = 0;
-    // Asleep at its last checks: its CPU clock is read again only from this time (backing off).
-    uint32_t idle_checks = 0;
-    uint64_t next_check_ns = 0;
-    // How busy it is: time running or waiting for a CPU ("runnable"), since a probe.
-    uint64_t probe_ns = 0;
-    std::optional<uint64_t> probe_runnable_ns;
-    // Visited at every tick (listed in awake_), or parked until a time (see ParkedThreads).
-    bool awake = false;
-    bool parked = false;
-    uint64_t parked_until = 0;
-    uint64_t visited_tick = ~uint64_t(0);
-  };
+  using Activity = ThreadActivity;
 
   void drain_activity();
   void on_activity(const ThreadLister::Activity& record);
@@ -236,30 +164,12 @@ class Sampler {
   bool parkable(const ThreadState& state, uint64_t now) const;
   // Visited from the next tick on (a record said it ran, it was selected, it is new).
   void wake_thread(uint64_t tid, ThreadState& state);
-  // Unwinds `snapshot` and writes it as the thread's sample at `time_ns`.
-  UnwindOutput write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
-                            std::optional<uint64_t> cpu_delta, uint64_t time_ns,
-                            uint32_t extra_flags = 0);
-  // Writes an encoded record and counts it (written or dropped).
-  void commit_record(RecordType type, const ByteWriter& w, ThreadState& state);
   void note_timeout(ThreadState& state);
   // Time the thread spent running or waiting for a CPU; its CPU time where the OS does not say.
   // `cpu`: its CPU time if just read.
   std::optional<uint64_t> runnable_ns(uint64_t tid, std::optional<uint64_t> cpu);
   // Gives a thread found on a CPU a timer of its own (self-sampling), if it may have one.
   void start_self_sampling(uint64_t tid, ThreadState& state, uint64_t now);
-  // A repeat of the thread's last sample at `at`.
-  void write_repeat(uint64_t tid, ThreadState& state, uint64_t at,
-                    std::optional<uint64_t> cpu_delta);
-  // Notes the thread's CPU time as just read.
-  static void observe_cpu(ThreadState& state, std::optional<uint64_t> cpu, uint64_t now);
-  // The CPU a thread used after its last sample, as it ends (or the session does): a repeat of
-  // its last stack carrying it, else no sample would (a timer's last expirations before the
-  // thread exits; symbolicate counts what exceeds its cap as not represented).
-  void write_tail(uint64_t tid, ThreadState& state);
-  // Repeats of its last stack at `at` carrying `cpu_ns`, split so that none stands for more
-  // than kMostIntervalsPerSample intervals.
-  void write_cpu_repeats(uint64_t tid, ThreadState& state, uint64_t at, uint64_t cpu_ns);
   // At the session's end, a repeat for every thread known asleep since its last check: a sleep
   // long since its last repeat (watched threads back off to 1,024 intervals) is in the profile
   // to the end.
@@ -276,19 +186,7 @@ class Sampler {
   void stop_all_self_sampling(bool collect_first);
   void write_crash_sample();
   void write_allocation(const AllocationSlot& slot);
-  // Evidence for symbolicate's leaf fix-up after a frame-pointer walk (FORMAT.md); `out` holds
-  // kLeafCandidateSlots + 1 entries.
-  size_t leaf_candidates(const StackSnapshot& snapshot, LeafCandidate* out) const;
-  // The sample flags that describe a walk (and, after a frame-pointer walk, its leaf candidates:
-  // kLeafCandidateSlots + 1 at most).
-  uint32_t walk_flags(const UnwindOutput& unwound, const StackSnapshot& snapshot,
-                      LeafCandidate* candidates, size_t* candidate_count) const;
-  bool in_code(uint64_t address) const;
-  void sample_counters(uint64_t now);
-  // Places the snapshot's labels among `count` unwound frames; returns how many were placed.
-  size_t place_labels(const StackSnapshot& snapshot, size_t count, SampleLabel* out);
-  uint64_t intern_label(const char* name);
-  uint64_t relative(uint64_t t) const { return t > config_.start_ns ? t - config_.start_ns : 0; }
+  uint64_t relative(uint64_t t) const { return config_.relative(t); }
 
   const SamplerConfig config_;
   std::unique_ptr<StackCopier> copier_;
@@ -300,11 +198,11 @@ class Sampler {
   bool scarce_self_sampling() const;
   uint32_t burst_arms_at_tick_ = 0;
   uint64_t self_sampling_starts_ = 0;
-  std::unique_ptr<Unwinder> unwinder_;
   std::unique_ptr<ThreadLister> thread_lister_;
   std::unique_ptr<ModuleLister> module_lister_;
   RingBuffer& ring_;
   MetadataQueue& metadata_;
+  SampleEncoder encoder_;  // the sample, repeat, allocation and counter records
 
   std::unordered_set<uint64_t> excluded_;
   std::map<uint64_t, ThreadState> threads_;
@@ -333,7 +231,6 @@ class Sampler {
   };
   std::map<std::tuple<uint64_t, std::string, std::vector<uint8_t>>, KnownModule> modules_;
   std::vector<ModuleInfo> module_scratch_;
-  std::vector<std::pair<uint64_t, uint64_t>> code_ranges_;  // sorted, for leaf candidates
   uint64_t next_module_id_ = 1;
 
   uint64_t tick_count_ = 0;
@@ -345,19 +242,6 @@ class Sampler {
   // Pre-allocated per-sample scratch: the hot path does not allocate.
   LargeArray<uint8_t> stack_buffer_;  // large_alloc.h: a copy may be larger than malloc maps
   StackSnapshot snapshot_;
-  MappedVector<uint64_t> frames_;  // large_alloc.h: max_frames deep, not from the heap
-  MappedVector<uint64_t> frame_sps_;
-  MappedVector<uint8_t> encode_buffer_;
-
-  std::unordered_map<const char*, uint64_t> label_ids_;
-  uint64_t next_string_id_ = 1;
-  struct CounterState {
-    uint32_t id;
-    std::atomic<int64_t>* value;
-    bool written = false;
-    int64_t last = 0;
-  };
-  std::vector<CounterState> counters_;
   std::atomic<bool> paused_{false};
 
   enum : int { kCrashIdle, kCrashPosted, kCrashWritten, kCrashFailed };
@@ -373,8 +257,6 @@ class Sampler {
   uint64_t crash_tid_ = 0;
   std::atomic<int> crash_state_{kCrashIdle};
 
-  std::atomic<uint64_t> samples_written_{0};
-  std::atomic<uint64_t> samples_dropped_{0};
   std::atomic<uint64_t> threads_timed_out_{0};
   // Ticks that found a thread on a CPU that could not be sampled without disturbing it (it
   // blocks the signal, runs under seccomp, the program took the signal, no timer was free).

@@ -24,7 +24,7 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
       // are what they were, known without asking its clock (most of what 1,000 sleeping
       // threads cost the sampler).
       state.ran_since_tick = false;
-      write_repeat(tid, state, now, uint64_t{0});
+      encoder_.write_repeat(tid, state, now, uint64_t{0});
       state.idle_checks = std::min<uint32_t>(state.idle_checks + 1, kMostWatchedIdleBackoffShift);
       state.next_check_ns = now + (period_ns() << state.idle_checks) - period_ns() / 2;
       return;
@@ -32,7 +32,7 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   }
   std::optional<uint64_t> cpu = thread_lister_->cpu_time_ns(tid);
   if (!cpu) return;  // gone; the next listing ends it
-  observe_cpu(state, cpu, now);
+  state.observe_cpu(cpu, now);
   std::optional<uint64_t> cpu_delta;
   if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
   state.ran_since_tick = !(state.has_stack && cpu_delta == 0u);
@@ -52,7 +52,7 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     // cost: 26 % of a CPU with the listing, benchmarks/idle_threads). 16
     // at most, the gap after which one sample no longer stands for all the CPU before it. (Half
     // an interval early: ticks are not exactly an interval apart.)
-    write_repeat(tid, state, now, cpu_delta);
+    encoder_.write_repeat(tid, state, now, cpu_delta);
     state.last_cpu_ns = cpu;
     state.idle_checks = std::min<uint32_t>(state.idle_checks + 1, kMostIdleBackoffShift);
     state.next_check_ns = now + (period_ns() << state.idle_checks) - period_ns() / 2;
@@ -100,7 +100,7 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   // thread found on a CPU.
   if (snapshot_.runnable && may_arm) {
     state.last_cpu_ns = cpu;
-    write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
+    encoder_.write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
     start_self_sampling(tid, state, now);
     return;
   }
@@ -115,12 +115,12 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     ++burst_arms_at_tick_;
     start_self_sampling(tid, state, now);
     if (state.self_handle >= 0) {
-      write_sample(tid, state, snapshot_, uint64_t{0}, snapshot_.time_ns);
+      encoder_.write_sample(tid, state, snapshot_, uint64_t{0}, snapshot_.time_ns);
       return;
     }
   }
   state.last_cpu_ns = cpu;
-  write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
+  encoder_.write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
 }
 
 bool Sampler::scarce_self_sampling() const {
@@ -233,18 +233,18 @@ void Sampler::drain_self_samples(uint64_t tid, ThreadState& state) {
     std::optional<uint64_t> share;
     if (merged) share = config_.interval_ns;
     if (cpu_delta) share = *cpu_delta / (merged + 1);
-    const UnwindOutput unwound =
-        write_sample(tid, state, *snapshot,
-                     cpu_delta ? std::optional<uint64_t>(*cpu_delta - merged * *share) : cpu_delta,
-                     first_ns, kSampleOnCpu);
+    const UnwindOutput unwound = encoder_.write_sample(
+        tid, state, *snapshot,
+        cpu_delta ? std::optional<uint64_t>(*cpu_delta - merged * *share) : cpu_delta, first_ns,
+        kSampleOnCpu);
     // How much of the copy the walk used: where the kernel copies, the copy's size follows it.
-    const uint64_t outermost_sp = unwound.count > 0 ? frame_sps_[unwound.count - 1] : 0;
+    const uint64_t outermost_sp = encoder_.outermost_sp(unwound);
     self_sampling_->note_walk(state.self_handle,
                               outermost_sp > snapshot->sp() ? outermost_sp - snapshot->sp() : 0,
                               unwound.result == UnwindResult::kTruncated);
     for (uint64_t i = 1; i <= merged && state.has_stack; ++i) {
       const uint64_t at = std::min(first_ns + i * config_.interval_ns, snapshot->time_ns);
-      write_repeat(tid, state, at, share);
+      encoder_.write_repeat(tid, state, at, share);
     }
     self_sampling_->pop(state.self_handle);
   }
@@ -303,7 +303,7 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
       state.drained != drained_before || !state.cpu_at_tick || *cpu != *state.cpu_at_tick;
   if (state.last_ran_ns == 0 || state.ran_since_tick) state.last_ran_ns = now;
   state.cpu_at_tick = cpu;
-  observe_cpu(state, cpu, now);
+  state.observe_cpu(cpu, now);
   if (state.self_counts.answered != answered_before) {
     state.last_answer_ns = now;
     state.cpu_when_silent.reset();
@@ -339,7 +339,7 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
     const bool on_cpu_now =
         state.activity.watched && !state.activity.resync && state.activity.on_cpu;
     if (state.has_stack && !state.ran_since_tick) {
-      write_repeat(tid, state, now, uint64_t{0});
+      encoder_.write_repeat(tid, state, now, uint64_t{0});
     } else if (state.ran_since_tick && !on_cpu_now) {
       snapshot_.label_source = find_label_stack(tid);
       snapshot_.label_owner = tid;
@@ -361,8 +361,8 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
             state.last_cpu_ns && *cpu > *state.last_cpu_ns ? *cpu - *state.last_cpu_ns : 0;
         const bool settle = unseen >= kUnseenSettledAfterNs;
         if (settle) state.last_cpu_ns = cpu;
-        write_sample(tid, state, snapshot_, 0, snapshot_.time_ns, kSampleRanUnseen);
-        if (settle) write_cpu_repeats(tid, state, snapshot_.time_ns, unseen);
+        encoder_.write_sample(tid, state, snapshot_, 0, snapshot_.time_ns, kSampleRanUnseen);
+        if (settle) encoder_.write_cpu_repeats(tid, state, snapshot_.time_ns, unseen);
       }
     }
   }
@@ -383,7 +383,7 @@ void Sampler::collect_self_samples(uint64_t tid, ThreadState& state, uint64_t no
     // What it ran since its last snapshot (under an interval: its clock never reached the next
     // one) is settled now, on its last stack, so that it is neither lost nor taken for a new
     // burst.
-    write_tail(tid, state);
+    encoder_.write_tail(tid, state);
     stop_self_sampling(state);
   } else if (!self_sampling_->still_allowed(state.self_handle)) {
     self_sampling_->abandon(state.self_handle);  // it blocks the signal now, or runs sandboxed
@@ -406,8 +406,8 @@ void Sampler::stop_all_self_sampling(bool collect_first) {
   for (auto& [tid, state] : threads_) {
     if (collect_first && state.self_handle >= 0) {
       drain_self_samples(tid, state);
-      observe_cpu(state, thread_lister_->cpu_time_ns(tid), monotonic_ns());
-      write_tail(tid, state);
+      state.observe_cpu(thread_lister_->cpu_time_ns(tid), monotonic_ns());
+      encoder_.write_tail(tid, state);
     }
     stop_self_sampling(state);
   }

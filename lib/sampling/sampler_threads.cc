@@ -132,10 +132,10 @@ void Sampler::refresh_threads(uint64_t now) {
   }
 }
 
-std::map<uint64_t, Sampler::ThreadState>::iterator Sampler::end_thread(
+std::map<uint64_t, ThreadState>::iterator Sampler::end_thread(
     std::map<uint64_t, ThreadState>::iterator it, uint64_t now) {
   drain_self_samples(it->first, it->second);  // taken before it exited
-  write_tail(it->first, it->second);
+  encoder_.write_tail(it->first, it->second);
   stop_self_sampling(it->second);
   if (it->second.announced) {
     metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
