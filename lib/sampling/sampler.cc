@@ -20,6 +20,8 @@ Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copie
     : config_(config),
       copier_(std::move(copier)),
       self_sampling_(copier_->self_sampling()),
+      self_sampling_capabilities_(self_sampling_ ? self_sampling_->capabilities()
+                                                 : SelfSampling::Capabilities{}),
       thread_lister_(std::move(threads)),
       module_lister_(std::move(modules)),
       ring_(ring),
@@ -99,7 +101,7 @@ uint64_t Sampler::next_tick_in_ns() const {
   // No CPU samples: ticks list threads and collect what the allocation pool holds (it wakes the
   // sampler when half full), and sample the counters, which keep the interval.
   if (!config_.cpu_samples) {
-    const bool wakes = self_sampling_ != nullptr && self_sampling_->wakeable();
+    const bool wakes = self_sampling_ != nullptr && self_sampling_capabilities_.wait_wakes;
     return !encoder_.has_counters() && wakes ? std::max(period, kNoCpuTickNs / period * period)
                                              : period;
   }
@@ -129,14 +131,16 @@ uint64_t Sampler::next_tick_in_ns() const {
     if (it == threads_.end()) continue;
     const ThreadState& state = it->second;
     if (!state.selected) continue;
-    if (state.self_handle >= 0 && !self_sampling_->holds_collect_period(state.self_handle)) {
+    if (state.self_handle < 0) {
+      if (state.ran_since_tick) return period;
+      continue;
+    }
+    const SelfSampling::CollectPeriod held = self_sampling_->collect_period(state.self_handle);
+    if (held == SelfSampling::CollectPeriod::kEveryTick) {
       if (state.ran_since_tick) return period;
       idle_unsettled = true;
-    } else if (state.self_handle < 0 && state.ran_since_tick) {
-      return period;
     }
-    settled = settled &&
-              (state.self_handle < 0 || self_sampling_->holds_settled_period(state.self_handle));
+    settled = settled && held == SelfSampling::CollectPeriod::kSettledPeriod;
   }
   // Every ring has kept its size for long (kSettledCollectPeriodNs): fewer wake-ups still.
   uint64_t relaxed = settled ? std::max(kCollectPeriodNs, std::min(kSettledCollectPeriodNs,
@@ -156,8 +160,7 @@ Sampler::WaitEnd Sampler::wait_until(uint64_t deadline) {
       std::lock_guard lock(stop_mutex_);
       if (stop_requested_) return WaitEnd::kStop;
     }
-    if (now >= deadline || self_sampling_ == nullptr ||
-        !(self_sampling_->waitable() || self_sampling_->wakeable())) {
+    if (now >= deadline || self_sampling_ == nullptr || !self_sampling_capabilities_.wait_wakes) {
       break;
     }
     const bool rings_full = self_sampling_->wait(deadline - now);
@@ -226,7 +229,7 @@ void Sampler::set_paused(bool paused) {
 
 void Sampler::wake() {
   // self_sampling_ is set once at construction; nulled (taken over by the program) only in a
-  // tick, after which waitable() is never asked again: the copier still owns the object.
+  // tick, after which wait() is never called again: the copier still owns the object.
   if (SelfSampling* s = copier_->self_sampling()) s->interrupt_wait();
 }
 

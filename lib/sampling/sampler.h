@@ -191,6 +191,7 @@ class Sampler {
   const SamplerConfig config_;
   std::unique_ptr<StackCopier> copier_;
   SelfSampling* self_sampling_;  // the copier's, or null
+  const SelfSampling::Capabilities self_sampling_capabilities_;
   size_t self_sampled_count_ = 0;
   // The last tick at which a running thread could not get a timer or ring: while they are
   // scarce, one that mostly sleeps gives its own back.
