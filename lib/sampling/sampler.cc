@@ -19,25 +19,21 @@ Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copie
                  std::unique_ptr<ModuleLister> modules, RingBuffer& ring, MetadataQueue& metadata)
     : config_(config),
       copier_(std::move(copier)),
-      self_sampling_(copier_->self_sampling()),
-      self_sampling_capabilities_(self_sampling_ ? self_sampling_->capabilities()
-                                                 : SelfSampling::Capabilities{}),
       thread_lister_(std::move(threads)),
       module_lister_(std::move(modules)),
       ring_(ring),
       metadata_(metadata),
       encoder_(config_, std::move(unwinder), ring, metadata),
-      stack_buffer_(make_large_array<uint8_t>(config.stack_copy_size)) {
+      stack_buffer_(make_large_array<uint8_t>(config.stack_copy_size)),
+      collector_(config_, copier_->self_sampling(), *copier_, *thread_lister_, encoder_,
+                 snapshot_) {
   snapshot_.buffer = stack_buffer_.get();
   snapshot_.capacity = config.stack_copy_size;
 }
 
 Sampler::~Sampler() = default;
 
-uint64_t Sampler::period_ns() const {
-  return self_sampling_ ? std::max(config_.interval_ns, kSelfSamplingMinPeriodNs)
-                        : config_.interval_ns;
-}
+uint64_t Sampler::period_ns() const { return collector_.period_ns(); }
 
 void Sampler::run() {
   uint64_t next = monotonic_ns();
@@ -80,7 +76,7 @@ void Sampler::run() {
       if (module_lister_->changed()) refresh_modules(monotonic_ns());
       if (activity_) drain_activity();  // threads started (and named) since the last tick
       drain_allocations();
-      stop_all_self_sampling(/*collect_first=*/true);  // what the threads queued is kept
+      collector_.stop_all(threads_, /*collect_first=*/true);  // what the threads queued is kept
       write_final_repeats(monotonic_ns());
       // The counters' values at the end, so that each series ends where the program left it,
       // however late the last tick was (under qemu, ticks come 100 ms apart or more).
@@ -101,53 +97,17 @@ uint64_t Sampler::next_tick_in_ns() const {
   // No CPU samples: ticks list threads and collect what the allocation pool holds (it wakes the
   // sampler when half full), and sample the counters, which keep the interval.
   if (!config_.cpu_samples) {
-    const bool wakes = self_sampling_ != nullptr && self_sampling_capabilities_.wait_wakes;
+    const bool wakes = collector_.waits();
     return !encoder_.has_counters() && wakes ? std::max(period, kNoCpuTickNs / period * period)
                                              : period;
   }
   // No ring open (every thread asleep, or the kernel refused rings: timers) is no reason to tick
-  // at the interval: the loop below asks for it as soon as one thread runs.
-  if (period >= kCollectPeriodNs || self_sampling_ == nullptr || encoder_.has_counters() ||
+  // at the interval: the collector asks for it as soon as one thread runs.
+  if (period >= kCollectPeriodNs || !collector_.active() || encoder_.has_counters() ||
       crash_state_.load(std::memory_order_relaxed) != kCrashIdle) {
     return period;
   }
-  // Every thread is either sampled by the kernel into a ring that wakes the sampler when it
-  // fills, or did not run since its last sample (its next one is a repeat, weighed by the time
-  // since its last); sampled allocations wake it when half their pool is taken. Nothing needs a
-  // tick before kCollectPeriodNs; one that starts to run is copied at the next tick, its sample
-  // weighed by the CPU it used (at most 12 intervals, see kSettledCollectPeriodNs), and the ticks
-  // return to the interval.
-  bool settled = true;
-  // A ring still finding its size is read at every interval while its thread runs (a walk cut
-  // short grows it at once). While the thread sleeps there is nothing to read: a process that
-  // waits (a compiler driver for its cc1, a shell for its children) never collects the samples
-  // that would settle its ring, and ticked at the full rate for its whole life. Its ticks wait at
-  // most kSettledMaxIntervals intervals, so a thread that wakes deeper loses as few samples to a
-  // ring too small as a settled one does.
-  bool idle_unsettled = false;
-  // Parked threads have neither a timer nor a ring, and did not run at their last check.
-  for (const uint64_t tid : awake_) {
-    const auto it = threads_.find(tid);
-    if (it == threads_.end()) continue;
-    const ThreadState& state = it->second;
-    if (!state.selected) continue;
-    if (state.self_handle < 0) {
-      if (state.ran_since_tick) return period;
-      continue;
-    }
-    const SelfSampling::CollectPeriod held = self_sampling_->collect_period(state.self_handle);
-    if (held == SelfSampling::CollectPeriod::kEveryTick) {
-      if (state.ran_since_tick) return period;
-      idle_unsettled = true;
-    }
-    settled = settled && held == SelfSampling::CollectPeriod::kSettledPeriod;
-  }
-  // Every ring has kept its size for long (kSettledCollectPeriodNs): fewer wake-ups still.
-  uint64_t relaxed = settled ? std::max(kCollectPeriodNs, std::min(kSettledCollectPeriodNs,
-                                                                   kSettledMaxIntervals * period))
-                             : kCollectPeriodNs;
-  if (idle_unsettled) relaxed = std::min(relaxed, kSettledMaxIntervals * period);
-  return std::max(period, relaxed / period * period);
+  return collector_.tick_in_ns(period, awake_, threads_);
 }
 
 Sampler::WaitEnd Sampler::wait_until(uint64_t deadline) {
@@ -160,10 +120,10 @@ Sampler::WaitEnd Sampler::wait_until(uint64_t deadline) {
       std::lock_guard lock(stop_mutex_);
       if (stop_requested_) return WaitEnd::kStop;
     }
-    if (now >= deadline || self_sampling_ == nullptr || !self_sampling_capabilities_.wait_wakes) {
+    if (now >= deadline || !collector_.waits()) {
       break;
     }
-    const bool rings_full = self_sampling_->wait(deadline - now);
+    const bool rings_full = collector_.wait(deadline - now);
     if (allocation_pool_ != nullptr && allocation_pool_->ready() != 0) {
       std::lock_guard hold(tick_mutex_);
       drain_allocations();
@@ -228,21 +188,25 @@ void Sampler::set_paused(bool paused) {
 }
 
 void Sampler::wake() {
-  // self_sampling_ is set once at construction; nulled (taken over by the program) only in a
+  // The collector's backend is the copier's; given up (taken over by the program) only in a
   // tick, after which wait() is never called again: the copier still owns the object.
   if (SelfSampling* s = copier_->self_sampling()) s->interrupt_wait();
 }
 
 SamplerStats Sampler::stats() const {
-  return {encoder_.samples_written(), encoder_.samples_dropped(), threads_timed_out_.load(),
-          ticks_late_.load(),         samples_given_up_.load(),   own_cpu_ns_.load(),
+  return {encoder_.samples_written(),
+          encoder_.samples_dropped(),
+          threads_timed_out_.load() + collector_.timed_out(),
+          ticks_late_.load() + collector_.ticks_late(),
+          samples_given_up_.load(),
+          own_cpu_ns_.load(),
           tick_overhead_.figures()};
 }
 
 void Sampler::tick() {
   if (crash_state_.load(std::memory_order_acquire) == kCrashPosted) write_crash_sample();
   if (paused_.load(std::memory_order_relaxed)) {
-    stop_all_self_sampling(/*collect_first=*/false);  // paused: nothing recorded, no interruption
+    collector_.stop_all(threads_, /*collect_first=*/false);  // paused: nothing recorded
     drain_allocations();  // the allocating threads would wait for the pool
     return;
   }
@@ -275,13 +239,9 @@ void Sampler::tick() {
     ++tick_count_;
     return;
   }
-  if (self_sampling_ && !self_sampling_->usable()) {
-    // The program installed its own handler for the sampling signal: it is the program's now.
-    // Running threads are no longer sampled (counted); sleeping ones still are.
-    stop_all_self_sampling(/*collect_first=*/true);
-    self_sampling_ = nullptr;
-  }
-  burst_arms_at_tick_ = 0;
+  // The program installed its own handler for the sampling signal: it is the program's now.
+  collector_.give_up_if_taken(threads_);
+  collector_.begin_tick(tick_count_);
   visit_threads(now);
   ++tick_count_;
 }

@@ -34,6 +34,7 @@
 #include "sampling/parked_threads.h"
 #include "sampling/sample_encoder.h"
 #include "sampling/sampler_config.h"
+#include "sampling/self_sample_collector.h"
 #include "sampling/stack_copier.h"
 #include "sampling/thread_lister.h"
 #include "sampling/thread_state.h"
@@ -102,10 +103,10 @@ class Sampler {
   // no thread needs the sampler sooner (self_sampling.h). Sampler thread.
   uint64_t next_tick_in_ns() const;
   // Threads currently self-sampled. For tests.
-  size_t self_sampled_threads() const { return self_sampled_count_; }
+  size_t self_sampled_threads() const { return collector_.self_sampled(); }
   // Times a thread moved to self-sampling. Starting a timer may allocate (it is not a sampling
   // tick's steady state): tests that count allocations leave those ticks out.
-  uint64_t self_sampling_starts() const { return self_sampling_starts_; }
+  uint64_t self_sampling_starts() const { return collector_.starts(); }
 
   // While paused, ticks record nothing (Profiler::pause); threads are not interrupted.
   void set_paused(bool paused);
@@ -155,7 +156,15 @@ class Sampler {
   void rename(uint64_t tid, ThreadState& state, const std::string& name, uint64_t now);
   // Re-applies the filters after a (re)naming; announces a newly selected thread.
   void select(uint64_t tid, ThreadState& state, uint64_t now);
+  // A thread copied at its checks: a repeat while it did not run, else a copy (or a timer).
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
+  // A repeat of a watched thread that the kernel's records say was off every CPU since its last
+  // check; false if they do not.
+  bool repeat_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t now);
+  // Writes the copy in snapshot_ as the thread's sample (or gives it a timer): `cpu` was read
+  // before the copy, `cpu_delta` is what it ran since its last sample by that reading.
+  void write_copy(uint64_t tid, ThreadState& state, uint64_t now, uint64_t cpu,
+                  std::optional<uint64_t> cpu_delta);
   // One tick's visits: the awake threads and the parked ones due now.
   void visit_threads(uint64_t now);
   // What a tick does for one thread.
@@ -165,40 +174,16 @@ class Sampler {
   // Visited from the next tick on (a record said it ran, it was selected, it is new).
   void wake_thread(uint64_t tid, ThreadState& state);
   void note_timeout(ThreadState& state);
-  // Time the thread spent running or waiting for a CPU; its CPU time where the OS does not say.
-  // `cpu`: its CPU time if just read.
-  std::optional<uint64_t> runnable_ns(uint64_t tid, std::optional<uint64_t> cpu);
-  // Gives a thread found on a CPU a timer of its own (self-sampling), if it may have one.
-  void start_self_sampling(uint64_t tid, ThreadState& state, uint64_t now);
   // At the session's end, a repeat for every thread known asleep since its last check: a sleep
   // long since its last repeat (watched threads back off to 1,024 intervals) is in the profile
   // to the end.
   void write_final_repeats(uint64_t now);
-  // Writes a self-sampled thread's queued snapshots; returns it to per-tick copies when it
-  // sleeps, or when it does not answer.
-  void collect_self_samples(uint64_t tid, ThreadState& state, uint64_t now);
-  void drain_self_samples(uint64_t tid, ThreadState& state);
-  // The CPU a timer or ring snapshot stands for, kept within what the thread's own clock read
-  // (`cpu_now`, at this collection) has left unaccounted for; advances state.last_cpu_ns.
-  std::optional<uint64_t> snapshot_cpu_delta(ThreadState& state, const StackSnapshot& snapshot,
-                                             std::optional<uint64_t> cpu_now);
-  void stop_self_sampling(ThreadState& state);
-  void stop_all_self_sampling(bool collect_first);
   void write_crash_sample();
   void write_allocation(const AllocationSlot& slot);
   uint64_t relative(uint64_t t) const { return config_.relative(t); }
 
   const SamplerConfig config_;
   std::unique_ptr<StackCopier> copier_;
-  SelfSampling* self_sampling_;  // the copier's, or null
-  const SelfSampling::Capabilities self_sampling_capabilities_;
-  size_t self_sampled_count_ = 0;
-  // The last tick at which a running thread could not get a timer or ring: while they are
-  // scarce, one that mostly sleeps gives its own back.
-  uint64_t self_sampling_refused_at_tick_ = 0;
-  bool scarce_self_sampling() const;
-  uint32_t burst_arms_at_tick_ = 0;
-  uint64_t self_sampling_starts_ = 0;
   std::unique_ptr<ThreadLister> thread_lister_;
   std::unique_ptr<ModuleLister> module_lister_;
   RingBuffer& ring_;
@@ -243,6 +228,8 @@ class Sampler {
   // Pre-allocated per-sample scratch: the hot path does not allocate.
   LargeArray<uint8_t> stack_buffer_;  // large_alloc.h: a copy may be larger than malloc maps
   StackSnapshot snapshot_;
+  // Timers and kernel rings: the busy threads' snapshots (the copier's SelfSampling).
+  SelfSampleCollector collector_;
   std::atomic<bool> paused_{false};
 
   enum : int { kCrashIdle, kCrashPosted, kCrashWritten, kCrashFailed };

@@ -57,11 +57,11 @@ void Sampler::visit_threads(uint64_t now) {
 void Sampler::visit_thread(uint64_t tid, ThreadState& state, uint64_t now, bool crashed) {
   // The crashed thread is in its crash handler now: its crash sample is its last.
   if (!state.selected || (crashed && tid == crash_tid_)) {
-    stop_self_sampling(state);
+    collector_.stop(state);
     return;
   }
   if (state.self_handle >= 0) {
-    collect_self_samples(tid, state, now);
+    collector_.collect(tid, state, now);
     return;
   }
   if (state.retry_at_tick > tick_count_) return;
@@ -134,9 +134,9 @@ void Sampler::refresh_threads(uint64_t now) {
 
 std::map<uint64_t, ThreadState>::iterator Sampler::end_thread(
     std::map<uint64_t, ThreadState>::iterator it, uint64_t now) {
-  drain_self_samples(it->first, it->second);  // taken before it exited
+  collector_.drain(it->first, it->second);  // taken before it exited
   encoder_.write_tail(it->first, it->second);
-  stop_self_sampling(it->second);
+  collector_.stop(it->second);
   if (it->second.announced) {
     metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
   }
