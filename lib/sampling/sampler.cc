@@ -19,13 +19,13 @@ Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copie
                  std::unique_ptr<ModuleLister> modules, RingBuffer& ring, MetadataQueue& metadata)
     : config_(config),
       copier_(std::move(copier)),
-      thread_lister_(std::move(threads)),
       module_lister_(std::move(modules)),
       ring_(ring),
       metadata_(metadata),
       encoder_(config_, std::move(unwinder), ring, metadata),
+      visitor_(config_, std::move(threads), metadata, stopping_, *this),
       stack_buffer_(make_large_array<uint8_t>(config.stack_copy_size)),
-      collector_(config_, copier_->self_sampling(), *copier_, *thread_lister_, encoder_,
+      collector_(config_, copier_->self_sampling(), *copier_, visitor_.lister(), encoder_,
                  snapshot_) {
   snapshot_.buffer = stack_buffer_.get();
   snapshot_.capacity = config.stack_copy_size;
@@ -74,9 +74,10 @@ void Sampler::run() {
       // constructor allocated, ticks 50 ms apart without CPU samples) is listed before they are
       // unwound, and is in the dump for the records drained before.
       if (module_lister_->changed()) refresh_modules(monotonic_ns());
-      if (activity_) drain_activity();  // threads started (and named) since the last tick
+      // Threads started (and named) since the last tick.
+      if (visitor_.watching()) visitor_.drain_activity();
       drain_allocations();
-      collector_.stop_all(threads_, /*collect_first=*/true);  // what the threads queued is kept
+      collector_.stop_all(visitor_.threads(), /*collect_first=*/true);  // queued snapshots kept
       write_final_repeats(monotonic_ns());
       // The counters' values at the end, so that each series ends where the program left it,
       // however late the last tick was (under qemu, ticks come 100 ms apart or more).
@@ -107,7 +108,7 @@ uint64_t Sampler::next_tick_in_ns() const {
       crash_state_.load(std::memory_order_relaxed) != kCrashIdle) {
     return period;
   }
-  return collector_.tick_in_ns(period, awake_, threads_);
+  return collector_.tick_in_ns(period, visitor_.awake(), visitor_.threads());
 }
 
 Sampler::WaitEnd Sampler::wait_until(uint64_t deadline) {
@@ -206,7 +207,7 @@ SamplerStats Sampler::stats() const {
 void Sampler::tick() {
   if (crash_state_.load(std::memory_order_acquire) == kCrashPosted) write_crash_sample();
   if (paused_.load(std::memory_order_relaxed)) {
-    collector_.stop_all(threads_, /*collect_first=*/false);  // paused: nothing recorded
+    collector_.stop_all(visitor_.threads(), /*collect_first=*/false);  // paused: nothing recorded
     drain_allocations();  // the allocating threads would wait for the pool
     return;
   }
@@ -214,36 +215,17 @@ void Sampler::tick() {
   encoder_.write_counters(now);
   if (module_lister_->changed()) refresh_modules(now);
   drain_allocations();
-  // Listing /proc/self/task is most of an idle thread's cost per tick: at most every 4 ms, so a
-  // new thread is seen within 4 ms (an exited one simply stops answering meanwhile).
-  if (tick_count_ == 0 || now - last_thread_listing_ns_ >= kThreadListingPeriodNs) {
-    last_thread_listing_ns_ = now;
-    // Not when the count is what the last listing found (a few microseconds to ask, where
-    // listing 1,000 threads every 4 ms cost ~12 % of a CPU); at least every 100 ms, for a thread
-    // born as another ended.
-    const uint64_t full_period = activity_ ? kWatchedFullListingPeriodNs : kFullListingPeriodNs;
-    const bool full_due = now - last_full_listing_ns_ >= full_period;
-    // Records were lost: one listing finds the threads whose start or end they held.
-    const bool records_incomplete = every_thread_watched_ && !threads_known_by_records_;
-    const bool list_changes = !threads_known_by_records_ || program_may_have_ended();
-    std::optional<uint64_t> count;
-    if (list_changes && !full_due && !records_incomplete) count = thread_lister_->thread_count();
-    if (full_due || records_incomplete || (list_changes && (!count || *count != tids_.size()))) {
-      last_full_listing_ns_ = now;
-      refresh_threads(now);
-    }
-  }
-  refresh_names(now);
-  if (activity_) drain_activity();
+  visitor_.refresh(now);  // the threads, their names, the kernel's records of them
   if (!config_.cpu_samples) {
-    ++tick_count_;
+    visitor_.end_tick();
     return;
   }
   // The program installed its own handler for the sampling signal: it is the program's now.
-  collector_.give_up_if_taken(threads_);
-  collector_.begin_tick(tick_count_);
-  visit_threads(now);
-  ++tick_count_;
+  collector_.give_up_if_taken(visitor_.threads());
+  collector_.begin_tick(visitor_.tick());
+  crashed_ = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
+  visitor_.visit_threads(now);
+  visitor_.end_tick();
 }
 
 }  // namespace inprof::internal

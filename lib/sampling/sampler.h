@@ -9,6 +9,12 @@
 // asleep in the kernel. So the program never sees a signal in a sleeping call. Where the copier
 // stops threads by itself (Windows: SuspendThread), every thread is copied each tick.
 //
+// The sampler coordinates its parts, each behind a header of its own: the thread visitor
+// (thread_visitor.h: which threads exist and which a tick visits), the self-sample collector
+// (self_sample_collector.h: timers and kernel rings) and the sample encoder (sample_encoder.h:
+// the records). What stays here is what joins them: the ticks and their timing, the copy of a
+// thread at its check, crash samples, allocations, the module list and the statistics.
+//
 // Runs on its own thread. Nothing here runs while a target thread is stopped except inside the
 // copier, so the sampler may allocate and take locks.
 #ifndef INPROF_LIB_SAMPLER_H_
@@ -23,21 +29,19 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "allocations/allocation_pool.h"
 #include "dump/dump_records.h"
 #include "memory/large_alloc.h"
 #include "sampling/module_lister.h"
-#include "sampling/parked_threads.h"
 #include "sampling/sample_encoder.h"
 #include "sampling/sampler_config.h"
 #include "sampling/self_sample_collector.h"
 #include "sampling/stack_copier.h"
 #include "sampling/thread_lister.h"
 #include "sampling/thread_state.h"
+#include "sampling/thread_visitor.h"
 #include "sampling/tick_overhead.h"
 #include "session/metadata_queue.h"
 #include "session/ring_buffer.h"
@@ -55,7 +59,7 @@ struct SamplerStats {
   TickFigures ticks;    // what its ticks cost, one by one
 };
 
-class Sampler {
+class Sampler final : private ThreadVisitor::Visits {
  public:
   Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copier,
           std::unique_ptr<Unwinder> unwinder, std::unique_ptr<ThreadLister> threads,
@@ -72,7 +76,9 @@ class Sampler {
   void set_ring_filling(std::function<void()> wake_drain) { ring_filling_ = std::move(wake_drain); }
   // Called once (sampler thread) when no thread of the program is left, only ours and an ended
   // main thread (main() called pthread_exit()). Before run().
-  void set_program_ended(std::function<void()> ended) { program_ended_ = std::move(ended); }
+  void set_program_ended(std::function<void()> ended) {
+    visitor_.set_program_ended(std::move(ended));
+  }
   // Unwinds and writes the allocations waiting in the pool; returns how many. Sampler thread.
   size_t drain_allocations();
   // Lists the modules now, on the sampler thread before run(): an allocation recorded before
@@ -81,11 +87,11 @@ class Sampler {
   void prepare_modules();
 
   // Threads never sampled: the profiler's own. Call before run().
-  void exclude_thread(uint64_t tid) { excluded_.insert(tid); }
+  void exclude_thread(uint64_t tid) { visitor_.exclude(tid); }
   // Follows `starter` and the threads it creates from now on by the kernel's records of when
   // they run (thread_lister.h), where the OS keeps them: those found off every CPU since their
   // last check cost no system call. Sampler thread, before run(); false where not.
-  bool watch_activity(uint64_t starter);
+  bool watch_activity(uint64_t starter) { return visitor_.watch_activity(starter); }
 
   // Ticks every interval, without drift, until request_stop().
   void run();
@@ -140,22 +146,7 @@ class Sampler {
   WaitEnd wait_until(uint64_t deadline);
   // Ends the sampler's wait for its next tick early. Any thread.
   void wake();
-  using Activity = ThreadActivity;
-
-  void drain_activity();
-  void on_activity(const ThreadLister::Activity& record);
   void refresh_modules(uint64_t now);
-  void refresh_threads(uint64_t now);
-  // A thread not listed yet (born since the last listing): known, named and announced from now.
-  void add_thread(uint64_t tid, uint64_t now);
-  // Writes what it left and its end; forgets it.
-  std::map<uint64_t, ThreadState>::iterator end_thread(std::map<uint64_t, ThreadState>::iterator it,
-                                                       uint64_t now);
-  void refresh_names(uint64_t now);
-  // Takes `name` (if not empty) as the thread's, saying so in the dump once it is announced.
-  void rename(uint64_t tid, ThreadState& state, const std::string& name, uint64_t now);
-  // Re-applies the filters after a (re)naming; announces a newly selected thread.
-  void select(uint64_t tid, ThreadState& state, uint64_t now);
   // A thread copied at its checks: a repeat while it did not run, else a copy (or a timer).
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
   // A repeat of a watched thread that the kernel's records say was off every CPU since its last
@@ -165,15 +156,11 @@ class Sampler {
   // before the copy, `cpu_delta` is what it ran since its last sample by that reading.
   void write_copy(uint64_t tid, ThreadState& state, uint64_t now, uint64_t cpu,
                   std::optional<uint64_t> cpu_delta);
-  // One tick's visits: the awake threads and the parked ones due now.
-  void visit_threads(uint64_t now);
-  // What a tick does for one thread.
-  void visit_thread(uint64_t tid, ThreadState& state, uint64_t now, bool crashed);
-  // Whether a tick may pass the thread by until its next check (parked_until()).
-  bool parkable(const ThreadState& state, uint64_t now) const;
-  // Visited from the next tick on (a record said it ran, it was selected, it is new).
-  void wake_thread(uint64_t tid, ThreadState& state);
   void note_timeout(ThreadState& state);
+  // ThreadVisitor::Visits: what a tick does for one thread, its end, a listing.
+  void visit(uint64_t tid, ThreadState& state, uint64_t now) override;
+  void ending(uint64_t tid, ThreadState& state) override;
+  void listing() override { drain_allocations(); }
   // At the session's end, a repeat for every thread known asleep since its last check: a sleep
   // long since its last repeat (watched threads back off to 1,024 intervals) is in the profile
   // to the end.
@@ -184,32 +171,16 @@ class Sampler {
 
   const SamplerConfig config_;
   std::unique_ptr<StackCopier> copier_;
-  std::unique_ptr<ThreadLister> thread_lister_;
   std::unique_ptr<ModuleLister> module_lister_;
   RingBuffer& ring_;
   MetadataQueue& metadata_;
   SampleEncoder encoder_;  // the sample, repeat, allocation and counter records
-
-  std::unordered_set<uint64_t> excluded_;
-  std::map<uint64_t, ThreadState> threads_;
-  // The threads each tick visits (stale and repeated ids are skipped), and those it passes by.
-  std::vector<uint64_t> awake_;
-  std::vector<uint64_t> visiting_;  // scratch: awake_ as the tick began
-  ParkedThreads parked_;
-  size_t parked_count_ = 0;
-  bool activity_ = false;  // watch_activity() succeeded
-  // Every program thread descends from the starter (see watch_activity()).
-  bool every_thread_watched_ = false;
-  // Every thread watched and no record lost since the last full listing: the kernel's records
-  // are the list of threads (their starts add them, their ends end them), so a change in the
-  // thread count needs no listing of /proc/self/task (at 10,000 threads, listing every 4 ms while
-  // they started was a fifth of what the sampler spent).
-  bool threads_known_by_records_ = false;
-  // Records of threads not listed yet (bounded: cleared when it grows past kMostPendingActivity,
-  // those threads then asked as unwatched ones are).
-  std::unordered_map<uint64_t, Activity> activity_pending_;
-  std::vector<uint64_t> ending_;  // listed threads whose end record came (drain_activity())
-  std::vector<uint64_t> tids_;    // scratch for the listing
+  // stop_requested_, read without the lock inside a tick: a stop (exit()) does not wait for a
+  // tick's remaining threads, each of which the stop's tail accounts for (write_tail).
+  std::atomic<bool> stopping_{false};
+  // The threads: listed, named, selected, visited or parked.
+  ThreadVisitor visitor_;
+  bool crashed_ = false;  // a crash sample was posted when this tick's visits began
 
   struct KnownModule {
     uint64_t id;
@@ -218,12 +189,6 @@ class Sampler {
   std::map<std::tuple<uint64_t, std::string, std::vector<uint8_t>>, KnownModule> modules_;
   std::vector<ModuleInfo> module_scratch_;
   uint64_t next_module_id_ = 1;
-
-  uint64_t tick_count_ = 0;
-  uint64_t names_generation_ = ~uint64_t(0);
-  uint64_t last_os_names_ns_ = 0;
-  uint64_t last_thread_listing_ns_ = 0;
-  uint64_t last_full_listing_ns_ = 0;
 
   // Pre-allocated per-sample scratch: the hot path does not allocate.
   LargeArray<uint8_t> stack_buffer_;  // large_alloc.h: a copy may be larger than malloc maps
@@ -235,10 +200,6 @@ class Sampler {
   enum : int { kCrashIdle, kCrashPosted, kCrashWritten, kCrashFailed };
   AllocationPool* allocation_pool_ = nullptr;
   std::function<void()> ring_filling_;
-  std::function<void()> program_ended_;
-  bool program_may_have_ended() const;
-  // Whether a listing shows a live thread of the program (see set_program_ended()).
-  bool program_has_threads() const;
 
   LargeArray<uint8_t> crash_stack_buffer_;
   StackSnapshot crash_snapshot_;
@@ -258,9 +219,6 @@ class Sampler {
   std::condition_variable stop_cv_;
   bool stop_requested_ = false;
   bool finished_ = false;  // run() has returned; under stop_mutex_
-  // The same, read without the lock inside a tick: a stop (exit()) does not wait for a tick's
-  // remaining threads, each of which the stop's tail accounts for (write_tail).
-  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace inprof::internal

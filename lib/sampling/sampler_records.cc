@@ -51,9 +51,7 @@ void Sampler::write_allocation(const AllocationSlot& slot) {
   // A thread born since the last listing (a short one may be gone by the next): known before its
   // first record, else the profile would have no thread to put its allocations in.
   const uint64_t tid = slot.event.tid;
-  if (!threads_.count(tid) && !excluded_.count(tid) && !is_profiler_thread(tid)) {
-    add_thread(tid, slot.snapshot.time_ns);
-  }
+  visitor_.note_thread(tid, slot.snapshot.time_ns);
   if (!encoder_.write_allocation(slot)) {
     allocation_pool_->dropped().fetch_add(1, std::memory_order_relaxed);
   }
@@ -94,8 +92,8 @@ void Sampler::refresh_modules(uint64_t now) {
 
 void Sampler::write_final_repeats(uint64_t now) {
   if (!config_.cpu_samples || paused_.load(std::memory_order_relaxed)) return;
-  for (auto& [tid, state] : threads_) {
-    const Activity& a = state.activity;
+  for (auto& [tid, state] : visitor_.threads()) {
+    const ThreadActivity& a = state.activity;
     // Known asleep since its last check (the kernel's records): the time since is idle, exactly.
     if (state.selected && state.has_stack && state.self_handle < 0 && a.watched && !a.resync &&
         !a.on_cpu && !a.switched_on && state.last_record_ns < now) {

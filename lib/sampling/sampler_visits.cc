@@ -8,6 +8,28 @@
 
 namespace inprof::internal {
 
+void Sampler::visit(uint64_t tid, ThreadState& state, uint64_t now) {
+  // The crashed thread is in its crash handler now: its crash sample is its last.
+  if (!state.selected || (crashed_ && tid == crash_tid_)) {
+    collector_.stop(state);
+    return;
+  }
+  if (state.self_handle >= 0) {
+    collector_.collect(tid, state, now);
+    return;
+  }
+  if (state.retry_at_tick > visitor_.tick()) return;
+  // Backing off while asleep, unless the kernel said it was switched on since.
+  if (state.next_check_ns > now && !state.activity.switched_on) return;
+  sample_thread(tid, state, now);
+}
+
+void Sampler::ending(uint64_t tid, ThreadState& state) {
+  collector_.drain(tid, state);  // taken before it exited
+  encoder_.write_tail(tid, state);
+  collector_.stop(state);
+}
+
 bool Sampler::repeat_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t now) {
   if (!state.activity.watched || state.activity.resync) return false;
   const bool ran = state.activity.on_cpu || state.activity.switched_on;
@@ -25,7 +47,7 @@ bool Sampler::repeat_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t no
 
 void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   if (repeat_while_off_cpu(tid, state, now)) return;
-  std::optional<uint64_t> cpu = thread_lister_->cpu_time_ns(tid);
+  std::optional<uint64_t> cpu = visitor_.lister().cpu_time_ns(tid);
   if (!cpu) return;  // gone; the next listing ends it
   state.observe_cpu(cpu, now);
   std::optional<uint64_t> cpu_delta;
@@ -84,7 +106,7 @@ void Sampler::write_copy(uint64_t tid, ThreadState& state, uint64_t now, uint64_
     cpu = std::max(snapshot_.thread_cpu_ns, *cpu);
     cpu_delta.reset();
     if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
-  } else if (auto after = thread_lister_->cpu_time_ns(tid)) {
+  } else if (auto after = visitor_.lister().cpu_time_ns(tid)) {
     // A copier that reads no CPU time stops the thread: counted from after the copy, so that the
     // time it spent stopped is not its work.
     cpu = after;
@@ -122,7 +144,7 @@ void Sampler::note_timeout(ThreadState& state) {
   threads_timed_out_.fetch_add(1, std::memory_order_relaxed);
   state.timeouts = std::min<uint32_t>(state.timeouts + 1, 31);
   state.retry_at_tick =
-      tick_count_ + std::min<uint64_t>(uint64_t(1) << state.timeouts, kMaxBackoffTicks);
+      visitor_.tick() + std::min<uint64_t>(uint64_t(1) << state.timeouts, kMaxBackoffTicks);
 }
 
 }  // namespace inprof::internal
