@@ -19,27 +19,21 @@ Sampler::Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copie
                  std::unique_ptr<ModuleLister> modules, RingBuffer& ring, MetadataQueue& metadata)
     : config_(config),
       copier_(std::move(copier)),
-      self_sampling_(copier_->self_sampling()),
-      unwinder_(std::move(unwinder)),
-      thread_lister_(std::move(threads)),
       module_lister_(std::move(modules)),
       ring_(ring),
       metadata_(metadata),
+      encoder_(config_, std::move(unwinder), ring, metadata),
+      visitor_(config_, std::move(threads), metadata, stopping_, *this),
       stack_buffer_(make_large_array<uint8_t>(config.stack_copy_size)),
-      frames_(config.max_frames),
-      frame_sps_(config.max_frames),
-      encode_buffer_(64 + config.max_frames * 11 + (kLeafCandidateSlots + 1) * 12 +
-                     kMaxLabelDepth * 16) {
+      collector_(config_, copier_->self_sampling(), *copier_, visitor_.lister(), encoder_,
+                 snapshot_) {
   snapshot_.buffer = stack_buffer_.get();
   snapshot_.capacity = config.stack_copy_size;
 }
 
 Sampler::~Sampler() = default;
 
-uint64_t Sampler::period_ns() const {
-  return self_sampling_ ? std::max(config_.interval_ns, kSelfSamplingMinPeriodNs)
-                        : config_.interval_ns;
-}
+uint64_t Sampler::period_ns() const { return collector_.period_ns(); }
 
 void Sampler::run() {
   uint64_t next = monotonic_ns();
@@ -80,13 +74,14 @@ void Sampler::run() {
       // constructor allocated, ticks 50 ms apart without CPU samples) is listed before they are
       // unwound, and is in the dump for the records drained before.
       if (module_lister_->changed()) refresh_modules(monotonic_ns());
-      if (activity_) drain_activity();  // threads started (and named) since the last tick
+      // Threads started (and named) since the last tick.
+      if (visitor_.watching()) visitor_.drain_activity();
       drain_allocations();
-      stop_all_self_sampling(/*collect_first=*/true);  // what the threads queued is kept
+      collector_.stop_all(visitor_.threads(), /*collect_first=*/true);  // queued snapshots kept
       write_final_repeats(monotonic_ns());
       // The counters' values at the end, so that each series ends where the program left it,
       // however late the last tick was (under qemu, ticks come 100 ms apart or more).
-      if (!paused_.load(std::memory_order_relaxed)) sample_counters(monotonic_ns());
+      if (!paused_.load(std::memory_order_relaxed)) encoder_.write_counters(monotonic_ns());
       own_cpu_ns_.store(current_thread_cpu_ns(), std::memory_order_relaxed);
       {
         std::lock_guard lock(stop_mutex_);
@@ -103,50 +98,17 @@ uint64_t Sampler::next_tick_in_ns() const {
   // No CPU samples: ticks list threads and collect what the allocation pool holds (it wakes the
   // sampler when half full), and sample the counters, which keep the interval.
   if (!config_.cpu_samples) {
-    const bool wakes = self_sampling_ != nullptr && self_sampling_->wakeable();
-    return counters_.empty() && wakes ? std::max(period, kNoCpuTickNs / period * period) : period;
+    const bool wakes = collector_.waits();
+    return !encoder_.has_counters() && wakes ? std::max(period, kNoCpuTickNs / period * period)
+                                             : period;
   }
   // No ring open (every thread asleep, or the kernel refused rings: timers) is no reason to tick
-  // at the interval: the loop below asks for it as soon as one thread runs.
-  if (period >= kCollectPeriodNs || self_sampling_ == nullptr || !counters_.empty() ||
+  // at the interval: the collector asks for it as soon as one thread runs.
+  if (period >= kCollectPeriodNs || !collector_.active() || encoder_.has_counters() ||
       crash_state_.load(std::memory_order_relaxed) != kCrashIdle) {
     return period;
   }
-  // Every thread is either sampled by the kernel into a ring that wakes the sampler when it
-  // fills, or did not run since its last sample (its next one is a repeat, weighed by the time
-  // since its last); sampled allocations wake it when half their pool is taken. Nothing needs a
-  // tick before kCollectPeriodNs; one that starts to run is copied at the next tick, its sample
-  // weighed by the CPU it used (at most 12 intervals, see kSettledCollectPeriodNs), and the ticks
-  // return to the interval.
-  bool settled = true;
-  // A ring still finding its size is read at every interval while its thread runs (a walk cut
-  // short grows it at once). While the thread sleeps there is nothing to read: a process that
-  // waits (a compiler driver for its cc1, a shell for its children) never collects the samples
-  // that would settle its ring, and ticked at the full rate for its whole life. Its ticks wait at
-  // most kSettledMaxIntervals intervals, so a thread that wakes deeper loses as few samples to a
-  // ring too small as a settled one does.
-  bool idle_unsettled = false;
-  // Parked threads have neither a timer nor a ring, and did not run at their last check.
-  for (const uint64_t tid : awake_) {
-    const auto it = threads_.find(tid);
-    if (it == threads_.end()) continue;
-    const ThreadState& state = it->second;
-    if (!state.selected) continue;
-    if (state.self_handle >= 0 && !self_sampling_->holds_collect_period(state.self_handle)) {
-      if (state.ran_since_tick) return period;
-      idle_unsettled = true;
-    } else if (state.self_handle < 0 && state.ran_since_tick) {
-      return period;
-    }
-    settled = settled &&
-              (state.self_handle < 0 || self_sampling_->holds_settled_period(state.self_handle));
-  }
-  // Every ring has kept its size for long (kSettledCollectPeriodNs): fewer wake-ups still.
-  uint64_t relaxed = settled ? std::max(kCollectPeriodNs, std::min(kSettledCollectPeriodNs,
-                                                                   kSettledMaxIntervals * period))
-                             : kCollectPeriodNs;
-  if (idle_unsettled) relaxed = std::min(relaxed, kSettledMaxIntervals * period);
-  return std::max(period, relaxed / period * period);
+  return collector_.tick_in_ns(period, visitor_.awake(), visitor_.threads());
 }
 
 Sampler::WaitEnd Sampler::wait_until(uint64_t deadline) {
@@ -159,11 +121,10 @@ Sampler::WaitEnd Sampler::wait_until(uint64_t deadline) {
       std::lock_guard lock(stop_mutex_);
       if (stop_requested_) return WaitEnd::kStop;
     }
-    if (now >= deadline || self_sampling_ == nullptr ||
-        !(self_sampling_->waitable() || self_sampling_->wakeable())) {
+    if (now >= deadline || !collector_.waits()) {
       break;
     }
-    const bool rings_full = self_sampling_->wait(deadline - now);
+    const bool rings_full = collector_.wait(deadline - now);
     if (allocation_pool_ != nullptr && allocation_pool_->ready() != 0) {
       std::lock_guard hold(tick_mutex_);
       drain_allocations();
@@ -228,62 +189,43 @@ void Sampler::set_paused(bool paused) {
 }
 
 void Sampler::wake() {
-  // self_sampling_ is set once at construction; nulled (taken over by the program) only in a
-  // tick, after which waitable() is never asked again: the copier still owns the object.
+  // The collector's backend is the copier's; given up (taken over by the program) only in a
+  // tick, after which wait() is never called again: the copier still owns the object.
   if (SelfSampling* s = copier_->self_sampling()) s->interrupt_wait();
 }
 
 SamplerStats Sampler::stats() const {
-  return {samples_written_.load(), samples_dropped_.load(),  threads_timed_out_.load(),
-          ticks_late_.load(),      samples_given_up_.load(), own_cpu_ns_.load(),
+  return {encoder_.samples_written(),
+          encoder_.samples_dropped(),
+          threads_timed_out_.load() + collector_.timed_out(),
+          ticks_late_.load() + collector_.ticks_late(),
+          samples_given_up_.load(),
+          own_cpu_ns_.load(),
           tick_overhead_.figures()};
 }
 
 void Sampler::tick() {
   if (crash_state_.load(std::memory_order_acquire) == kCrashPosted) write_crash_sample();
   if (paused_.load(std::memory_order_relaxed)) {
-    stop_all_self_sampling(/*collect_first=*/false);  // paused: nothing recorded, no interruption
+    collector_.stop_all(visitor_.threads(), /*collect_first=*/false);  // paused: nothing recorded
     drain_allocations();  // the allocating threads would wait for the pool
     return;
   }
   const uint64_t now = monotonic_ns();
-  sample_counters(now);
+  encoder_.write_counters(now);
   if (module_lister_->changed()) refresh_modules(now);
   drain_allocations();
-  // Listing /proc/self/task is most of an idle thread's cost per tick: at most every 4 ms, so a
-  // new thread is seen within 4 ms (an exited one simply stops answering meanwhile).
-  if (tick_count_ == 0 || now - last_thread_listing_ns_ >= kThreadListingPeriodNs) {
-    last_thread_listing_ns_ = now;
-    // Not when the count is what the last listing found (a few microseconds to ask, where
-    // listing 1,000 threads every 4 ms cost ~12 % of a CPU); at least every 100 ms, for a thread
-    // born as another ended.
-    const uint64_t full_period = activity_ ? kWatchedFullListingPeriodNs : kFullListingPeriodNs;
-    const bool full_due = now - last_full_listing_ns_ >= full_period;
-    // Records were lost: one listing finds the threads whose start or end they held.
-    const bool records_incomplete = every_thread_watched_ && !threads_known_by_records_;
-    const bool list_changes = !threads_known_by_records_ || program_may_have_ended();
-    std::optional<uint64_t> count;
-    if (list_changes && !full_due && !records_incomplete) count = thread_lister_->thread_count();
-    if (full_due || records_incomplete || (list_changes && (!count || *count != tids_.size()))) {
-      last_full_listing_ns_ = now;
-      refresh_threads(now);
-    }
-  }
-  refresh_names(now);
-  if (activity_) drain_activity();
+  visitor_.refresh(now);  // the threads, their names, the kernel's records of them
   if (!config_.cpu_samples) {
-    ++tick_count_;
+    visitor_.end_tick();
     return;
   }
-  if (self_sampling_ && !self_sampling_->usable()) {
-    // The program installed its own handler for the sampling signal: it is the program's now.
-    // Running threads are no longer sampled (counted); sleeping ones still are.
-    stop_all_self_sampling(/*collect_first=*/true);
-    self_sampling_ = nullptr;
-  }
-  burst_arms_at_tick_ = 0;
-  visit_threads(now);
-  ++tick_count_;
+  // The program installed its own handler for the sampling signal: it is the program's now.
+  collector_.give_up_if_taken(visitor_.threads());
+  collector_.begin_tick(visitor_.tick());
+  crashed_ = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
+  visitor_.visit_threads(now);
+  visitor_.end_tick();
 }
 
 }  // namespace inprof::internal

@@ -9,6 +9,12 @@
 // asleep in the kernel. So the program never sees a signal in a sleeping call. Where the copier
 // stops threads by itself (Windows: SuspendThread), every thread is copied each tick.
 //
+// The sampler coordinates its parts, each behind a header of its own: the thread visitor
+// (thread_visitor.h: which threads exist and which a tick visits), the self-sample collector
+// (self_sample_collector.h: timers and kernel rings) and the sample encoder (sample_encoder.h:
+// the records). What stays here is what joins them: the ticks and their timing, the copy of a
+// thread at its check, crash samples, allocations, the module list and the statistics.
+//
 // Runs on its own thread. Nothing here runs while a target thread is stopped except inside the
 // copier, so the sampler may allocate and take locks.
 #ifndef INPROF_LIB_SAMPLER_H_
@@ -23,34 +29,25 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "allocations/allocation_pool.h"
 #include "dump/dump_records.h"
 #include "memory/large_alloc.h"
 #include "sampling/module_lister.h"
-#include "sampling/parked_threads.h"
+#include "sampling/sample_encoder.h"
+#include "sampling/sampler_config.h"
+#include "sampling/self_sample_collector.h"
 #include "sampling/stack_copier.h"
 #include "sampling/thread_lister.h"
+#include "sampling/thread_state.h"
+#include "sampling/thread_visitor.h"
 #include "sampling/tick_overhead.h"
 #include "session/metadata_queue.h"
 #include "session/ring_buffer.h"
 #include "unwind/unwinder.h"
 
 namespace inprof::internal {
-
-struct SamplerConfig {
-  uint64_t interval_ns = 1000000;
-  size_t max_frames = 4096;
-  size_t stack_copy_size = 64 << 10;
-  uint64_t start_ns = 0;  // monotonic time of the session start; record times are relative
-  std::vector<std::string> thread_filters;  // name substrings; empty: all threads
-  // A self-sampled thread that runs this long without its handler answering blocks the signal.
-  uint64_t answer_timeout_ns = 20000000;
-  bool cpu_samples = true;  // false: threads are listed and named, never sampled
-};
 
 struct SamplerStats {
   uint64_t samples_written = 0;
@@ -62,7 +59,7 @@ struct SamplerStats {
   TickFigures ticks;    // what its ticks cost, one by one
 };
 
-class Sampler {
+class Sampler final : private ThreadVisitor::Visits {
  public:
   Sampler(const SamplerConfig& config, std::unique_ptr<StackCopier> copier,
           std::unique_ptr<Unwinder> unwinder, std::unique_ptr<ThreadLister> threads,
@@ -79,7 +76,9 @@ class Sampler {
   void set_ring_filling(std::function<void()> wake_drain) { ring_filling_ = std::move(wake_drain); }
   // Called once (sampler thread) when no thread of the program is left, only ours and an ended
   // main thread (main() called pthread_exit()). Before run().
-  void set_program_ended(std::function<void()> ended) { program_ended_ = std::move(ended); }
+  void set_program_ended(std::function<void()> ended) {
+    visitor_.set_program_ended(std::move(ended));
+  }
   // Unwinds and writes the allocations waiting in the pool; returns how many. Sampler thread.
   size_t drain_allocations();
   // Lists the modules now, on the sampler thread before run(): an allocation recorded before
@@ -88,11 +87,11 @@ class Sampler {
   void prepare_modules();
 
   // Threads never sampled: the profiler's own. Call before run().
-  void exclude_thread(uint64_t tid) { excluded_.insert(tid); }
+  void exclude_thread(uint64_t tid) { visitor_.exclude(tid); }
   // Follows `starter` and the threads it creates from now on by the kernel's records of when
   // they run (thread_lister.h), where the OS keeps them: those found off every CPU since their
   // last check cost no system call. Sampler thread, before run(); false where not.
-  bool watch_activity(uint64_t starter);
+  bool watch_activity(uint64_t starter) { return visitor_.watch_activity(starter); }
 
   // Ticks every interval, without drift, until request_stop().
   void run();
@@ -110,10 +109,10 @@ class Sampler {
   // no thread needs the sampler sooner (self_sampling.h). Sampler thread.
   uint64_t next_tick_in_ns() const;
   // Threads currently self-sampled. For tests.
-  size_t self_sampled_threads() const { return self_sampled_count_; }
+  size_t self_sampled_threads() const { return collector_.self_sampled(); }
   // Times a thread moved to self-sampling. Starting a timer may allocate (it is not a sampling
   // tick's steady state): tests that count allocations leave those ticks out.
-  uint64_t self_sampling_starts() const { return self_sampling_starts_; }
+  uint64_t self_sampling_starts() const { return collector_.starts(); }
 
   // While paused, ticks record nothing (Profiler::pause); threads are not interrupted.
   void set_paused(bool paused);
@@ -147,185 +146,41 @@ class Sampler {
   WaitEnd wait_until(uint64_t deadline);
   // Ends the sampler's wait for its next tick early. Any thread.
   void wake();
-  // A thread as the kernel's records tell it (watch_activity()).
-  struct Activity {
-    bool watched = false;      // its switches are recorded (else its clock is asked)
-    bool on_cpu = true;        // the latest record says it is on a CPU (true until one says not)
-    bool switched_on = false;  // switched onto a CPU since its last check
-    uint64_t at_ns = 0;        // time of the record on_cpu comes from
-    std::string name;          // the name it gave itself, if a record said so
-    bool ended = false;        // not listed yet, and already ended
-    bool resync = false;       // records were lost since its last check (asked by its clock)
-    uint8_t ended_drains = 0;  // drains since then
-  };
-  struct ThreadState {
-    std::string name;
-    Activity activity;
-    std::optional<uint64_t> last_cpu_ns;  // its CPU time the samples written so far stand for
-    // The CPU time its previous timer or ring snapshot carried, by that snapshot's clock (a
-    // ring's is the kernel event's, which gains on the thread's own clock where the thread is
-    // often preempted); unset when its self-sampling starts.
-    std::optional<uint64_t> last_snapshot_cpu_ns;
-    // Its CPU time when the sampler last read it, and when: what it used after its last sample
-    // is still known when it exits (write_tail).
-    std::optional<uint64_t> observed_cpu_ns;
-    uint64_t observed_ns = 0;
-    uint64_t last_record_ns = 0;     // time of its last sample or repeat written
-    bool has_stack = false;          // a previous sample exists that a repeat may refer to
-    bool last_stack_unseen = false;  // that sample is flagged kSampleRanUnseen
-    uint32_t timeouts = 0;           // consecutive unanswered requests
-    uint64_t retry_at_tick = 0;      // back-off after a timeout
-    uint64_t last_seen_tick = 0;
-    bool selected = false;   // passes the thread filters
-    bool announced = false;  // its start record is written (once it was first selected)
-
-    // Self-sampling (self_sampling.h): the copier's handle, or -1 while copied each tick.
-    int self_handle = -1;
-    // It ran since its previous sample (copied per tick), or since the previous tick (sampled by
-    // its own timer or the kernel).
-    bool ran_since_tick = true;
-    std::optional<uint64_t> cpu_at_tick;      // its CPU time at the last tick (self-sampled)
-    SelfSampling::Counts self_counts;         // as of the last collection
-    uint64_t last_answer_ns = 0;              // when its handler was last seen answering
-    std::optional<uint64_t> cpu_when_silent;  // CPU time once it had not answered for a while
-    uint64_t no_labels_before_ns = 0;         // it had no label stack yet at this time
-    uint64_t last_self_sample_ns = 0;         // time of its last snapshot collected
-    uint64_t drained = 0;                     // snapshots collected from its timer, in all
-    uint64_t drained_at_tick = 0;             // `drained` at the last tick
-    uint64_t answered_at_tick = 0;            // self_counts.answered at the last tick
-    uint64_t last_sp = 0;                     // its SP in its last snapshot (0: none yet)
-    uint32_t arm_refusals = 0;                // consecutive times it could not get a timer
-    uint64_t arm_after_tick = 0;              // no new attempt before this tick
-    uint64_t first_seen_ns = 0;               // when the sampler first listed it
-    uint64_t last_ran_ns = 0;    // the last tick that found its CPU time grown (with a timer)
-    uint32_t os_name_reads = 0;  // its OS name was read this many times; again from:
-    uint64_t next_os_name_ns = 0;
-    // Asleep at its last checks: its CPU clock is read again only from this time (backing off).
-    uint32_t idle_checks = 0;
-    uint64_t next_check_ns = 0;
-    // How busy it is: time running or waiting for a CPU ("runnable"), since a probe.
-    uint64_t probe_ns = 0;
-    std::optional<uint64_t> probe_runnable_ns;
-    // Visited at every tick (listed in awake_), or parked until a time (see ParkedThreads).
-    bool awake = false;
-    bool parked = false;
-    uint64_t parked_until = 0;
-    uint64_t visited_tick = ~uint64_t(0);
-  };
-
-  void drain_activity();
-  void on_activity(const ThreadLister::Activity& record);
   void refresh_modules(uint64_t now);
-  void refresh_threads(uint64_t now);
-  // A thread not listed yet (born since the last listing): known, named and announced from now.
-  void add_thread(uint64_t tid, uint64_t now);
-  // Writes what it left and its end; forgets it.
-  std::map<uint64_t, ThreadState>::iterator end_thread(std::map<uint64_t, ThreadState>::iterator it,
-                                                       uint64_t now);
-  void refresh_names(uint64_t now);
-  // Takes `name` (if not empty) as the thread's, saying so in the dump once it is announced.
-  void rename(uint64_t tid, ThreadState& state, const std::string& name, uint64_t now);
-  // Re-applies the filters after a (re)naming; announces a newly selected thread.
-  void select(uint64_t tid, ThreadState& state, uint64_t now);
+  // A thread copied at its checks: a repeat while it did not run, else a copy (or a timer).
   void sample_thread(uint64_t tid, ThreadState& state, uint64_t now);
-  // One tick's visits: the awake threads and the parked ones due now.
-  void visit_threads(uint64_t now);
-  // What a tick does for one thread.
-  void visit_thread(uint64_t tid, ThreadState& state, uint64_t now, bool crashed);
-  // Whether a tick may pass the thread by until its next check (parked_until()).
-  bool parkable(const ThreadState& state, uint64_t now) const;
-  // Visited from the next tick on (a record said it ran, it was selected, it is new).
-  void wake_thread(uint64_t tid, ThreadState& state);
-  // Unwinds `snapshot` and writes it as the thread's sample at `time_ns`.
-  UnwindOutput write_sample(uint64_t tid, ThreadState& state, const StackSnapshot& snapshot,
-                            std::optional<uint64_t> cpu_delta, uint64_t time_ns,
-                            uint32_t extra_flags = 0);
-  // Writes an encoded record and counts it (written or dropped).
-  void commit_record(RecordType type, const ByteWriter& w, ThreadState& state);
+  // A repeat of a watched thread that the kernel's records say was off every CPU since its last
+  // check; false if they do not.
+  bool repeat_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t now);
+  // Writes the copy in snapshot_ as the thread's sample (or gives it a timer): `cpu` was read
+  // before the copy, `cpu_delta` is what it ran since its last sample by that reading.
+  void write_copy(uint64_t tid, ThreadState& state, uint64_t now, uint64_t cpu,
+                  std::optional<uint64_t> cpu_delta);
   void note_timeout(ThreadState& state);
-  // Time the thread spent running or waiting for a CPU; its CPU time where the OS does not say.
-  // `cpu`: its CPU time if just read.
-  std::optional<uint64_t> runnable_ns(uint64_t tid, std::optional<uint64_t> cpu);
-  // Gives a thread found on a CPU a timer of its own (self-sampling), if it may have one.
-  void start_self_sampling(uint64_t tid, ThreadState& state, uint64_t now);
-  // A repeat of the thread's last sample at `at`.
-  void write_repeat(uint64_t tid, ThreadState& state, uint64_t at,
-                    std::optional<uint64_t> cpu_delta);
-  // Notes the thread's CPU time as just read.
-  static void observe_cpu(ThreadState& state, std::optional<uint64_t> cpu, uint64_t now);
-  // The CPU a thread used after its last sample, as it ends (or the session does): a repeat of
-  // its last stack carrying it, else no sample would (a timer's last expirations before the
-  // thread exits; symbolicate counts what exceeds its cap as not represented).
-  void write_tail(uint64_t tid, ThreadState& state);
-  // Repeats of its last stack at `at` carrying `cpu_ns`, split so that none stands for more
-  // than kMostIntervalsPerSample intervals.
-  void write_cpu_repeats(uint64_t tid, ThreadState& state, uint64_t at, uint64_t cpu_ns);
+  // ThreadVisitor::Visits: what a tick does for one thread, its end, a listing.
+  void visit(uint64_t tid, ThreadState& state, uint64_t now) override;
+  void ending(uint64_t tid, ThreadState& state) override;
+  void listing() override { drain_allocations(); }
   // At the session's end, a repeat for every thread known asleep since its last check: a sleep
   // long since its last repeat (watched threads back off to 1,024 intervals) is in the profile
   // to the end.
   void write_final_repeats(uint64_t now);
-  // Writes a self-sampled thread's queued snapshots; returns it to per-tick copies when it
-  // sleeps, or when it does not answer.
-  void collect_self_samples(uint64_t tid, ThreadState& state, uint64_t now);
-  void drain_self_samples(uint64_t tid, ThreadState& state);
-  // The CPU a timer or ring snapshot stands for, kept within what the thread's own clock read
-  // (`cpu_now`, at this collection) has left unaccounted for; advances state.last_cpu_ns.
-  std::optional<uint64_t> snapshot_cpu_delta(ThreadState& state, const StackSnapshot& snapshot,
-                                             std::optional<uint64_t> cpu_now);
-  void stop_self_sampling(ThreadState& state);
-  void stop_all_self_sampling(bool collect_first);
   void write_crash_sample();
   void write_allocation(const AllocationSlot& slot);
-  // Evidence for symbolicate's leaf fix-up after a frame-pointer walk (FORMAT.md); `out` holds
-  // kLeafCandidateSlots + 1 entries.
-  size_t leaf_candidates(const StackSnapshot& snapshot, LeafCandidate* out) const;
-  // The sample flags that describe a walk (and, after a frame-pointer walk, its leaf candidates:
-  // kLeafCandidateSlots + 1 at most).
-  uint32_t walk_flags(const UnwindOutput& unwound, const StackSnapshot& snapshot,
-                      LeafCandidate* candidates, size_t* candidate_count) const;
-  bool in_code(uint64_t address) const;
-  void sample_counters(uint64_t now);
-  // Places the snapshot's labels among `count` unwound frames; returns how many were placed.
-  size_t place_labels(const StackSnapshot& snapshot, size_t count, SampleLabel* out);
-  uint64_t intern_label(const char* name);
-  uint64_t relative(uint64_t t) const { return t > config_.start_ns ? t - config_.start_ns : 0; }
+  uint64_t relative(uint64_t t) const { return config_.relative(t); }
 
   const SamplerConfig config_;
   std::unique_ptr<StackCopier> copier_;
-  SelfSampling* self_sampling_;  // the copier's, or null
-  size_t self_sampled_count_ = 0;
-  // The last tick at which a running thread could not get a timer or ring: while they are
-  // scarce, one that mostly sleeps gives its own back.
-  uint64_t self_sampling_refused_at_tick_ = 0;
-  bool scarce_self_sampling() const;
-  uint32_t burst_arms_at_tick_ = 0;
-  uint64_t self_sampling_starts_ = 0;
-  std::unique_ptr<Unwinder> unwinder_;
-  std::unique_ptr<ThreadLister> thread_lister_;
   std::unique_ptr<ModuleLister> module_lister_;
   RingBuffer& ring_;
   MetadataQueue& metadata_;
-
-  std::unordered_set<uint64_t> excluded_;
-  std::map<uint64_t, ThreadState> threads_;
-  // The threads each tick visits (stale and repeated ids are skipped), and those it passes by.
-  std::vector<uint64_t> awake_;
-  std::vector<uint64_t> visiting_;  // scratch: awake_ as the tick began
-  ParkedThreads parked_;
-  size_t parked_count_ = 0;
-  bool activity_ = false;  // watch_activity() succeeded
-  // Every program thread descends from the starter (see watch_activity()).
-  bool every_thread_watched_ = false;
-  // Every thread watched and no record lost since the last full listing: the kernel's records
-  // are the list of threads (their starts add them, their ends end them), so a change in the
-  // thread count needs no listing of /proc/self/task (at 10,000 threads, listing every 4 ms while
-  // they started was a fifth of what the sampler spent).
-  bool threads_known_by_records_ = false;
-  // Records of threads not listed yet (bounded: cleared when it grows past kMostPendingActivity,
-  // those threads then asked as unwatched ones are).
-  std::unordered_map<uint64_t, Activity> activity_pending_;
-  std::vector<uint64_t> ending_;  // listed threads whose end record came (drain_activity())
-  std::vector<uint64_t> tids_;    // scratch for the listing
+  SampleEncoder encoder_;  // the sample, repeat, allocation and counter records
+  // stop_requested_, read without the lock inside a tick: a stop (exit()) does not wait for a
+  // tick's remaining threads, each of which the stop's tail accounts for (write_tail).
+  std::atomic<bool> stopping_{false};
+  // The threads: listed, named, selected, visited or parked.
+  ThreadVisitor visitor_;
+  bool crashed_ = false;  // a crash sample was posted when this tick's visits began
 
   struct KnownModule {
     uint64_t id;
@@ -333,48 +188,24 @@ class Sampler {
   };
   std::map<std::tuple<uint64_t, std::string, std::vector<uint8_t>>, KnownModule> modules_;
   std::vector<ModuleInfo> module_scratch_;
-  std::vector<std::pair<uint64_t, uint64_t>> code_ranges_;  // sorted, for leaf candidates
   uint64_t next_module_id_ = 1;
-
-  uint64_t tick_count_ = 0;
-  uint64_t names_generation_ = ~uint64_t(0);
-  uint64_t last_os_names_ns_ = 0;
-  uint64_t last_thread_listing_ns_ = 0;
-  uint64_t last_full_listing_ns_ = 0;
 
   // Pre-allocated per-sample scratch: the hot path does not allocate.
   LargeArray<uint8_t> stack_buffer_;  // large_alloc.h: a copy may be larger than malloc maps
   StackSnapshot snapshot_;
-  MappedVector<uint64_t> frames_;  // large_alloc.h: max_frames deep, not from the heap
-  MappedVector<uint64_t> frame_sps_;
-  MappedVector<uint8_t> encode_buffer_;
-
-  std::unordered_map<const char*, uint64_t> label_ids_;
-  uint64_t next_string_id_ = 1;
-  struct CounterState {
-    uint32_t id;
-    std::atomic<int64_t>* value;
-    bool written = false;
-    int64_t last = 0;
-  };
-  std::vector<CounterState> counters_;
+  // Timers and kernel rings: the busy threads' snapshots (the copier's SelfSampling).
+  SelfSampleCollector collector_;
   std::atomic<bool> paused_{false};
 
   enum : int { kCrashIdle, kCrashPosted, kCrashWritten, kCrashFailed };
   AllocationPool* allocation_pool_ = nullptr;
   std::function<void()> ring_filling_;
-  std::function<void()> program_ended_;
-  bool program_may_have_ended() const;
-  // Whether a listing shows a live thread of the program (see set_program_ended()).
-  bool program_has_threads() const;
 
   LargeArray<uint8_t> crash_stack_buffer_;
   StackSnapshot crash_snapshot_;
   uint64_t crash_tid_ = 0;
   std::atomic<int> crash_state_{kCrashIdle};
 
-  std::atomic<uint64_t> samples_written_{0};
-  std::atomic<uint64_t> samples_dropped_{0};
   std::atomic<uint64_t> threads_timed_out_{0};
   // Ticks that found a thread on a CPU that could not be sampled without disturbing it (it
   // blocks the signal, runs under seccomp, the program took the signal, no timer was free).
@@ -388,9 +219,6 @@ class Sampler {
   std::condition_variable stop_cv_;
   bool stop_requested_ = false;
   bool finished_ = false;  // run() has returned; under stop_mutex_
-  // The same, read without the lock inside a tick: a stop (exit()) does not wait for a tick's
-  // remaining threads, each of which the stop's tail accounts for (write_tail).
-  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace inprof::internal

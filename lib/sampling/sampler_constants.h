@@ -1,4 +1,5 @@
-// Tuning of the sampler, shared by its parts (sampler*.cc): periods, back-offs and bounds.
+// Tuning of the sampler, shared by its parts (sampler*.cc, the thread visitor, the self-sample
+// collector, the sample encoder): periods, back-offs and bounds.
 #ifndef INPROF_LIB_SAMPLER_CONSTANTS_H_
 #define INPROF_LIB_SAMPLER_CONSTANTS_H_
 

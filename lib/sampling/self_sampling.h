@@ -15,9 +15,9 @@
 
 namespace inprof::internal {
 
-// How long a queue that holds_collect_period() may go uncollected: when every busy thread's
-// samples wait in such a queue and no other thread ran, the sampler ticks this seldom (a wake-up
-// every millisecond cost a busy program 5-20 % where the sampler shares its CPU).
+// How long a queue held for CollectPeriod::kCollectPeriod may go uncollected: when every busy
+// thread's samples wait in such a queue and no other thread ran, the sampler ticks this seldom (a
+// wake-up every millisecond cost a busy program 5-20 % where the sampler shares its CPU).
 inline constexpr uint64_t kCollectPeriodNs = 4000000;
 // Once every such queue has kept its size for kSettledForNs, the sampler ticks this seldom, at
 // most every kSettledMaxIntervals intervals (a thread that starts to run is copied at the next
@@ -76,24 +76,33 @@ class SelfSampling {
   // Running totals since start().
   virtual Counts counts(int handle) const = 0;
 
-  // Whether some queue fills by itself faster than the sampler's ticks (the kernel samples at the
-  // threads' full rate): the sampler then waits in wait() between ticks.
-  virtual bool waitable() { return false; }
+  // What the backend can do, fixed when it is made: the sampler asks once.
+  struct Capabilities {
+    // wait() sleeps until a queue needs collecting (the kernel samples at the threads' full rate
+    // into queues that fill by themselves) or until interrupt_wait(), with or without queues: the
+    // sampler then sleeps in wait() to its next tick and is woken early (a ring to collect, a
+    // stop, a half-full allocation pool) instead of polling.
+    bool wait_wakes = false;
+  };
+  virtual Capabilities capabilities() const { return {}; }
   // Waits at most `timeout_ns` for a queue to need collecting, or for interrupt_wait(); true if
   // a queue needs collecting.
   virtual bool wait(uint64_t /*timeout_ns*/) { return false; }
   // Ends a wait() in progress (or the next one) at once: a stop, a pause. Any thread.
   virtual void interrupt_wait() {}
-  // Whether interrupt_wait() really ends a wait(), with or without queues: the sampler may then
-  // sleep in wait() to its next tick and be woken early (a stop, a half-full allocation pool)
-  // instead of polling.
-  virtual bool wakeable() { return false; }
-  // Whether the thread's snapshots wait in a queue that holds kCollectPeriodNs of them at its
-  // full rate and wakes wait() when it fills (the kernel's ring), rather than one the sampler
-  // must empty every millisecond (a timer's handler queue).
-  virtual bool holds_collect_period(int /*handle*/) const { return false; }
-  // Whether it also has kept its size for kSettledForNs (see kSettledCollectPeriodNs).
-  virtual bool holds_settled_period(int /*handle*/) const { return false; }
+
+  // How long the thread's snapshots may wait for the sampler.
+  enum class CollectPeriod : uint8_t {
+    // A queue the sampler must empty at every tick (a timer's handler queue, a ring still
+    // finding its size).
+    kEveryTick,
+    // A queue that holds kCollectPeriodNs of them at the thread's full rate and wakes wait() when
+    // it fills (the kernel's ring).
+    kCollectPeriod,
+    // The same, and it has kept its size for kSettledForNs (see kSettledCollectPeriodNs).
+    kSettledPeriod,
+  };
+  virtual CollectPeriod collect_period(int /*handle*/) const { return CollectPeriod::kEveryTick; }
 };
 
 }  // namespace inprof::internal

@@ -31,7 +31,7 @@ constexpr uint32_t kResizeAfterSamples = 256;
 // worth) comes back cut.
 constexpr uint32_t kMaxResizeAfterSamples = 16384;
 // A ring whose walks have run this long since its last resize without running out of copy has
-// found its size (see holds_collect_period()).
+// found its size (see collect_period()).
 constexpr uint32_t kSettledSamples = 64;
 // What a record holds besides the stack: header, ids, time, count, ABI, registers, sizes.
 constexpr uint64_t kRecordOverhead = 512;
@@ -264,14 +264,14 @@ const StackSnapshot* PerfSelfSampling::front(int handle) {
   return &snapshot_;
 }
 
-bool PerfSelfSampling::holds_collect_period(int handle) const {
-  return valid(handle) && rings_[handle].grow_to == 0 &&
-         rings_[handle].since_resize >= kSettledSamples;
-}
-
-bool PerfSelfSampling::holds_settled_period(int handle) const {
-  return holds_collect_period(handle) &&
-         uint64_t(rings_[handle].since_resize) * interval_ns_ >= kSettledForNs;
+SelfSampling::CollectPeriod PerfSelfSampling::collect_period(int handle) const {
+  if (!valid(handle) || rings_[handle].grow_to != 0 ||
+      rings_[handle].since_resize < kSettledSamples) {
+    return CollectPeriod::kEveryTick;
+  }
+  return uint64_t(rings_[handle].since_resize) * interval_ns_ >= kSettledForNs
+             ? CollectPeriod::kSettledPeriod
+             : CollectPeriod::kCollectPeriod;
 }
 
 void PerfSelfSampling::note_walk(int handle, uint64_t bytes_used, bool cut) {

@@ -77,15 +77,14 @@ class PerfSelfSampling final : public SelfSampling {
   void note_walk(int handle, uint64_t bytes_used, bool cut) override;
   void pop(int handle) override;
   Counts counts(int handle) const override;
-  bool waitable() override { return active() > 0; }
+  // Its wait() sleeps on the rings' wake-up descriptor, which interrupt_wait() also writes.
+  Capabilities capabilities() const override { return {.wait_wakes = true}; }
   bool wait(uint64_t timeout_ns) override;
   void interrupt_wait() override;
-  bool wakeable() override { return true; }
-  // Not while its stack size is still being found: every sample a ring holds when a cut one is
-  // read comes back cut too, so a ring that has not yet gone kSettledSamples without a cut is
-  // collected at every tick.
-  bool holds_collect_period(int handle) const override;
-  bool holds_settled_period(int handle) const override;
+  // kEveryTick while its stack size is still being found: every sample a ring holds when a cut
+  // one is read comes back cut too, so a ring that has not yet gone kSettledSamples without a
+  // cut is collected at every tick.
+  CollectPeriod collect_period(int handle) const override;
 
   size_t active() const;
   size_t capacity() const { return ring_cap_; }

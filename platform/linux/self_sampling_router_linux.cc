@@ -91,15 +91,13 @@ bool SelfSamplingRouter::still_allowed(int handle) {
   return way(r)->still_allowed(r.inner);
 }
 
-bool SelfSamplingRouter::holds_collect_period(int handle) const {
+SelfSampling::CollectPeriod SelfSamplingRouter::collect_period(int handle) const {
   // A ring whose thread waits to move to a timer (labels appeared) is read at every tick.
-  return valid(handle) && routes_[handle].way == Way::kPerf &&
-         routes_[handle].pending_labels == nullptr &&
-         perf_->holds_collect_period(routes_[handle].inner);
-}
-
-bool SelfSamplingRouter::holds_settled_period(int handle) const {
-  return holds_collect_period(handle) && perf_->holds_settled_period(routes_[handle].inner);
+  if (!valid(handle) || routes_[handle].way != Way::kPerf ||
+      routes_[handle].pending_labels != nullptr) {
+    return CollectPeriod::kEveryTick;
+  }
+  return perf_->collect_period(routes_[handle].inner);
 }
 
 bool SelfSamplingRouter::set_stack(int handle, uint64_t sp) {

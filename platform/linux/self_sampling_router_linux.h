@@ -37,12 +37,13 @@ class SelfSamplingRouter final : public SelfSampling {
   void note_walk(int handle, uint64_t bytes_used, bool cut) override;
   void pop(int handle) override;
   Counts counts(int handle) const override;
-  bool waitable() override { return perf_ && perf_->waitable(); }
+  Capabilities capabilities() const override {
+    return perf_ ? perf_->capabilities() : Capabilities{};
+  }
   bool wait(uint64_t timeout_ns) override { return perf_ && perf_->wait(timeout_ns); }
   void interrupt_wait() override {
     if (perf_) perf_->interrupt_wait();
   }
-  bool wakeable() override { return perf_ && perf_->wakeable(); }
   // Rings refused for room fall back to timers: full when the timers are (or, without timers,
   // every route is held).
   bool full() const override {
@@ -52,8 +53,7 @@ class SelfSamplingRouter final : public SelfSampling {
     }
     return true;
   }
-  bool holds_collect_period(int handle) const override;
-  bool holds_settled_period(int handle) const override;
+  CollectPeriod collect_period(int handle) const override;
 
  private:
   enum class Way : uint8_t { kNone, kTimer, kPerf };

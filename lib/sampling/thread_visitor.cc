@@ -1,13 +1,7 @@
-// The sampler's threads: which exist (listings, the kernel's records), their names and selection,
-// and which a tick visits (awake) or passes by until their next check (parked).
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
+#include "sampling/thread_visitor.h"
 
-#include "markers/declarations.h"
-#include "markers/label_stack.h"
-#include "sampling/sampler.h"
+#include <algorithm>
+
 #include "sampling/sampler_constants.h"
 #include "sampling/thread_names.h"
 #include "session/process_info.h"
@@ -15,14 +9,52 @@
 
 namespace inprof::internal {
 
-void Sampler::visit_threads(uint64_t now) {
+ThreadVisitor::ThreadVisitor(const SamplerConfig& config, std::unique_ptr<ThreadLister> lister,
+                             MetadataQueue& metadata, const std::atomic<bool>& stopping,
+                             Visits& visits)
+    : config_(config),
+      lister_(std::move(lister)),
+      metadata_(metadata),
+      stopping_(stopping),
+      visits_(visits) {}
+
+void ThreadVisitor::refresh(uint64_t now) {
+  // Listing /proc/self/task is most of an idle thread's cost per tick: at most every 4 ms, so a
+  // new thread is seen within 4 ms (an exited one simply stops answering meanwhile).
+  if (tick_count_ == 0 || now - last_thread_listing_ns_ >= kThreadListingPeriodNs) {
+    last_thread_listing_ns_ = now;
+    // Not when the count is what the last listing found (a few microseconds to ask, where
+    // listing 1,000 threads every 4 ms cost ~12 % of a CPU); at least every 100 ms, for a thread
+    // born as another ended.
+    const uint64_t full_period = activity_ ? kWatchedFullListingPeriodNs : kFullListingPeriodNs;
+    const bool full_due = now - last_full_listing_ns_ >= full_period;
+    // Records were lost: one listing finds the threads whose start or end they held.
+    const bool records_incomplete = every_thread_watched_ && !threads_known_by_records_;
+    const bool list_changes = !threads_known_by_records_ || program_may_have_ended();
+    std::optional<uint64_t> count;
+    if (list_changes && !full_due && !records_incomplete) count = lister_->thread_count();
+    if (full_due || records_incomplete || (list_changes && (!count || *count != tids_.size()))) {
+      last_full_listing_ns_ = now;
+      refresh_threads(now);
+    }
+  }
+  refresh_names(now);
+  if (activity_) drain_activity();
+}
+
+void ThreadVisitor::note_thread(uint64_t tid, uint64_t now) {
+  if (!threads_.count(tid) && !excluded_.count(tid) && !is_profiler_thread(tid)) {
+    add_thread(tid, now);
+  }
+}
+
+void ThreadVisitor::visit_threads(uint64_t now) {
   parked_.take_due(now, [this](uint64_t tid, uint64_t due_ns) {
     auto it = threads_.find(tid);
     if (it != threads_.end() && it->second.parked && it->second.parked_until == due_ns) {
       wake_thread(tid, it->second);
     }
   });
-  const bool crashed = crash_state_.load(std::memory_order_relaxed) != kCrashIdle;
   visiting_.swap(awake_);
   awake_.clear();
   uint32_t visited = 0;
@@ -37,7 +69,7 @@ void Sampler::visit_threads(uint64_t now) {
     state.visited_tick = tick_count_;
     // Where the program's threads leave the sampler little CPU (200 busy threads at exit), one
     // tick's walks took hundreds of milliseconds that a stop waited for.
-    if (!stopping_.load(std::memory_order_relaxed)) visit_thread(tid, state, now, crashed);
+    if (!stopping_.load(std::memory_order_relaxed)) visits_.visit(tid, state, now);
     if (parkable(state, now)) {
       state.awake = false;
       state.parked = true;
@@ -54,29 +86,13 @@ void Sampler::visit_threads(uint64_t now) {
   });
 }
 
-void Sampler::visit_thread(uint64_t tid, ThreadState& state, uint64_t now, bool crashed) {
-  // The crashed thread is in its crash handler now: its crash sample is its last.
-  if (!state.selected || (crashed && tid == crash_tid_)) {
-    stop_self_sampling(state);
-    return;
-  }
-  if (state.self_handle >= 0) {
-    collect_self_samples(tid, state, now);
-    return;
-  }
-  if (state.retry_at_tick > tick_count_) return;
-  // Backing off while asleep, unless the kernel said it was switched on since.
-  if (state.next_check_ns > now && !state.activity.switched_on) return;
-  sample_thread(tid, state, now);
-}
-
-bool Sampler::parkable(const ThreadState& state, uint64_t now) const {
+bool ThreadVisitor::parkable(const ThreadState& state, uint64_t now) const {
   if (state.self_handle >= 0 || state.activity.switched_on || stopping_.load()) return false;
   if (!state.selected) return true;  // until it is
   return !state.ran_since_tick && state.next_check_ns > now && state.retry_at_tick <= tick_count_;
 }
 
-void Sampler::wake_thread(uint64_t tid, ThreadState& state) {
+void ThreadVisitor::wake_thread(uint64_t tid, ThreadState& state) {
   if (!config_.cpu_samples) return;  // ticks visit no thread
   if (state.parked) {
     state.parked = false;
@@ -88,32 +104,29 @@ void Sampler::wake_thread(uint64_t tid, ThreadState& state) {
   }
 }
 
-bool Sampler::program_has_threads() const {
+bool ThreadVisitor::program_has_threads() const {
   const uint64_t leader = process_id();
   for (uint64_t tid : tids_) {
     if (is_profiler_thread(tid)) continue;
     // The main thread stays listed, a zombie, after it called pthread_exit().
-    if (tid == leader && thread_lister_->ended(tid).value_or(false)) continue;
+    if (tid == leader && lister_->ended(tid).value_or(false)) continue;
     return true;
   }
   return false;
 }
 
-bool Sampler::program_may_have_ended() const {
+bool ThreadVisitor::program_may_have_ended() const {
   // The sampler knows no thread of the program (its last ended): a listing tells.
   return program_ended_ && threads_.empty();
 }
 
-void Sampler::refresh_threads(uint64_t now) {
-  if (!thread_lister_->list(tids_)) return;
+void ThreadVisitor::refresh_threads(uint64_t now) {
+  if (!lister_->list(tids_)) return;
   threads_known_by_records_ = every_thread_watched_;
   if (program_ended_ && !tids_.empty() && !program_has_threads()) {
     std::exchange(program_ended_, nullptr)();
   }
-  // A thread missing from the listing has exited, and so has published every allocation it
-  // sampled: written now, before its end, they are never drained after it (which would announce
-  // the thread again).
-  drain_allocations();
+  visits_.listing();  // the allocations of threads missing from it first
   for (uint64_t tid : tids_) {
     if (excluded_.count(tid) || is_profiler_thread(tid)) continue;
     add_thread(tid, now);
@@ -121,7 +134,7 @@ void Sampler::refresh_threads(uint64_t now) {
   for (auto it = threads_.begin(); it != threads_.end();) {
     // A watched thread is ended a drain after its end record: the records of its last moments
     // (its name, say) may come from another CPU's ring, read later.
-    const Activity& activity = it->second.activity;
+    const ThreadActivity& activity = it->second.activity;
     const bool awaiting_end =
         activity.watched && !activity.resync && !(activity.ended && activity.ended_drains > 1);
     if (it->second.last_seen_tick != tick_count_ && !awaiting_end) {
@@ -132,21 +145,19 @@ void Sampler::refresh_threads(uint64_t now) {
   }
 }
 
-std::map<uint64_t, Sampler::ThreadState>::iterator Sampler::end_thread(
+std::map<uint64_t, ThreadState>::iterator ThreadVisitor::end_thread(
     std::map<uint64_t, ThreadState>::iterator it, uint64_t now) {
-  drain_self_samples(it->first, it->second);  // taken before it exited
-  write_tail(it->first, it->second);
-  stop_self_sampling(it->second);
+  visits_.ending(it->first, it->second);
   if (it->second.announced) {
     metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});
   }
-  thread_lister_->forget(it->first);
+  lister_->forget(it->first);
   ThreadNames::instance().forget(it->first);  // the id may be reused by a new thread
   if (it->second.parked) --parked_count_;
   return threads_.erase(it);
 }
 
-void Sampler::add_thread(uint64_t tid, uint64_t now) {
+void ThreadVisitor::add_thread(uint64_t tid, uint64_t now) {
   auto [it, inserted] = threads_.try_emplace(tid);
   it->second.last_seen_tick = tick_count_;
   if (!inserted) return;
@@ -161,10 +172,9 @@ void Sampler::add_thread(uint64_t tid, uint64_t now) {
   // Its CPU is counted from here, so that its first sample carries what it used before
   // (issue 21: else uncounted). Born during the session (the first listing has every thread
   // there was), its CPU clock started at 0.
-  state.last_cpu_ns =
-      tick_count_ != 0 ? std::optional<uint64_t>(0) : thread_lister_->cpu_time_ns(tid);
+  state.last_cpu_ns = tick_count_ != 0 ? std::optional<uint64_t>(0) : lister_->cpu_time_ns(tid);
   auto given = ThreadNames::instance().get(tid);
-  state.name = given ? *given : thread_lister_->name(tid);
+  state.name = given ? *given : lister_->name(tid);
   // Ended before it was listed: the name it gave itself, as the kernel's record said.
   if (state.name.empty()) state.name = state.activity.name;
   // One of the profiler's threads, listed between its start and its mark, may have named itself
@@ -178,14 +188,14 @@ void Sampler::add_thread(uint64_t tid, uint64_t now) {
   select(tid, state, now);
 }
 
-bool Sampler::watch_activity(uint64_t starter) {
-  activity_ = thread_lister_->watch_activity(starter);
+bool ThreadVisitor::watch_activity(uint64_t starter) {
+  activity_ = lister_->watch_activity(starter);
   if (!activity_) return false;
   activity_pending_[starter].watched = true;
   // The program's only thread is the starter (a preloaded session, started before main): every
   // thread it will have descends from it and inherits the events, so each is watched even when
   // the record of its creation is lost (10,000 threads started at once overflow the rings).
-  every_thread_watched_ = thread_lister_->list(tids_);
+  every_thread_watched_ = lister_->list(tids_);
   for (const uint64_t tid : tids_) {
     if (tid != starter && !is_profiler_thread(tid)) every_thread_watched_ = false;
   }
@@ -193,10 +203,10 @@ bool Sampler::watch_activity(uint64_t starter) {
   return true;
 }
 
-void Sampler::drain_activity() {
-  thread_lister_->drain_activity(
+void ThreadVisitor::drain_activity() {
+  lister_->drain_activity(
       [](void* self, const ThreadLister::Activity& record) {
-        static_cast<Sampler*>(self)->on_activity(record);
+        static_cast<ThreadVisitor*>(self)->on_activity(record);
       },
       this);
   // Kept for one more drain: a thread's records come from the rings of the CPUs it ran on and
@@ -222,7 +232,7 @@ void Sampler::drain_activity() {
   });
 }
 
-void Sampler::on_activity(const ThreadLister::Activity& record) {
+void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
   using Kind = ThreadLister::Activity::Kind;
   if (record.kind == Kind::kLost) {
     threads_known_by_records_ = false;  // until a listing
@@ -230,7 +240,7 @@ void Sampler::on_activity(const ThreadLister::Activity& record) {
     // by its clock until a check finds it did not run (then it is off every CPU, and its
     // records tell again), and a listing without it ends it (its end record may be lost).
     // (A burst of 2,000 threads started at once overflowed the rings.)
-    auto resync = [](Activity& activity) {
+    auto resync = [](ThreadActivity& activity) {
       activity.on_cpu = true;
       activity.switched_on = true;
       activity.resync = true;
@@ -245,7 +255,7 @@ void Sampler::on_activity(const ThreadLister::Activity& record) {
     return;
   }
   if (excluded_.count(record.tid) != 0) return;
-  Activity* activity;
+  ThreadActivity* activity;
   auto it = threads_.find(record.tid);
   if (it == threads_.end() && record.kind == Kind::kCreated) {
     // Listed at once, so that a thread that ends before the next listing is still in the
@@ -300,7 +310,7 @@ void Sampler::on_activity(const ThreadLister::Activity& record) {
   }
 }
 
-void Sampler::refresh_names(uint64_t now) {
+void ThreadVisitor::refresh_names(uint64_t now) {
   const uint64_t generation = ThreadNames::instance().generation();
   const bool os_names_due = now - last_os_names_ns_ >= kOsNamesRefreshNs;
   if (generation == names_generation_ && !os_names_due) return;
@@ -321,7 +331,7 @@ void Sampler::refresh_names(uint64_t now) {
       // 0.5, 1 ... 4 s (1,000 threads' names read every 0.25 s: ~1 % of a CPU).
       state.os_name_reads = std::min<uint32_t>(state.os_name_reads + 1, 5);
       state.next_os_name_ns = now + (kOsNamesRefreshNs << state.os_name_reads) / 2;
-      name = thread_lister_->name(tid);
+      name = lister_->name(tid);
       // As in add_thread: a profiler thread may have marked and named itself since the check.
       if (is_profiler_thread(tid)) continue;
     }
@@ -329,7 +339,8 @@ void Sampler::refresh_names(uint64_t now) {
   }
 }
 
-void Sampler::rename(uint64_t tid, ThreadState& state, const std::string& name, uint64_t now) {
+void ThreadVisitor::rename(uint64_t tid, ThreadState& state, const std::string& name,
+                           uint64_t now) {
   if (!name.empty() && name != state.name) {
     state.name = name;
     if (state.announced) {
@@ -339,7 +350,7 @@ void Sampler::rename(uint64_t tid, ThreadState& state, const std::string& name, 
   select(tid, state, now);  // a rename or (un)registration may change the selection
 }
 
-void Sampler::select(uint64_t tid, ThreadState& state, uint64_t now) {
+void ThreadVisitor::select(uint64_t tid, ThreadState& state, uint64_t now) {
   const bool was_selected = state.selected;
   state.selected = config_.thread_filters.empty();
   for (const std::string& filter : config_.thread_filters) {

@@ -1,0 +1,150 @@
+// What a tick does for a thread copied at its checks (not self-sampled): a repeat while it has not
+// run, else a copy of its stack; a thread found running is handed to the self-sample collector.
+#include <algorithm>
+
+#include "markers/label_stack.h"
+#include "sampling/sampler.h"
+#include "sampling/sampler_constants.h"
+
+namespace inprof::internal {
+
+void Sampler::visit(uint64_t tid, ThreadState& state, uint64_t now) {
+  // The crashed thread is in its crash handler now: its crash sample is its last.
+  if (!state.selected || (crashed_ && tid == crash_tid_)) {
+    collector_.stop(state);
+    return;
+  }
+  if (state.self_handle >= 0) {
+    collector_.collect(tid, state, now);
+    return;
+  }
+  if (state.retry_at_tick > visitor_.tick()) return;
+  // Backing off while asleep, unless the kernel said it was switched on since.
+  if (state.next_check_ns > now && !state.activity.switched_on) return;
+  sample_thread(tid, state, now);
+}
+
+void Sampler::ending(uint64_t tid, ThreadState& state) {
+  collector_.drain(tid, state);  // taken before it exited
+  encoder_.write_tail(tid, state);
+  collector_.stop(state);
+}
+
+bool Sampler::repeat_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t now) {
+  if (!state.activity.watched || state.activity.resync) return false;
+  const bool ran = state.activity.on_cpu || state.activity.switched_on;
+  state.activity.switched_on = false;
+  if (ran || !state.has_stack || !state.last_cpu_ns) return false;
+  // Off every CPU since its last check, as the kernel's records say: its stack and CPU time
+  // are what they were, known without asking its clock (most of what 1,000 sleeping
+  // threads cost the sampler).
+  state.ran_since_tick = false;
+  encoder_.write_repeat(tid, state, now, uint64_t{0});
+  state.idle_checks = std::min<uint32_t>(state.idle_checks + 1, kMostWatchedIdleBackoffShift);
+  state.next_check_ns = now + (period_ns() << state.idle_checks) - period_ns() / 2;
+  return true;
+}
+
+void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
+  if (repeat_while_off_cpu(tid, state, now)) return;
+  std::optional<uint64_t> cpu = visitor_.lister().cpu_time_ns(tid);
+  if (!cpu) return;  // gone; the next listing ends it
+  state.observe_cpu(cpu, now);
+  std::optional<uint64_t> cpu_delta;
+  if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
+  state.ran_since_tick = !(state.has_stack && cpu_delta == 0u);
+  if (state.activity.watched && cpu_delta == 0u) {
+    // It has not run since its last check, so it is off every CPU, and from now on its records
+    // say when it is switched on again (records were lost, or none came yet: a thread listed
+    // before its records were read is on a CPU until one says not).
+    state.activity.resync = false;
+    state.activity.on_cpu = false;
+    state.activity.switched_on = false;
+  }
+  if (!state.ran_since_tick) {
+    // It has not run since its last sample, so its stack cannot have changed: no need to stop it.
+    // The repeat stands for the whole time since the last sample (the wall-clock view weighs a
+    // sleeping sample by it), so a thread asleep at its last checks is read again after 2, 4 ...
+    // 16 intervals (reading every clock at every tick was most of what 1,000 sleeping threads
+    // cost: 26 % of a CPU with the listing, benchmarks/idle_threads). 16
+    // at most, the gap after which one sample no longer stands for all the CPU before it. (Half
+    // an interval early: ticks are not exactly an interval apart.)
+    encoder_.write_repeat(tid, state, now, cpu_delta);
+    state.last_cpu_ns = cpu;
+    state.idle_checks = std::min<uint32_t>(state.idle_checks + 1, kMostIdleBackoffShift);
+    state.next_check_ns = now + (period_ns() << state.idle_checks) - period_ns() / 2;
+    return;
+  }
+  state.idle_checks = 0;
+  snapshot_.label_source = find_label_stack(tid);
+  snapshot_.label_owner = tid;
+  snapshot_.label_count = 0;
+  const CopyResult copied = copier_->copy(tid, snapshot_);
+  if (copied == CopyResult::kRunning) {
+    // On a CPU: its own timer samples it from now on, if it may have one.
+    if (collector_.may_start(state, now)) collector_.start(tid, state, now);
+    if (state.self_handle < 0) samples_given_up_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  if (copied == CopyResult::kTimedOut) {
+    note_timeout(state);
+    return;
+  }
+  if (copied != CopyResult::kOk) return;
+  state.timeouts = 0;
+  write_copy(tid, state, now, *cpu, cpu_delta);
+}
+
+void Sampler::write_copy(uint64_t tid, ThreadState& state, uint64_t now, uint64_t cpu_before,
+                         std::optional<uint64_t> cpu_delta) {
+  std::optional<uint64_t> cpu = cpu_before;
+  if (snapshot_.thread_cpu_ns != 0) {
+    // Its CPU time when the copy was taken (the copier checked that it did not run meanwhile):
+    // what it used up to then is this sample's, what it used after is the next one's. (Counting
+    // from a later reading lost the CPU a runnable thread used while the sampler, descheduled,
+    // was between the two: a quarter of a deep phase beside two busy loops.)
+    cpu = std::max(snapshot_.thread_cpu_ns, *cpu);
+    cpu_delta.reset();
+    if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
+  } else if (auto after = visitor_.lister().cpu_time_ns(tid)) {
+    // A copier that reads no CPU time stops the thread: counted from after the copy, so that the
+    // time it spent stopped is not its work.
+    cpu = after;
+  }
+  state.last_sp = snapshot_.sp();
+  // Not in the first milliseconds of a thread's life, when a sandboxed thread may still be
+  // about to enter seccomp.
+  const bool may_arm = collector_.may_start(state, now);
+  // Caught outside a system call, in the middle of its code: it gets a timer of its own like a
+  // thread found on a CPU.
+  if (snapshot_.runnable && may_arm) {
+    state.last_cpu_ns = cpu;
+    encoder_.write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
+    collector_.start(tid, state, now);
+    return;
+  }
+  // Asleep again after running between two ticks (a burst shorter than the tick): where it ran
+  // is not in this stack, where it sleeps. It gets a timer or ring now, which costs nothing while
+  // it sleeps; this sample carries no CPU, and the burst's goes with the first snapshot of its
+  // own (where it runs then). Without one, the burst's CPU stays here, the only stack known.
+  // Not at its first sample: what a thread ran before it is its start (1,000 threads that start
+  // and then wait took every ring for a second, and a thread that runs in bursts got a timer).
+  if (state.has_stack && cpu_delta && *cpu_delta > 0 && may_arm && collector_.take_burst_start()) {
+    collector_.start(tid, state, now);
+    if (state.self_handle >= 0) {
+      encoder_.write_sample(tid, state, snapshot_, uint64_t{0}, snapshot_.time_ns);
+      return;
+    }
+  }
+  state.last_cpu_ns = cpu;
+  encoder_.write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
+}
+
+void Sampler::note_timeout(ThreadState& state) {
+  threads_timed_out_.fetch_add(1, std::memory_order_relaxed);
+  state.timeouts = std::min<uint32_t>(state.timeouts + 1, 31);
+  state.retry_at_tick =
+      visitor_.tick() + std::min<uint64_t>(uint64_t(1) << state.timeouts, kMaxBackoffTicks);
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,145 @@
+// The thread visitor: which threads the program has, what they are called, which are sampled,
+// and which a tick visits. The list comes from listings of the OS (ThreadLister) and, where the
+// kernel keeps them, from its records of thread starts, ends, names and switches, so that a
+// thread found off every CPU since its last check costs no system call and is parked until its
+// next one (ParkedThreads). Apart from the sampler because none of this depends on how a thread
+// is sampled: the sampler is told to visit a thread, and that one has ended (Visits).
+//
+// Sampler thread only. A tick's visits allocate nothing once the thread list is steady (the
+// awake list is reused); listing, naming and a thread's arrival may.
+#ifndef INPROF_LIB_SAMPLING_THREAD_VISITOR_H_
+#define INPROF_LIB_SAMPLING_THREAD_VISITOR_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "sampling/parked_threads.h"
+#include "sampling/sampler_config.h"
+#include "sampling/thread_lister.h"
+#include "sampling/thread_state.h"
+#include "session/metadata_queue.h"
+
+namespace inprof::internal {
+
+class ThreadVisitor {
+ public:
+  // The sampler's side of the visits.
+  class Visits {
+   public:
+    // What a tick does for one selected or unselected thread it visits.
+    virtual void visit(uint64_t tid, ThreadState& state, uint64_t now) = 0;
+    // The thread ended: what it left is written now, before its end record.
+    virtual void ending(uint64_t tid, ThreadState& state) = 0;
+    // A listing is about to add and end threads: a thread missing from it has exited, and so has
+    // published every allocation it sampled; written now, they are never drained after its end
+    // (which would announce the thread again).
+    virtual void listing() = 0;
+
+   protected:
+    ~Visits() = default;
+  };
+
+  // `stopping`: a stop was requested (visits end at once; nothing is parked any more).
+  ThreadVisitor(const SamplerConfig& config, std::unique_ptr<ThreadLister> lister,
+                MetadataQueue& metadata, const std::atomic<bool>& stopping, Visits& visits);
+  ThreadVisitor(const ThreadVisitor&) = delete;
+  ThreadVisitor& operator=(const ThreadVisitor&) = delete;
+
+  ThreadLister& lister() { return *lister_; }
+  // Threads never listed: the profiler's own.
+  void exclude(uint64_t tid) { excluded_.insert(tid); }
+  // Called once when no thread of the program is left (Sampler::set_program_ended()).
+  void set_program_ended(std::function<void()> ended) { program_ended_ = std::move(ended); }
+  // Follows `starter` and the threads it creates by the kernel's records (thread_lister.h);
+  // false where the OS keeps none.
+  bool watch_activity(uint64_t starter);
+  bool watching() const { return activity_; }
+  // Reads the kernel's records since the last drain (where watching()).
+  void drain_activity();
+
+  // A tick's bookkeeping: lists the threads when due (or where the records say the count
+  // changed), reads their names, drains the kernel's records.
+  void refresh(uint64_t now);
+  // One tick's visits: the awake threads and the parked ones due now.
+  void visit_threads(uint64_t now);
+  // The tick is over.
+  void end_tick() { ++tick_count_; }
+  uint64_t tick() const { return tick_count_; }
+  // A thread named by a record before any listing showed it (an allocation): known, named and
+  // announced from now, unless excluded.
+  void note_thread(uint64_t tid, uint64_t now);
+
+  std::map<uint64_t, ThreadState>& threads() { return threads_; }
+  const std::map<uint64_t, ThreadState>& threads() const { return threads_; }
+  // The threads the next tick visits (stale and repeated ids are skipped).
+  const std::vector<uint64_t>& awake() const { return awake_; }
+
+ private:
+  void on_activity(const ThreadLister::Activity& record);
+  void refresh_threads(uint64_t now);
+  // A thread not listed yet (born since the last listing): known, named and announced from now.
+  void add_thread(uint64_t tid, uint64_t now);
+  // Writes what it left and its end; forgets it.
+  std::map<uint64_t, ThreadState>::iterator end_thread(std::map<uint64_t, ThreadState>::iterator it,
+                                                       uint64_t now);
+  void refresh_names(uint64_t now);
+  // Takes `name` (if not empty) as the thread's, saying so in the dump once it is announced.
+  void rename(uint64_t tid, ThreadState& state, const std::string& name, uint64_t now);
+  // Re-applies the filters after a (re)naming; announces a newly selected thread.
+  void select(uint64_t tid, ThreadState& state, uint64_t now);
+  // Whether a tick may pass the thread by until its next check (parked_until()).
+  bool parkable(const ThreadState& state, uint64_t now) const;
+  // Visited from the next tick on (a record said it ran, it was selected, it is new).
+  void wake_thread(uint64_t tid, ThreadState& state);
+  bool program_may_have_ended() const;
+  // Whether a listing shows a live thread of the program (see set_program_ended()).
+  bool program_has_threads() const;
+  uint64_t relative(uint64_t t) const { return config_.relative(t); }
+
+  const SamplerConfig& config_;
+  std::unique_ptr<ThreadLister> lister_;
+  MetadataQueue& metadata_;
+  const std::atomic<bool>& stopping_;
+  Visits& visits_;
+
+  std::unordered_set<uint64_t> excluded_;
+  std::map<uint64_t, ThreadState> threads_;
+  // The threads each tick visits (stale and repeated ids are skipped), and those it passes by.
+  std::vector<uint64_t> awake_;
+  std::vector<uint64_t> visiting_;  // scratch: awake_ as the tick began
+  ParkedThreads parked_;
+  size_t parked_count_ = 0;
+  bool activity_ = false;  // watch_activity() succeeded
+  // Every program thread descends from the starter (see watch_activity()).
+  bool every_thread_watched_ = false;
+  // Every thread watched and no record lost since the last full listing: the kernel's records
+  // are the list of threads (their starts add them, their ends end them), so a change in the
+  // thread count needs no listing of /proc/self/task (at 10,000 threads, listing every 4 ms while
+  // they started was a fifth of what the sampler spent).
+  bool threads_known_by_records_ = false;
+  // Records of threads not listed yet (bounded: cleared when it grows past kMostPendingActivity,
+  // those threads then asked as unwatched ones are).
+  std::unordered_map<uint64_t, ThreadActivity> activity_pending_;
+  std::vector<uint64_t> ending_;  // listed threads whose end record came (drain_activity())
+  std::vector<uint64_t> tids_;    // scratch for the listing
+  std::function<void()> program_ended_;
+
+  uint64_t tick_count_ = 0;
+  uint64_t names_generation_ = ~uint64_t(0);
+  uint64_t last_os_names_ns_ = 0;
+  uint64_t last_thread_listing_ns_ = 0;
+  uint64_t last_full_listing_ns_ = 0;
+};
+
+}  // namespace inprof::internal
+
+#endif  // INPROF_LIB_SAMPLING_THREAD_VISITOR_H_
