@@ -38,6 +38,15 @@ void retire(RingBuffer* ring) {
   retired->push_back(ring);
 }
 
+// A sampler left running at exit (Session::leaked_at_exit) works on until the process ends: kept
+// listed, so that a leak checker sees it, and all it owns, in use, as they are.
+void keep_running(Sampler* sampler) {
+  static std::mutex* mutex = new std::mutex;
+  static std::vector<Sampler*>* running = new std::vector<Sampler*>;
+  std::lock_guard lock(*mutex);
+  running->push_back(sampler);
+}
+
 // The dump of the image this process replaced (execve) ends without its end record, no exit code
 // having run there: the record that stands for it goes after what that image wrote.
 void end_earlier_image(const std::string& path) {
@@ -434,7 +443,7 @@ Status Session::stop(bool at_exit) {
   if (leaked_at_exit()) {
     // Its thread still runs (until the process ends), on this session's objects: here::stop()
     // leaks them all.
-    (void)sampler_.release();
+    keep_running(sampler_.release());
   } else {
     sampler_.reset();  // releases the signal
     if (ring_->all_published()) ring_->release_storage();
