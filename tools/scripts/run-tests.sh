@@ -16,6 +16,9 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${INPROF_BUILD_DIR:-$root/build}"
 started=$SECONDS
 failed=()
+# Marks the run's start: only ctest logs written after it are recapped.
+stamp=$(mktemp)
+trap 'rm -f "$stamp"' EXIT
 phase() { echo; echo "run-tests: [$((SECONDS - started)) s] $*"; }
 step() {
   local name=$1
@@ -51,7 +54,28 @@ if [[ -z ${INPROF_QUICK:-} ]]; then
   fi
 fi
 
+# The last lines of each failed ctest entry's output, from every build directory this run
+# used: a CI log is often read from its end, far below where ctest printed the failure.
+recap_failed_tests() {
+  local dir list
+  for dir in $(realpath -e "$build" "$root"/build-* 2>/dev/null | sort -u); do
+    list="$dir/Testing/Temporary/LastTestsFailed.log"
+    [[ -s $list && $list -nt $stamp ]] || continue
+    echo "run-tests: failed in $dir: $(cut -d: -f2- "$list" | tr '\n' ' ')"
+    awk -v lines=30 '
+      / Testing: / { name = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", name); n = 0; out = 0; next }
+      /^Output:$/ { out = 1; getline; next }  # (and the dashes under it)
+      /^<end of output>$/ { out = 0; next }
+      out { buf[n++] = $0; next }
+      /^Test Failed\.|^Test Fail/ {
+        print "---- " name " (last " lines " lines of its output)"
+        for (i = (n > lines ? n - lines : 0); i < n; i++) print buf[i]
+      }' "$dir/Testing/Temporary/LastTest.log" 2>/dev/null | head -200
+  done
+}
+
 if ((${#failed[@]})); then
+  recap_failed_tests
   phase "FAILED: ${failed[*]}"
   exit 1
 fi
