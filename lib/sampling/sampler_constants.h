@@ -34,6 +34,9 @@ inline constexpr uint64_t kSelfSamplingWindowNs = 20000000;
 // quarter of its CPU in the profile; the rest went to its sleeping stack).
 inline constexpr uint64_t kKeepWhileRanWithinNs = 1000000000;
 inline constexpr uint64_t kScarceForTicks = 64;
+// A thread refused a timer or ring for want of room asks again at most 2^this ticks later (those
+// asks cost a few slot checks while every one is taken).
+inline constexpr uint32_t kMostFullRefusalShift = 3;
 // Timers or rings given at one tick to threads found asleep after a burst: each costs the sampler
 // system calls (a ring: an event opened and mapped), and a pool of threads that all wake at once
 // must not make one tick long.

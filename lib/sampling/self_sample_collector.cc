@@ -75,7 +75,8 @@ bool SelfSampleCollector::scarce() const {
 }
 
 bool SelfSampleCollector::take_burst_start() {
-  if (scarce() || burst_starts_ >= kBurstArmsPerTick) return false;
+  // While timers are scarce, only once one is free again (sleeping threads give theirs back).
+  if ((scarce() && backend_->full()) || burst_starts_ >= kBurstArmsPerTick) return false;
   ++burst_starts_;
   return true;
 }
@@ -90,10 +91,14 @@ std::optional<uint64_t> SelfSampleCollector::runnable_ns(uint64_t tid,
 void SelfSampleCollector::start(uint64_t tid, ThreadState& state, uint64_t now) {
   const int handle = backend_->start(tid, state.last_sp, find_label_stack(tid));
   if (handle < 0) {
-    if (backend_->full()) refused_at_tick_ = tick_ + 1;
     // It blocks the signal, runs under seccomp, or every timer is taken: asked again later, less
-    // and less often while the answer stays no.
-    state.arm_refusals = std::min<uint32_t>(state.arm_refusals + 1, 10);
+    // and less often while the answer stays no. Refused for want of room, it is asked again soon
+    // (threads that sleep give theirs back while timers are scarce): a thread that runs in bursts
+    // refused at 1,000 threads' start waited a second for its next try, and its CPU went unseen.
+    const bool full = backend_->full();
+    if (full) refused_at_tick_ = tick_ + 1;
+    state.arm_refusals =
+        std::min<uint32_t>(state.arm_refusals + 1, full ? kMostFullRefusalShift : 10);
     state.arm_after_tick = tick_ + (uint64_t(1) << state.arm_refusals);
     return;
   }

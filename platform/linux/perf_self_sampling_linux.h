@@ -87,6 +87,7 @@ class PerfSelfSampling final : public SelfSampling {
   CollectPeriod collect_period(int handle) const override;
 
   size_t active() const;
+  bool full() const override { return active() == ring_cap_; }
   size_t capacity() const { return ring_cap_; }
 
  private:

@@ -304,7 +304,7 @@ bool LinuxSelfSampling::usable() {
 
 int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels) {
   reap(false);
-  if (!usable()) return -1;
+  if (!usable() || full()) return -1;
   // Never a signal to a thread that could accept it (sigwait, signalfd) or that a handler's
   // system calls could get killed in.
   const std::optional<ThreadSignalState> signal_state =

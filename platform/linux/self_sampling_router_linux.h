@@ -44,10 +44,9 @@ class SelfSamplingRouter final : public SelfSampling {
   void interrupt_wait() override {
     if (perf_) perf_->interrupt_wait();
   }
-  // Rings refused for room fall back to timers: full when the timers are (or, without timers,
-  // every route is held).
+  // Full when neither a ring nor a timer is free (or, without timers, every route is held).
   bool full() const override {
-    if (timers_) return !timers_usable_ || timers_->full();
+    if (timers_) return (!timers_usable_ || timers_->full()) && (!perf_ || perf_->full());
     for (const Route& r : routes_) {
       if (!r.held) return false;
     }
