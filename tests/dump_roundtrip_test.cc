@@ -301,6 +301,50 @@ TEST_F(DumpTest, SamplesOfAChunkShareItsStackRecords) {
   EXPECT_EQ(keys.size(), 6u);  // each chunk defines its three stacks again
 }
 
+// A sleeping thread's wait (the system call and what it waits on) goes with its stack, with or
+// without labels, whole or through the chunk's stack records; two waits on different objects
+// are two stacks.
+TEST_F(DumpTest, WaitsTravelWithTheirStacks) {
+  const std::vector<uint64_t> frames = {0x7f0000001000, 0x555500002000};
+  const SampleLabel label{1, 3, 2};
+  struct Case {
+    std::optional<SampleWait> wait;
+    std::vector<SampleLabel> labels;
+  };
+  const Case cases[] = {{SampleWait{202, 0x5555deadbee0}, {}},
+                        {SampleWait{202, 0x5555deadbef0}, {label}},
+                        {SampleWait{0, 5}, {}},
+                        {std::nullopt, {label}},
+                        {std::nullopt, {}}};
+  write_with(kDumpFormatVersion, [&](DumpWriter& w) {
+    for (uint64_t n = 0; n < 10; ++n) {
+      const Case& c = cases[n % 5];
+      std::vector<uint8_t> payload;
+      ByteWriter bw(&payload);
+      // A stale wait flag without a wait is cleared, not written without its fields.
+      encode_sample(bw, 7, (n + 1) * 1000000, 0, c.wait ? 0u : uint32_t{kSampleWait}, frames, {},
+                    c.labels, c.wait);
+      w.add_payload(RecordType::kSample, payload);
+      if (n == 4) {
+        ASSERT_TRUE(w.flush().ok());
+      }
+    }
+  });
+  Collected c;
+  ASSERT_TRUE(read_dump(file_bytes(), c).ok);
+  ASSERT_EQ(c.samples.size(), 10u);
+  std::set<uint64_t> keys;
+  for (size_t n = 0; n < 10; ++n) {
+    const SampleRecord& s = c.samples[n];
+    EXPECT_EQ(s.wait, cases[n % 5].wait) << n;
+    EXPECT_EQ(s.labels.size(), cases[n % 5].labels.size()) << n;
+    EXPECT_EQ((s.flags & kSampleWait) != 0, s.wait.has_value()) << n;
+    EXPECT_EQ(s.frames, frames);
+    if (n < 5) keys.insert(s.stack_key);
+  }
+  EXPECT_EQ(keys.size(), 5u);
+}
+
 TEST_F(DumpTest, TimesAreKeptToTheMicrosecondAndCpuDeltasAddUp) {
   write_with(kDumpFormatVersion, [](DumpWriter& w) {
     add_sample(w, 5, 1500, 400, {0x1000});

@@ -127,7 +127,9 @@ namespace {
 // A stack: flags, frames, leaf candidates, labels (FORMAT.md, "Stack records").
 void encode_sample_stack(ByteWriter& w, uint32_t flags, std::span<const uint64_t> frames,
                          std::span<const LeafCandidate> candidates,
-                         std::span<const SampleLabel> labels) {
+                         std::span<const SampleLabel> labels,
+                         std::optional<SampleWait> wait = std::nullopt) {
+  flags = wait ? flags | kSampleWait : flags & ~uint32_t{kSampleWait};
   w.varint(flags);
   w.varint(frames.size());
   // Neighbouring frames usually lie in the same module: deltas keep them short.
@@ -141,14 +143,18 @@ void encode_sample_stack(ByteWriter& w, uint32_t flags, std::span<const uint64_t
     w.u8(c.slot);
     w.varint(c.value);
   }
-  // Labels come last and only when present: a sample without them ends here.
-  if (!labels.empty()) {
+  // Labels come next and only when present or a wait follows: a sample without either ends here.
+  if (!labels.empty() || wait) {
     w.varint(labels.size());
     for (const auto& l : labels) {
       w.varint(l.position);
       w.varint(l.string_id);
       w.varint(l.category);
     }
+  }
+  if (wait) {
+    w.varint(wait->call);
+    w.varint(wait->object);
   }
 }
 
@@ -157,11 +163,11 @@ void encode_sample_stack(ByteWriter& w, uint32_t flags, std::span<const uint64_t
 void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
                    std::optional<uint64_t> cpu_delta_ns, uint32_t flags,
                    std::span<const uint64_t> frames, std::span<const LeafCandidate> candidates,
-                   std::span<const SampleLabel> labels) {
+                   std::span<const SampleLabel> labels, std::optional<SampleWait> wait) {
   w.varint(tid);
   w.varint(time_ns);
   put_optional(w, cpu_delta_ns);
-  encode_sample_stack(w, flags, frames, candidates, labels);
+  encode_sample_stack(w, flags, frames, candidates, labels, wait);
 }
 
 bool decode_stack(ByteReader& r, SampleRecord& out) {
@@ -181,7 +187,9 @@ bool decode_stack(ByteReader& r, SampleRecord& out) {
     if (!r.u8(c.slot) || !r.varint(c.value)) return false;
   }
   out.labels.clear();
-  if (r.remaining() == 0) return true;
+  out.wait.reset();
+  const bool waits = (out.flags & kSampleWait) != 0;
+  if (r.remaining() == 0 && !waits) return true;
   if (!r.varint(count) || count > kMaxLabels) return false;
   out.labels.resize(count);
   for (auto& l : out.labels) {
@@ -189,6 +197,11 @@ bool decode_stack(ByteReader& r, SampleRecord& out) {
         !get_u32(r, l.category)) {
       return false;
     }
+  }
+  if (waits) {
+    SampleWait wait;
+    if (!get_u32(r, wait.call) || !r.varint(wait.object)) return false;
+    out.wait = wait;
   }
   return true;
 }

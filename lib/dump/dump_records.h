@@ -149,6 +149,18 @@ enum SampleFlags : uint32_t {
   // snapshot saw it (bursts its CPU timer's expirations missed): shown under a frame that says
   // so, never as the sleeping stack's own CPU.
   kSampleRanUnseen = 1 << 6,
+  // Taken of the thread asleep in a system call: the stack ends with the call and what it waits
+  // on (SampleWait), after the labels (whose count is then always written).
+  kSampleWait = 1 << 7,
+};
+
+// Where a sleeping thread waits: the system call it is blocked in (the architecture's number)
+// and that call's first argument, which names what it waits on for the calls that wait on
+// something (a futex's address, a descriptor, an epoll set's descriptor).
+struct SampleWait {
+  uint32_t call = 0;
+  uint64_t object = 0;
+  bool operator==(const SampleWait&) const = default;
 };
 
 // A word from the top of the sampled stack that points into executable code: the return
@@ -176,6 +188,7 @@ struct SampleRecord {
   std::vector<uint64_t> frames;  // [0] = PC of the leaf, then return addresses, outermost last
   std::vector<LeafCandidate> leaf_candidates;
   std::vector<SampleLabel> labels;
+  std::optional<SampleWait> wait;  // kSampleWait
   // Set by the reader for a sample of a sample batch: every sample that refers to the same stack
   // record gets the same key (unique within one read), so a consumer can skip comparing frames.
   // 0 for a sample written whole.
@@ -381,7 +394,8 @@ void encode_allocation(ByteWriter& w, uint64_t tid, uint64_t time_ns, uint64_t a
 void encode_sample(ByteWriter& w, uint64_t tid, uint64_t time_ns,
                    std::optional<uint64_t> cpu_delta_ns, uint32_t flags,
                    std::span<const uint64_t> frames, std::span<const LeafCandidate> candidates,
-                   std::span<const SampleLabel> labels = {});
+                   std::span<const SampleLabel> labels = {},
+                   std::optional<SampleWait> wait = std::nullopt);
 // Markers are encoded by the thread that records them, without allocating: string fields go
 // straight from the caller's views. `values` are (kind, integer, decimal, string) per field.
 struct MarkerValueView {

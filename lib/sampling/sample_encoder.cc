@@ -17,7 +17,7 @@ SampleEncoder::SampleEncoder(const SamplerConfig& config, std::unique_ptr<Unwind
       metadata_(metadata),
       frames_(config.max_frames),
       frame_sps_(config.max_frames),
-      encode_buffer_(64 + config.max_frames * 11 + (kLeafCandidateSlots + 1) * 12 +
+      encode_buffer_(80 + config.max_frames * 11 + (kLeafCandidateSlots + 1) * 12 +
                      kMaxLabelDepth * 16) {}
 
 void SampleEncoder::set_modules(const std::vector<ModuleInfo>& modules) {
@@ -165,11 +165,16 @@ UnwindOutput SampleEncoder::write_sample(uint64_t tid, ThreadState& state,
   state.last_stack_unseen = (extra_flags & kSampleRanUnseen) != 0;
   SampleLabel labels[kMaxLabelDepth];
   const size_t label_count = place_labels(snapshot, unwound.count, labels);
+  // Copied asleep in a system call: what it waits in, and on.
+  std::optional<SampleWait> wait;
+  if (snapshot.wait_call >= 0 && snapshot.wait_call <= UINT32_MAX && !(flags & kSampleOnCpu)) {
+    wait = SampleWait{static_cast<uint32_t>(snapshot.wait_call), snapshot.wait_object};
+  }
   ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
   encode_sample(w, tid, relative(time_ns), cpu_delta, flags,
                 std::span<const uint64_t>(frames_.data(), unwound.count),
                 std::span<const LeafCandidate>(candidates, candidate_count),
-                std::span<const SampleLabel>(labels, label_count));
+                std::span<const SampleLabel>(labels, label_count), wait);
   state.has_stack = true;
   commit_record(RecordType::kSample, w, state);
   state.last_record_ns = std::max(state.last_record_ns, time_ns);

@@ -152,6 +152,9 @@ class Sampler final : private ThreadVisitor::Visits {
   // A repeat of a watched thread that the kernel's records say was off every CPU since its last
   // check; false if they do not.
   bool repeat_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t now);
+  // A watched thread switched on since its last check: a repeat of the stack it slept in, at
+  // the time it woke.
+  void write_wait_end(uint64_t tid, ThreadState& state);
   // Writes the copy in snapshot_ as the thread's sample (or gives it a timer): `cpu` was read
   // before the copy, `cpu_delta` is what it ran since its last sample by that reading.
   void write_copy(uint64_t tid, ThreadState& state, uint64_t now, uint64_t cpu,

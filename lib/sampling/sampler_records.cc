@@ -94,6 +94,11 @@ void Sampler::write_final_repeats(uint64_t now) {
   if (!config_.cpu_samples || paused_.load(std::memory_order_relaxed)) return;
   for (auto& [tid, state] : visitor_.threads()) {
     const ThreadActivity& a = state.activity;
+    // Woken since its last check (to end, often): asleep where it was until then only.
+    if (state.selected && a.switched_on) {
+      write_wait_end(tid, state);
+      continue;
+    }
     // Known asleep since its last check (the kernel's records): the time since is idle, exactly.
     if (state.selected && state.has_stack && state.self_handle < 0 && a.watched && !a.resync &&
         !a.on_cpu && !a.switched_on && state.last_record_ns < now) {

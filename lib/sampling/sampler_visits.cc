@@ -5,6 +5,7 @@
 #include "markers/label_stack.h"
 #include "sampling/sampler.h"
 #include "sampling/sampler_constants.h"
+#include "session/process_info.h"
 
 namespace inprof::internal {
 
@@ -25,15 +26,32 @@ void Sampler::visit(uint64_t tid, ThreadState& state, uint64_t now) {
 }
 
 void Sampler::ending(uint64_t tid, ThreadState& state) {
+  write_wait_end(tid, state);
   collector_.drain(tid, state);  // taken before it exited
   encoder_.write_tail(tid, state);
   collector_.stop(state);
 }
 
+void Sampler::write_wait_end(uint64_t tid, ThreadState& state) {
+  ThreadActivity& a = state.activity;
+  const bool woke = a.watched && !a.resync && a.switched_on;
+  const uint64_t at = a.first_on_ns;
+  a.switched_on = false;
+  // Its stack was the one it slept in until its records say it was switched on: a repeat then,
+  // so that the wall-clock view (and the time it waited there) runs to the wake-up, not to the
+  // last check of its back-off, up to a second earlier. Not within an interval of its last
+  // record: a check that soon would have seen the same.
+  if (!woke || !state.has_stack || state.ran_since_tick || state.self_handle >= 0 ||
+      !state.last_cpu_ns || at <= state.last_record_ns + period_ns() || at > monotonic_ns()) {
+    return;
+  }
+  encoder_.write_repeat(tid, state, at, uint64_t{0});
+}
+
 bool Sampler::repeat_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t now) {
   if (!state.activity.watched || state.activity.resync) return false;
   const bool ran = state.activity.on_cpu || state.activity.switched_on;
-  state.activity.switched_on = false;
+  write_wait_end(tid, state);
   if (ran || !state.has_stack || !state.last_cpu_ns) return false;
   // Off every CPU since its last check, as the kernel's records say: its stack and CPU time
   // are what they were, known without asking its clock (most of what 1,000 sleeping

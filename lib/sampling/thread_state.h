@@ -19,6 +19,9 @@ struct ThreadActivity {
   bool watched = false;      // its switches are recorded (else its clock is asked)
   bool on_cpu = true;        // the latest record says it is on a CPU (true until one says not)
   bool switched_on = false;  // switched onto a CPU since its last check
+  // When it was first switched on since its last check: its previous stack (where it slept) is
+  // its stack until then.
+  uint64_t first_on_ns = 0;
   uint64_t at_ns = 0;        // time of the record on_cpu comes from
   std::string name;          // the name it gave itself, if a record said so
   bool ended = false;        // not listed yet, and already ended

@@ -293,6 +293,9 @@ void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
       }
       break;
     case Kind::kOn:
+      if (!activity->switched_on || record.time_ns < activity->first_on_ns) {
+        activity->first_on_ns = record.time_ns;
+      }
       activity->switched_on = true;
       if (it != threads_.end()) wake_thread(record.tid, it->second);
       [[fallthrough]];

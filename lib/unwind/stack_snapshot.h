@@ -30,6 +30,10 @@ struct StackSnapshot {
   // frame pointer and, where there is one, the link register are not.
   bool registers_partial = false;
   bool runnable = false;  // copied while stopped outside a system call (it was running code)
+  // Copied asleep in a system call (where the OS says which): its number on this architecture
+  // and its first argument (what most calls that wait wait on); -1: not known to be in one.
+  int64_t wait_call = -1;
+  uint64_t wait_object = 0;
 
   uint8_t* buffer = nullptr;  // owned by the sampler; `capacity` bytes
   size_t capacity = 0;

@@ -210,6 +210,8 @@ class SignalStackCopier final : public StackCopier {
     out.stack_region_known = region.has_value();
     out.registers_partial = true;
     out.runnable = !before->in_syscall;
+    out.wait_call = before->in_syscall ? before->number : -1;
+    out.wait_object = before->first_argument;
     // Nothing copied (the kernel refuses process_vm_readv: seccomp, an emulator): no sample rather
     // than a lone PC.
     if (!out.stack_found) return CopyResult::kFailed;

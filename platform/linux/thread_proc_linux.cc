@@ -106,6 +106,7 @@ std::optional<ThreadSyscallState> parse_syscall_state(char* text) {
   }
   if (count < 2) return std::nullopt;
   state.in_syscall = state.number >= 0;
+  if (state.in_syscall && count == 8) state.first_argument = words[0];
   state.sp = words[count - 2];
   state.pc = words[count - 1];
   return state;

@@ -44,7 +44,8 @@ struct ThreadSyscallState {
   bool running = false;     // on a CPU now: nothing else is known
   bool in_syscall = false;  // blocked (or preempted) inside system call `number`
   int64_t number = -1;
-  uint64_t sp = 0, pc = 0;  // its user-mode stack pointer and program counter
+  uint64_t first_argument = 0;  // of the system call: what it waits on, for most that wait
+  uint64_t sp = 0, pc = 0;      // its user-mode stack pointer and program counter
   bool operator==(const ThreadSyscallState&) const = default;
 };
 std::optional<ThreadSyscallState> read_thread_syscall_state(uint64_t tid);

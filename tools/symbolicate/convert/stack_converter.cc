@@ -86,14 +86,21 @@ std::optional<StackIndex> StackConverter::stack_for(RawStackId id, uint64_t time
   StackCacheEntry& idle_entry = idle_stack_cache_[id];
   if (idle_entry.epoch != epoch) {
     const RawStack& raw = model_.stack(id);
-    idle_entry.in_syscall = raw.frames.empty() ? std::nullopt : in_syscall(raw.frames[0], time_ns);
+    // Copied asleep in a system call the OS named: blocked there, whatever the code around.
+    idle_entry.in_syscall = raw.wait             ? std::optional<bool>(true)
+                            : raw.frames.empty() ? std::nullopt
+                                                 : in_syscall(raw.frames[0], time_ns);
     // The viewer counts a sample as idle when its stack's category is Idle, and a stack takes
-    // the category of its top frame: an idle sample gets an Idle frame of its own on top, and
-    // every other frame keeps its category whatever the sample.
-    idle_entry.stack =
-        idle_entry.in_syscall == false
-            ? stack
-            : b_.handle_for_stack(stack, idle_frame(idle_entry.in_syscall.has_value()));
+    // the category of its top frame: an idle sample gets an Idle frame of its own on top (what
+    // it waits on, where the sampler saw that), and every other frame keeps its category
+    // whatever the sample.
+    if (idle_entry.in_syscall == false) {
+      idle_entry.stack = stack;
+    } else {
+      const FrameIndex top =
+          raw.wait ? wait_frame(*raw.wait, time_ns) : idle_frame(idle_entry.in_syscall.has_value());
+      idle_entry.stack = b_.handle_for_stack(stack, top);
+    }
     idle_entry.epoch = epoch;
   }
   // Blocked: in a system call with little CPU time. Sampled elsewhere, it was runnable (waiting

@@ -22,6 +22,7 @@
 #include "symbolize/binary_code.h"
 #include "symbolize/cache/symbol_cache_file.h"
 #include "symbolize/debug_file_locator.h"
+#include "symbolize/elf/data_symbols.h"
 #include "symbolize/module_map.h"
 #include "symbolize/module_symbolizer.h"
 #include "symbolize/parallel_symbolizer.h"
@@ -90,6 +91,7 @@ class StackConverter {
     std::optional<LibIndex> lib;
     std::unordered_map<uint64_t, std::optional<unsigned>> return_slots;  // by leaf address
     std::unordered_map<uint64_t, std::optional<bool>> syscall_sites;     // by leaf address
+    std::optional<DataSymbols> data_symbols;  // read when a wait's futex first lies in it
     // The persistent symbol cache's file for the module (empty key: not cached), with what this
     // run learnt added; written back at the end if it did learn something.
     std::string cache_key;
@@ -117,6 +119,10 @@ class StackConverter {
   // cannot be read.
   std::optional<bool> in_syscall(uint64_t address, uint64_t time_ns);
   FrameIndex idle_frame(bool blocked);
+  FrameIndex wait_frame(const internal::SampleWait& wait, uint64_t time_ns);
+  // The global or static variable holding `address` ("g_mutex", "pool+0x28"), if a module's
+  // symbol table names one.
+  std::optional<std::string> data_object_name(uint64_t address, uint64_t time_ns);
   std::optional<StackIndex> build_stack(const RawStack& raw, uint64_t time_ns);
   // `caller`: the stack the label sits on, whose category a label without one takes.
   FrameIndex label_frame(const internal::SampleLabel& label, std::optional<StackIndex> caller);
@@ -163,6 +169,7 @@ class StackConverter {
   std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle frame on top
   size_t syscall_size_ = 0;                        // 0: leaves are not checked for system calls
   std::optional<FrameIndex> idle_frames_[2];       // by idle_frame's `blocked`
+  std::map<std::pair<uint32_t, uint64_t>, FrameIndex> wait_frames_;  // by call and object
   std::optional<FrameIndex> mark_frames_[kMarks];
   std::optional<FrameIndex> unseen_frame_;  // "[ran between samples]"
   std::optional<FrameIndex> profiler_frame_;

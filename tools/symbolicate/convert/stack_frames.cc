@@ -5,6 +5,7 @@
 
 #include "convert/frame_address.h"
 #include "convert/stack_converter.h"
+#include "convert/wait_reasons.h"
 #include "symbolize/module_map.h"
 #include "symbolize/module_symbolizer.h"
 #include "text_util.h"
@@ -20,6 +21,36 @@ FrameIndex StackConverter::idle_frame(bool blocked) {
     frame = b_.handle_for_frame(func, std::nullopt, 0, idle_, 0, std::nullopt, std::nullopt);
   }
   return *frame;
+}
+
+FrameIndex StackConverter::wait_frame(const internal::SampleWait& wait, uint64_t time_ns) {
+  auto [it, inserted] = wait_frames_.try_emplace({wait.call, wait.object});
+  if (inserted) {
+    const std::optional<WaitReason> reason = wait_reason(arch_, wait.call);
+    std::optional<std::string> object;
+    if (reason && reason->object == WaitObject::kFutex) {
+      object = data_object_name(wait.object, time_ns);
+    }
+    FuncIndex func = b_.handle_for_func(
+        b_.handle_for_string(wait_frame_name(arch_, wait.call, wait.object, object)), std::nullopt,
+        std::nullopt, std::nullopt);
+    it->second = b_.handle_for_frame(func, std::nullopt, 0, idle_, 0, std::nullopt, std::nullopt);
+  }
+  return it->second;
+}
+
+std::optional<std::string> StackConverter::data_object_name(uint64_t address, uint64_t time_ns) {
+  const size_t m = map_.find(address, time_ns);
+  if (m == ModuleMap::kNone) return std::nullopt;  // the heap, a stack, an anonymous mapping
+  ModuleState& state = modules_[m];
+  if (!state.data_symbols) {
+    const ModuleFiles* f = files(m);
+    state.data_symbols = f && !f->macho ? DataSymbols::load({f->binary, f->debug}) : DataSymbols{};
+  }
+  const auto found = state.data_symbols->find(address - model_.modules()[m].record.load_bias);
+  if (!found) return std::nullopt;
+  if (found->offset == 0) return found->name;
+  return found->name + "+" + hex_u64(found->offset);
 }
 
 FrameIndex StackConverter::label_frame(const internal::SampleLabel& label,

@@ -94,6 +94,9 @@ RawStackId ProfileModel::intern(const internal::SampleRecord& r) {
     key_scratch_.push_back(l.string_id);
     key_scratch_.push_back(l.category);
   }
+  // So does what a sleeping thread waits on (the same stack waiting on two locks is two).
+  key_scratch_.push_back(r.wait ? uint64_t{r.wait->call} + 1 : 0);
+  key_scratch_.push_back(r.wait ? r.wait->object : 0);
   const auto next = static_cast<RawStackId>(stacks_.size());
   const std::span<const uint64_t> key(key_scratch_);
   const RawStackId found = stack_ids_.find_or_insert(key_hash(key), next, [&](uint32_t r) {
@@ -110,6 +113,7 @@ RawStackId ProfileModel::intern(const internal::SampleRecord& r) {
   stack->flags = flags;
   if (keep_candidates) stack->leaf_candidates = r.leaf_candidates;
   stack->labels = r.labels;
+  stack->wait = r.wait;
   stacks_.push_back(std::move(stack));
   return id;
 }

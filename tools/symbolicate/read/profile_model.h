@@ -37,6 +37,7 @@ struct RawStack {
   uint32_t flags = 0;            // the SampleFlags that matter for conversion
   std::vector<internal::LeafCandidate> leaf_candidates;
   std::vector<internal::SampleLabel> labels;  // LabelScopes active in the sample
+  std::optional<internal::SampleWait> wait;   // the system call it slept in, and on what
 };
 
 using RawStackId = uint32_t;
