@@ -88,9 +88,37 @@ def main():
         if abs(ms - waited_ms) > 0.10 * waited_ms:
             problems.append("%s: %.1f ms waiting on %s, the program waited %.1f ms"
                             % (thread, ms, what, waited_ms))
+    problems += check_summary(args, dump, fds, waited_ms)
     problems += check_pprof(args, dump, expected, waited_ms)
     if problems:
         sys.exit("FAIL:\n  " + "\n  ".join(problems))
+
+
+def check_summary(args, dump, fds, waited_ms):
+    """symbolicate --summary's "Top waits": each wait with the program's function that waited."""
+    summary = subprocess.run([args.symbolicate, dump, "--summary", "--quiet-modules"],
+                             capture_output=True, text=True, timeout=120)
+    if summary.returncode != 0:
+        return ["symbolicate --summary failed: " + summary.stderr]
+    text = summary.stdout[summary.stdout.find("Top waits"):]
+    rows = {}
+    for line in text.splitlines()[2:]:
+        m = re.match(r"\s+([0-9.]+)  (\[blocked: .*\]) <- (\S+)", line)
+        if not m:
+            break
+        rows[(m.group(2), m.group(3))] = float(m.group(1))
+    wanted = [("[blocked: futex g_contended_mutex]", "on_mutex"),
+              ("[blocked: recvfrom fd %s]" % fds["socket"], "on_socket"),
+              ("[blocked: read fd %s]" % fds["pipe"], "on_pipe"),
+              ("[blocked: clock_nanosleep]", "on_sleep")]
+    problems = []
+    for key in wanted:
+        ms = rows.get(key)
+        print("summary: %s <- %s: %s ms" % (key[0], key[1], ms))
+        if ms is None or abs(ms - waited_ms) > 0.10 * waited_ms:
+            problems.append("summary: top waits give %s <- %s %s ms, %.1f expected"
+                            % (key[0], key[1], ms, waited_ms))
+    return problems
 
 
 def check_pprof(args, dump, expected, waited_ms):

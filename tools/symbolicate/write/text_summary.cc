@@ -135,6 +135,63 @@ void print_allocation_sites(std::FILE* out, const ProfileBuilder& profile, size_
 
 }  // namespace
 
+// Blocked time by what was waited on and where (issue 43): an idle sample's leaf names its wait
+// ("[blocked: futex g_mutex]"), the frames below it where the thread waited.
+class WaitRanking {
+ public:
+  explicit WaitRanking(const ProfileBuilder& profile) : profile_(profile) {}
+
+  void add(StackIndex stack, uint64_t ns) {
+    auto [it, inserted] = keys_.try_emplace(raw(stack));
+    if (inserted) it->second = key(stack);
+    if (!it->second.empty()) ns_[it->second] += ns;
+  }
+
+  void print(std::FILE* out, size_t top) const {
+    if (ns_.empty()) return;
+    std::vector<std::pair<std::string, uint64_t>> rows(ns_.begin(), ns_.end());
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::fprintf(out, "Top waits (blocked time over every thread, by what and where):\n");
+    std::fprintf(out, "  %10s  %s\n", "ms", "wait <- the program's code (innermost first)");
+    for (size_t i = 0; i < rows.size() && i < top; ++i) {
+      std::fprintf(out, "  %10.1f  %s\n", double(rows[i].second) / 1e6, rows[i].first.c_str());
+    }
+    std::fprintf(out, "\n");
+  }
+
+ private:
+  static constexpr size_t kWhereFrames = 2;
+  // Where the program waited: below the C and C++ runtimes' own frames (futex_wait <-
+  // __lll_lock_wait <- ... says less than the function that took the lock).
+  bool in_runtime(FrameIndex frame) const {
+    const auto resource = profile_.funcs().resource[raw(profile_.frames().func[raw(frame)])];
+    if (!resource) return false;
+    const std::string& lib = profile_.libs()[raw(profile_.resources().lib[raw(*resource)])].name;
+    for (const char* runtime : {"libc.so", "libpthread.so", "libstdc++.so", "libc++.so",
+                                "libc++abi.so", "ld-linux", "libgcc_s.so", "libc.musl"}) {
+      if (lib.starts_with(runtime)) return true;
+    }
+    return false;
+  }
+  std::string key(StackIndex stack) const {
+    const std::vector<FrameIndex> frames = frames_root_first(profile_, stack);
+    if (frames.empty()) return {};
+    std::string out = frame_name(profile_, frames.back());
+    if (!out.starts_with("[blocked")) return {};  // not waiting: a thread that did not run
+    size_t shown = 0;
+    for (size_t i = frames.size() - 1; i-- > 0 && shown < kWhereFrames;) {
+      if (shown == 0 && in_runtime(frames[i]) && i > 0) continue;
+      out += " <- " + frame_name(profile_, frames[i]);
+      ++shown;
+    }
+    return out;
+  }
+  const ProfileBuilder& profile_;
+  std::unordered_map<uint32_t, std::string> keys_;
+  std::map<std::string, uint64_t> ns_;
+};
+
 bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* out) {
   // What was recorded and what was lost (the dump's counters, as Profile Info shows them).
   for (const ExtraEntry& e : profile.meta().extra) {
@@ -144,6 +201,7 @@ bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* ou
     }
   }
   std::fprintf(out, "\n");
+  WaitRanking waits(profile);
   for (const Thread& t : profile.threads()) {
     uint64_t idle = 0, busy = 0, no_stack = 0, idle_ns = 0, busy_ns = 0;
     uint64_t marks[4] = {};
@@ -163,6 +221,7 @@ bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* ou
       if (is_idle) {
         ++idle;
         idle_ns += weight;
+        waits.add(*s.stack, weight);
       } else {
         by_stack[raw(*s.stack)] += weight;
         ++busy;
@@ -207,6 +266,7 @@ bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* ou
     print_ranking(out, "by total time (CPU):", rows, false, top, busy_ns);
     std::fprintf(out, "\n");
   }
+  waits.print(out, top);
   print_allocation_sites(out, profile, top);
   return !std::ferror(out);
 }
