@@ -313,7 +313,7 @@ TEST_F(DumpTest, WaitsTravelWithTheirStacks) {
   };
   const Case cases[] = {{SampleWait{202, 0x5555deadbee0}, {}},
                         {SampleWait{202, 0x5555deadbef0}, {label}},
-                        {SampleWait{0, 5}, {}},
+                        {SampleWait{0, 5, 3}, {}},
                         {std::nullopt, {label}},
                         {std::nullopt, {}}};
   write_with(kDumpFormatVersion, [&](DumpWriter& w) {

@@ -129,7 +129,8 @@ void encode_sample_stack(ByteWriter& w, uint32_t flags, std::span<const uint64_t
                          std::span<const LeafCandidate> candidates,
                          std::span<const SampleLabel> labels,
                          std::optional<SampleWait> wait = std::nullopt) {
-  flags = wait ? flags | kSampleWait : flags & ~uint32_t{kSampleWait};
+  flags &= ~uint32_t{kSampleWait | kSampleWaitKind};
+  if (wait) flags |= kSampleWait | (wait->object_kind != 0 ? uint32_t{kSampleWaitKind} : 0u);
   w.varint(flags);
   w.varint(frames.size());
   // Neighbouring frames usually lie in the same module: deltas keep them short.
@@ -155,6 +156,7 @@ void encode_sample_stack(ByteWriter& w, uint32_t flags, std::span<const uint64_t
   if (wait) {
     w.varint(wait->call);
     w.varint(wait->object);
+    if (wait->object_kind != 0) w.u8(wait->object_kind);
   }
 }
 
@@ -201,6 +203,7 @@ bool decode_stack(ByteReader& r, SampleRecord& out) {
   if (waits) {
     SampleWait wait;
     if (!get_u32(r, wait.call) || !r.varint(wait.object)) return false;
+    if ((out.flags & kSampleWaitKind) && !r.u8(wait.object_kind)) return false;
     out.wait = wait;
   }
   return true;

@@ -152,14 +152,18 @@ enum SampleFlags : uint32_t {
   // Taken of the thread asleep in a system call: the stack ends with the call and what it waits
   // on (SampleWait), after the labels (whose count is then always written).
   kSampleWait = 1 << 7,
+  // With kSampleWait: the wait's descriptor kind follows it (one byte; SampleWait::object_kind).
+  kSampleWaitKind = 1 << 8,
 };
 
 // Where a sleeping thread waits: the system call it is blocked in (the architecture's number)
 // and that call's first argument, which names what it waits on for the calls that wait on
-// something (a futex's address, a descriptor, an epoll set's descriptor).
+// something (a futex's address, a descriptor, an epoll set's descriptor); for a descriptor, what
+// it was when the sample was taken (DescriptorKind, stack_snapshot.h; 0: not known).
 struct SampleWait {
   uint32_t call = 0;
   uint64_t object = 0;
+  uint8_t object_kind = 0;
   bool operator==(const SampleWait&) const = default;
 };
 

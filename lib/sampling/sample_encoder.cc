@@ -168,7 +168,8 @@ UnwindOutput SampleEncoder::write_sample(uint64_t tid, ThreadState& state,
   // Copied asleep in a system call: what it waits in, and on.
   std::optional<SampleWait> wait;
   if (snapshot.wait_call >= 0 && snapshot.wait_call <= UINT32_MAX && !(flags & kSampleOnCpu)) {
-    wait = SampleWait{static_cast<uint32_t>(snapshot.wait_call), snapshot.wait_object};
+    wait = SampleWait{static_cast<uint32_t>(snapshot.wait_call), snapshot.wait_object,
+                      snapshot.wait_object_kind};
   }
   ByteWriter w(std::span<uint8_t>(encode_buffer_.data(), encode_buffer_.size()));
   encode_sample(w, tid, relative(time_ns), cpu_delta, flags,

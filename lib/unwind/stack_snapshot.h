@@ -13,6 +13,20 @@
 
 namespace inprof::internal {
 
+// What a descriptor a sleeping thread waits on is (values kept in dumps: FORMAT.md).
+enum DescriptorKind : uint8_t {
+  kDescriptorUnknown = 0,
+  kDescriptorFile = 1,
+  kDescriptorSocket = 2,
+  kDescriptorPipe = 3,  // an anonymous pipe (a named FIFO is the file it is)
+  kDescriptorEventfd = 4,
+  kDescriptorEpoll = 5,
+  kDescriptorTimerfd = 6,
+  kDescriptorSignalfd = 7,
+  kDescriptorDevice = 8,
+  kDescriptorOther = 9,  // another anonymous inode (inotify, io_uring, pidfd, ...)
+};
+
 struct StackSnapshot {
   uint64_t regs[kRegisterCount] = {};  // by DWARF register number
   uint64_t time_ns = 0;                // monotonic clock, taken while the thread was stopped
@@ -34,6 +48,7 @@ struct StackSnapshot {
   // and its first argument (what most calls that wait wait on); -1: not known to be in one.
   int64_t wait_call = -1;
   uint64_t wait_object = 0;
+  uint8_t wait_object_kind = 0;  // DescriptorKind, where the call waits on a descriptor
 
   uint8_t* buffer = nullptr;  // owned by the sampler; `capacity` bytes
   size_t capacity = 0;

@@ -32,6 +32,7 @@
 #include "stack_regions_linux.h"
 #include "thread_proc_linux.h"
 #include "thread_stack_copy_linux.h"
+#include "wait_descriptor_linux.h"
 
 namespace inprof::internal {
 namespace {
@@ -212,6 +213,7 @@ class SignalStackCopier final : public StackCopier {
     out.runnable = !before->in_syscall;
     out.wait_call = before->in_syscall ? before->number : -1;
     out.wait_object = before->first_argument;
+    out.wait_object_kind = kDescriptorUnknown;
     // Nothing copied (the kernel refuses process_vm_readv: seccomp, an emulator): no sample rather
     // than a lone PC.
     if (!out.stack_found) return CopyResult::kFailed;
@@ -220,6 +222,11 @@ class SignalStackCopier final : public StackCopier {
     const std::optional<ThreadSyscallState> after = syscall_file.read();
     if (!after || !(*after == *before) || thread_cpu_ns(tid) != cpu_before) {
       return CopyResult::kRunning;
+    }
+    // What it waits on, when that is a descriptor: after the copy (the thread sleeps on; this
+    // only names the descriptor as it is now).
+    if (out.wait_call >= 0 && waits_on_descriptor(out.wait_call)) {
+      out.wait_object_kind = descriptor_kind(out.wait_object);
     }
     return CopyResult::kOk;
   }

@@ -12,6 +12,12 @@ TEST(WaitReasons, NamesTheCallAndWhatItWaitsOn) {
   EXPECT_EQ(wait_frame_name("x86_64", 0, 5), "[blocked: read fd 5]");
   EXPECT_EQ(wait_frame_name("aarch64", 63, 5), "[blocked: read fd 5]");
   EXPECT_EQ(wait_frame_name("x86_64", 232, 7), "[blocked: epoll_wait fd 7]");
+  // With what the descriptor was (DescriptorKind): a pipe, a socket; an epoll set says so already.
+  EXPECT_EQ(wait_frame_name("x86_64", 0, 5, 3), "[blocked: read pipe fd 5]");
+  EXPECT_EQ(wait_frame_name("x86_64", 45, 4, 2), "[blocked: recvfrom socket fd 4]");
+  EXPECT_EQ(wait_frame_name("x86_64", 0, 3, 1), "[blocked: read file fd 3]");
+  EXPECT_EQ(wait_frame_name("x86_64", 232, 7, 5), "[blocked: epoll_wait fd 7]");
+  EXPECT_EQ(wait_frame_name("x86_64", 0, 9, 200), "[blocked: read fd 9]");  // a kind unknown here
   EXPECT_EQ(wait_frame_name("aarch64", 22, 7), "[blocked: epoll_pwait fd 7]");
   EXPECT_EQ(wait_frame_name("x86_64", 230, 0x7ffd0000), "[blocked: clock_nanosleep]");
   EXPECT_EQ(wait_frame_name("x86_64", 7, 0x7ffd0000), "[blocked: poll]");  // an array: not named

@@ -67,9 +67,10 @@ def main():
         "wait-condvar": ("futex in g_never_signalled",
                          lambda n: re.fullmatch(r"\[blocked: futex g_never_signalled"
                                                 r"(\+0x[0-9a-f]+)?\]", n) is not None),
-        "wait-socket": ("recvfrom fd " + fds["socket"],
-                        lambda n: n == "[blocked: recvfrom fd %s]" % fds["socket"]),
-        "wait-pipe": ("read fd " + fds["pipe"], lambda n: n == "[blocked: read fd %s]" % fds["pipe"]),
+        "wait-socket": ("recvfrom socket fd " + fds["socket"],
+                        lambda n: n == "[blocked: recvfrom socket fd %s]" % fds["socket"]),
+        "wait-pipe": ("read pipe fd " + fds["pipe"],
+                      lambda n: n == "[blocked: read pipe fd %s]" % fds["pipe"]),
         "wait-sleep": ("a sleep", lambda n: n in ("[blocked: clock_nanosleep]",
                                                   "[blocked: nanosleep]")),
         "wait-epoll": ("epoll fd " + fds["epoll"],
@@ -108,8 +109,8 @@ def check_summary(args, dump, fds, waited_ms):
             break
         rows[(m.group(2), m.group(3))] = float(m.group(1))
     wanted = [("[blocked: futex g_contended_mutex]", "on_mutex"),
-              ("[blocked: recvfrom fd %s]" % fds["socket"], "on_socket"),
-              ("[blocked: read fd %s]" % fds["pipe"], "on_pipe"),
+              ("[blocked: recvfrom socket fd %s]" % fds["socket"], "on_socket"),
+              ("[blocked: read pipe fd %s]" % fds["pipe"], "on_pipe"),
               ("[blocked: clock_nanosleep]", "on_sleep")]
     problems = []
     for key in wanted:

@@ -169,7 +169,7 @@ class StackConverter {
   std::vector<StackCacheEntry> idle_stack_cache_;  // the same stacks with an idle frame on top
   size_t syscall_size_ = 0;                        // 0: leaves are not checked for system calls
   std::optional<FrameIndex> idle_frames_[2];       // by idle_frame's `blocked`
-  std::map<std::pair<uint32_t, uint64_t>, FrameIndex> wait_frames_;  // by call and object
+  std::map<std::tuple<uint32_t, uint64_t, uint8_t>, FrameIndex> wait_frames_;  // call, object, kind
   std::optional<FrameIndex> mark_frames_[kMarks];
   std::optional<FrameIndex> unseen_frame_;  // "[ran between samples]"
   std::optional<FrameIndex> profiler_frame_;

@@ -24,16 +24,17 @@ FrameIndex StackConverter::idle_frame(bool blocked) {
 }
 
 FrameIndex StackConverter::wait_frame(const internal::SampleWait& wait, uint64_t time_ns) {
-  auto [it, inserted] = wait_frames_.try_emplace({wait.call, wait.object});
+  auto [it, inserted] = wait_frames_.try_emplace({wait.call, wait.object, wait.object_kind});
   if (inserted) {
     const std::optional<WaitReason> reason = wait_reason(arch_, wait.call);
     std::optional<std::string> object;
     if (reason && reason->object == WaitObject::kFutex) {
       object = data_object_name(wait.object, time_ns);
     }
-    FuncIndex func = b_.handle_for_func(
-        b_.handle_for_string(wait_frame_name(arch_, wait.call, wait.object, object)), std::nullopt,
-        std::nullopt, std::nullopt);
+    FuncIndex func =
+        b_.handle_for_func(b_.handle_for_string(wait_frame_name(arch_, wait.call, wait.object,
+                                                                wait.object_kind, object)),
+                           std::nullopt, std::nullopt, std::nullopt);
     it->second = b_.handle_for_frame(func, std::nullopt, 0, idle_, 0, std::nullopt, std::nullopt);
   }
   return it->second;

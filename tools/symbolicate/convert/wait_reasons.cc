@@ -63,6 +63,10 @@ constexpr CallEntry kCalls[] = {
     {220, 192, {"semtimedop", "ipc", kNone}},
 };
 
+// By DescriptorKind (stack_snapshot.h); empty: not said.
+constexpr const char* kDescriptorKinds[] = {"",      "file",    "socket",   "pipe",  "eventfd",
+                                            "epoll", "timerfd", "signalfd", "device"};
+
 }  // namespace
 
 std::optional<WaitReason> wait_reason(std::string_view arch, uint32_t number) {
@@ -75,7 +79,7 @@ std::optional<WaitReason> wait_reason(std::string_view arch, uint32_t number) {
 }
 
 std::string wait_frame_name(std::string_view arch, uint32_t number, uint64_t object,
-                            const std::optional<std::string>& object_name) {
+                            uint8_t object_kind, const std::optional<std::string>& object_name) {
   const std::optional<WaitReason> reason = wait_reason(arch, number);
   if (reason && reason->object == WaitObject::kFutex && object_name) {
     return "[blocked: " + std::string(reason->call) + " " + *object_name + "]";
@@ -87,8 +91,12 @@ std::string wait_frame_name(std::string_view arch, uint32_t number, uint64_t obj
     std::snprintf(text, sizeof(text), "[blocked: %.*s 0x%" PRIx64 "]",
                   static_cast<int>(reason->call.size()), reason->call.data(), object);
   } else if (reason->object == WaitObject::kDescriptor && object <= INT32_MAX) {
-    std::snprintf(text, sizeof(text), "[blocked: %.*s fd %" PRIu64 "]",
-                  static_cast<int>(reason->call.size()), reason->call.data(), object);
+    std::string_view kind =
+        object_kind < std::size(kDescriptorKinds) ? kDescriptorKinds[object_kind] : "";
+    if (kind == "epoll" && reason->call.starts_with("epoll")) kind = "";  // said already
+    std::snprintf(text, sizeof(text), "[blocked: %.*s %.*s%sfd %" PRIu64 "]",
+                  static_cast<int>(reason->call.size()), reason->call.data(),
+                  static_cast<int>(kind.size()), kind.data(), kind.empty() ? "" : " ", object);
   } else {
     std::snprintf(text, sizeof(text), "[blocked: %.*s]", static_cast<int>(reason->call.size()),
                   reason->call.data());

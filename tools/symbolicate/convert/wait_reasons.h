@@ -29,10 +29,12 @@ struct WaitReason {
 // table does not know (named by its number).
 std::optional<WaitReason> wait_reason(std::string_view arch, uint32_t number);
 
-// The leaf frame's name for a wait: "[blocked: futex 0x55d0c0ffee40]", "[blocked: read fd 5]",
+// The leaf frame's name for a wait: "[blocked: futex 0x55d0c0ffee40]", "[blocked: read pipe fd
+// 5]" (`object_kind`: the descriptor's DescriptorKind when the sample was taken, 0 unknown),
 // "[blocked: nanosleep]", "[blocked: system call 1234]"; a futex in a variable the symbol tables
 // name, by that name: "[blocked: futex g_cache_mutex]".
 std::string wait_frame_name(std::string_view arch, uint32_t number, uint64_t object,
+                            uint8_t object_kind = 0,
                             const std::optional<std::string>& object_name = std::nullopt);
 
 }  // namespace inprof::symbolicate

@@ -97,6 +97,7 @@ RawStackId ProfileModel::intern(const internal::SampleRecord& r) {
   // So does what a sleeping thread waits on (the same stack waiting on two locks is two).
   key_scratch_.push_back(r.wait ? uint64_t{r.wait->call} + 1 : 0);
   key_scratch_.push_back(r.wait ? r.wait->object : 0);
+  key_scratch_.push_back(r.wait ? r.wait->object_kind : 0);
   const auto next = static_cast<RawStackId>(stacks_.size());
   const std::span<const uint64_t> key(key_scratch_);
   const RawStackId found = stack_ids_.find_or_insert(key_hash(key), next, [&](uint32_t r) {
