@@ -58,17 +58,18 @@ std::string hex(const std::vector<uint8_t>& bytes) {
   return s;
 }
 
-// Whether -raw lists a sample with these values ("  2  2000000  2000000: 1 2 3").
-bool has_sample(const std::string& raw, uint64_t count, uint64_t cpu, uint64_t wall) {
+// Whether -raw lists a sample with these values ("  2  2000000  2000000  0: 1 2 3").
+bool has_sample(const std::string& raw, uint64_t count, uint64_t cpu, uint64_t wall,
+                uint64_t off_cpu) {
   std::istringstream in(raw);
   std::string line;
-  const std::string want =
-      std::to_string(count) + " " + std::to_string(cpu) + " " + std::to_string(wall) + ":";
+  const std::string want = std::to_string(count) + " " + std::to_string(cpu) + " " +
+                           std::to_string(wall) + " " + std::to_string(off_cpu) + ":";
   while (std::getline(in, line)) {
     std::istringstream fields(line);
-    std::string a, b, c;
-    fields >> a >> b >> c;
-    if (a + " " + b + " " + c == want) return true;
+    std::string a, b, c, d;
+    fields >> a >> b >> c >> d;
+    if (a + " " + b + " " + c + " " + d == want) return true;
   }
   return false;
 }
@@ -136,14 +137,16 @@ TEST_F(PprofTest, GoToolPprofReadsTypesLabelsInlineFramesAndMappings) {
   EXPECT_NE(raw.find("PeriodType: cpu nanoseconds"), std::string::npos) << raw;
   EXPECT_NE(raw.find("Period: 1000000"), std::string::npos) << raw;
   // cpu is the default sample type.
-  EXPECT_NE(raw.find("samples/count cpu/nanoseconds[dflt] wall/nanoseconds"), std::string::npos)
+  EXPECT_NE(raw.find("samples/count cpu/nanoseconds[dflt] wall/nanoseconds off_cpu/nanoseconds"),
+            std::string::npos)
       << raw;
   EXPECT_NE(raw.find("thread_name:[main]"), std::string::npos) << raw;
   EXPECT_NE(raw.find("tid:[7]"), std::string::npos) << raw;
-  // The two caller_function samples are one pprof sample: 2 samples, 2 ms of CPU, 2 ms of wall.
-  EXPECT_TRUE(has_sample(raw, 2, 2'000'000, 2'000'000)) << raw;
-  // The idle sample: no CPU, 1 ms of wall time.
-  EXPECT_TRUE(has_sample(raw, 1, 0, 1'000'000)) << raw;
+  // The two caller_function samples are one pprof sample: 2 samples, 2 ms of CPU, 2 ms of wall,
+  // none off CPU.
+  EXPECT_TRUE(has_sample(raw, 2, 2'000'000, 2'000'000, 0)) << raw;
+  // The idle sample: no CPU, 1 ms of wall time, all of it off CPU.
+  EXPECT_TRUE(has_sample(raw, 1, 0, 1'000'000, 1'000'000)) << raw;
   // The inlined call: one location, the inlinee's line first, then its caller's.
   const size_t helper = raw.find("symtest::inlined_helper()");
   ASSERT_NE(helper, std::string::npos) << raw;

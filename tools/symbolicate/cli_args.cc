@@ -42,6 +42,9 @@ void print_usage(std::FILE* f) {
       "                          sampled allocations made at the stack: record --allocations)\n"
       "                          or retained-bytes (the same, of those never freed)\n"
       "      --summary           the same as --format summary: hottest functions per thread\n"
+      "      --wait-markers MS   a marker in its thread's track for every wait of MS ms or\n"
+      "                          more, with its reason and stack (default 10; 0: every wait\n"
+      "                          seen; off: none)"
       "      --top N             functions listed per ranking in the summary (default 15)\n"
       "      --open              serve the profile on 127.0.0.1 and open it in the Firefox\n"
       "                          Profiler; stops on Ctrl-C (-o optional: a temporary file)\n"
@@ -147,6 +150,7 @@ int split_option(const std::string& arg, int argc, char** argv, int* i, std::str
                                            "--format",
                                            "--folded-weight",
                                            "--top",
+                                           "--wait-markers",
                                            "--debug-dir",
                                            "--binary-dir",
                                            "--system-debug-dir",
@@ -215,6 +219,15 @@ int apply_output_option(const std::string& name, std::string value, CliArgs& a) 
     if (!parse_count(value, 100000, &top))
       return usage_error("--top needs a count, not '" + value + "'");
     options.top = top;
+  } else if (name == "--wait-markers") {
+    unsigned ms = 0;
+    if (value == "off") {
+      options.wait_marker_ns.reset();
+    } else if (value == "0" || parse_count(value, 1u << 20, &ms)) {
+      options.wait_marker_ns = uint64_t{ms} * 1'000'000;
+    } else {
+      return usage_error("--wait-markers needs whole milliseconds or 'off', not '" + value + "'");
+    }
   } else if (name == "--port") {
     unsigned n;
     if (!parse_count(value, 65535, &n)) {

@@ -398,6 +398,7 @@ ConvertOptions convert_options_of(const RunOptions& options, ProgressBar& bar) {
   c.min_addresses_per_handle = options.min_addresses_per_handle;
   c.exiting_after = options.exiting_after;
   c.no_symbols = options.no_symbols;
+  c.wait_marker_ns = options.wait_marker_ns;
   c.progress = [&bar](size_t done, size_t total) { bar.update(done, total); };
   if (!options.cache_dir.empty() && !options.no_symbols) {
     c.cache = std::make_shared<const SymbolCache>(options.cache_dir, options.cache_max_bytes);

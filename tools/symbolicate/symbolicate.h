@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "convert/profile_converter.h"
 #include "convert/source_embedder.h"
 #include "symbolize/cache/symbol_cache.h"
 #include "symbolize/debug_file_locator.h"
@@ -40,6 +41,8 @@ struct RunOptions {
   bool quiet_modules = false;  // leave out the per-module summary
   bool quiet = false;          // warnings and errors only on stderr
   bool exiting_after = false;  // the process exits next: the tables are not freed
+  // Waits at least this long become markers in their thread's track (none: no wait markers).
+  std::optional<uint64_t> wait_marker_ns = kDefaultWaitMarkerNs;
   bool no_symbols = false;     // frames named module+0x...; the viewer symbolicates them
   SourceEmbedOptions sources;  // the source view's text (JSON output only)
   // The persistent symbol cache (symbol_cache.h): empty, none (the CLI's default is

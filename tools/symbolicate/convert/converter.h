@@ -94,7 +94,11 @@ class Converter {
  public:
   Converter(const ProfileModel& model, ProfileBuilder& builder, Diagnostics& diag,
             const ConvertOptions& options)
-      : model_(model), b_(builder), diag_(diag), stacks_(model, builder, diag, options, summary_) {}
+      : model_(model),
+        b_(builder),
+        diag_(diag),
+        wait_marker_ns_(options.wait_marker_ns),
+        stacks_(model, builder, diag, options, summary_) {}
 
   ConversionSummary run();
 
@@ -114,6 +118,9 @@ class Converter {
   void add_markers();
   std::optional<MarkerData> marker_data(const internal::MarkerRecord& m);
   const std::string& untyped_schema();
+  // Each thread's waits of at least wait_marker_ns_ as interval markers (wait_markers.cc).
+  void add_wait_markers();
+  const std::string& wait_schema();
   void add_counters();
   void add_allocations();
   void add_paused_ranges();
@@ -124,6 +131,8 @@ class Converter {
   std::map<uint32_t, std::string> schema_names_;           // by dump marker type
   std::map<std::string, MarkerContextKeys> context_keys_;  // by schema name
   std::optional<std::string> untyped_schema_;              // its name, once added
+  std::optional<std::string> wait_schema_;                 // its name, once added
+  std::optional<uint64_t> wait_marker_ns_;
   std::unordered_map<uint64_t, ThreadIndex> thread_by_tid_;
   std::optional<ThreadIndex> main_thread_;
   struct Activity {            // of a thread, to choose what the viewer shows first

@@ -96,7 +96,12 @@ class PartCopier {
       copy.markers.end_ns.push_back(m.end_ns[i] ? std::optional(time(*m.end_ns[i])) : std::nullopt);
       copy.markers.phase.push_back(m.phase[i]);
       copy.markers.category.push_back(cat(m.category[i]));
-      copy.markers.data.push_back(m.data[i]);
+      std::optional<MarkerData> data = m.data[i];
+      if (data && data->cause_stack) {
+        data->cause_stack = stack_[raw(*data->cause_stack)];
+        data->cause_ns = time(data->cause_ns);
+      }
+      copy.markers.data.push_back(std::move(data));
     }
     return copy;
   }

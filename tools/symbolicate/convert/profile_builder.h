@@ -160,6 +160,10 @@ using MarkerValue = std::variant<std::monostate, int64_t, double, std::string>;
 struct MarkerData {
   std::string type;  // a MarkerSchema name
   std::vector<std::pair<std::string, MarkerValue>> fields;
+  // The stack the marker's thread was in (the viewer's "cause": shown in its tooltip and the
+  // marker sidebar), and when it was taken (since the profile's start).
+  std::optional<StackIndex> cause_stack = std::nullopt;
+  uint64_t cause_ns = 0;
 };
 
 enum class MarkerPhase : uint8_t {

@@ -58,6 +58,7 @@ ConversionSummary Converter::run() {
   add_weight_facts();
   add_marker_schemas();
   add_markers();
+  add_wait_markers();
   add_counters();
   if (auto overhead = profiler_overhead(model_, model_.process() ? model_.process()->pid : 0,
                                         main_thread_.value_or(ThreadIndex{0}));

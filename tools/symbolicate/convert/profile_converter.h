@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,9 @@
 #include "symbolize/parallel_symbolizer.h"
 
 namespace inprof::symbolicate {
+
+// Waits this long or longer are markers unless told otherwise (--wait-markers).
+inline constexpr uint64_t kDefaultWaitMarkerNs = 10'000'000;
 
 struct ConvertOptions {
   LocateOptions locate;  // where debug files and binaries are looked for
@@ -30,6 +34,9 @@ struct ConvertOptions {
   // Leave every native frame named by its module and address (symbolicate --no-symbols): the
   // profile says it is not symbolicated, and the viewer asks a symbol server (--open's).
   bool no_symbols = false;
+  // A thread's waits of at least this long (issue 43) become "Wait" markers in its track, each
+  // with its reason and the stack it waited in (none: no such markers).
+  std::optional<uint64_t> wait_marker_ns = kDefaultWaitMarkerNs;
   // Where symbolized addresses are kept between runs, per module build-id (null: nowhere).
   std::shared_ptr<const SymbolCache> cache;
 };

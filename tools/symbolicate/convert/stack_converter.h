@@ -123,6 +123,9 @@ class StackConverter {
   // The global or static variable holding `address` ("g_mutex", "pool+0x28"), if a module's
   // symbol table names one.
   std::optional<std::string> data_object_name(uint64_t address, uint64_t time_ns);
+  // The heap block holding `address` at `time_ns`, named by the function that allocated it,
+  // when allocation sampling recorded that block (heap_blocks.cc).
+  std::optional<std::string> heap_block_name(uint64_t address, uint64_t time_ns);
   std::optional<StackIndex> build_stack(const RawStack& raw, uint64_t time_ns);
   // `caller`: the stack the label sits on, whose category a label without one takes.
   FrameIndex label_frame(const internal::SampleLabel& label, std::optional<StackIndex> caller);
@@ -173,6 +176,12 @@ class StackConverter {
   std::optional<FrameIndex> mark_frames_[kMarks];
   std::optional<FrameIndex> unseen_frame_;  // "[ran between samples]"
   std::optional<FrameIndex> profiler_frame_;
+  struct HeapBlock {  // a recorded allocation and its lifetime
+    uint64_t address = 0, size = 0, from_ns = 0, to_ns = kNever;
+    RawStackId stack = kNoStack;
+  };
+  std::optional<std::vector<HeapBlock>> heap_blocks_;  // by address; built when first asked
+  uint64_t largest_heap_block_ = 0;
 };
 
 }  // namespace inprof::symbolicate

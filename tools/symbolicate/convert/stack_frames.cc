@@ -30,6 +30,7 @@ FrameIndex StackConverter::wait_frame(const internal::SampleWait& wait, uint64_t
     std::optional<std::string> object;
     if (reason && reason->object == WaitObject::kFutex) {
       object = data_object_name(wait.object, time_ns);
+      if (!object) object = heap_block_name(wait.object, time_ns);
     }
     FuncIndex func =
         b_.handle_for_func(b_.handle_for_string(wait_frame_name(arch_, wait.call, wait.object,

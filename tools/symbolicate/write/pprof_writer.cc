@@ -71,8 +71,12 @@ class PprofEncoder {
 
   std::string encode() {
     ProtoEncoder profile;
-    const std::array<std::pair<const char*, const char*>, 3> types = {
-        {{"samples", "count"}, {"cpu", "nanoseconds"}, {"wall", "nanoseconds"}}};
+    // off_cpu: the time a stack spent blocked or not running (its idle samples' weights), what
+    // `wall` holds beyond `cpu`, by stack: `-sample_index=off_cpu` is the off-CPU profile.
+    const std::array<std::pair<const char*, const char*>, 4> types = {{{"samples", "count"},
+                                                                       {"cpu", "nanoseconds"},
+                                                                       {"wall", "nanoseconds"},
+                                                                       {"off_cpu", "nanoseconds"}}};
     for (const auto& [type, unit] : types)
       profile.add_message(profile_field::kSampleType, value_type(type, unit));
     uint64_t last_ns = 0;
@@ -191,7 +195,7 @@ class PprofEncoder {
   }
 
   void add_thread_samples(const Thread& t, ProtoEncoder& profile, uint64_t& last_ns) {
-    std::map<uint32_t, std::array<uint64_t, 3>> by_stack;  // samples, cpu ns, wall ns
+    std::map<uint32_t, std::array<uint64_t, 4>> by_stack;  // samples, cpu, wall, off-CPU ns
     SampleWeigher weigher(p_.meta().interval_ns, p_.meta().platform);
     uint64_t previous_ns = 0;
     bool have_previous = false;
@@ -204,10 +208,11 @@ class PprofEncoder {
       previous_ns = s.time_ns;
       if (s.time_ns > last_ns) last_ns = s.time_ns;
       if (!s.stack) return;  // no location to put it at (the summary counts them)
-      std::array<uint64_t, 3>& v = by_stack[raw(*s.stack)];
+      std::array<uint64_t, 4>& v = by_stack[raw(*s.stack)];
       v[0] += 1;
       v[1] += idle ? 0 : weight;
       v[2] += wall;
+      v[3] += idle ? weight : 0;
     });
     ProtoEncoder labels[3];
     labels[0].add_varint(label_field::kKey, strings_.index("thread_name"));
@@ -219,7 +224,7 @@ class PprofEncoder {
     for (const auto& [stack, values] : by_stack) {
       ProtoEncoder sample;
       sample.add_packed(sample_field::kLocationId, stack_locations(static_cast<StackIndex>(stack)));
-      sample.add_packed(sample_field::kValue, {values[0], values[1], values[2]});
+      sample.add_packed(sample_field::kValue, {values[0], values[1], values[2], values[3]});
       for (const ProtoEncoder& label : labels) sample.add_message(sample_field::kLabel, label);
       profile.add_message(profile_field::kSample, sample);
     }

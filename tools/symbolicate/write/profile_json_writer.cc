@@ -299,6 +299,15 @@ void write_markers(Emitter& e, const Thread& t) {
         e.null();
       }
     }
+    if (d.cause_stack) {
+      e.key("cause");
+      e.begin_object();
+      e.key("time");
+      opt_ms(d.cause_ns);
+      e.key("stack");
+      e.index(*d.cause_stack);
+      e.end_object();
+    }
     e.end_object();
   });
   e.end_object();

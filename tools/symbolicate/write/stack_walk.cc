@@ -23,6 +23,25 @@ const std::string& frame_name(const ProfileBuilder& profile, FrameIndex frame) {
   return profile.strings()[raw(profile.funcs().name[raw(func)])];
 }
 
+bool in_language_runtime(const ProfileBuilder& profile, FrameIndex frame) {
+  const auto resource = profile.funcs().resource[raw(profile.frames().func[raw(frame)])];
+  if (!resource) return false;
+  const std::string& lib = profile.libs()[raw(profile.resources().lib[raw(*resource)])].name;
+  for (const char* runtime : {"libc.so", "libpthread.so", "libstdc++.so", "libc++.so",
+                              "libc++abi.so", "ld-linux", "libgcc_s.so", "libc.musl"}) {
+    if (lib.starts_with(runtime)) return true;
+  }
+  return false;
+}
+
+std::optional<size_t> program_frame_below_leaf(const ProfileBuilder& profile,
+                                               const std::vector<FrameIndex>& frames) {
+  if (frames.size() < 2) return std::nullopt;
+  size_t i = frames.size() - 2;
+  while (i > 0 && in_language_runtime(profile, frames[i])) --i;
+  return i;
+}
+
 bool is_idle_leaf(const ProfileBuilder& profile, StackIndex stack) {
   FrameIndex leaf = profile.stacks().frame[raw(stack)];
   CategoryIndex c = profile.frames().category[raw(leaf)];

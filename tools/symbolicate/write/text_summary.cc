@@ -162,28 +162,16 @@ class WaitRanking {
 
  private:
   static constexpr size_t kWhereFrames = 2;
-  // Where the program waited: below the C and C++ runtimes' own frames (futex_wait <-
-  // __lll_lock_wait <- ... says less than the function that took the lock).
-  bool in_runtime(FrameIndex frame) const {
-    const auto resource = profile_.funcs().resource[raw(profile_.frames().func[raw(frame)])];
-    if (!resource) return false;
-    const std::string& lib = profile_.libs()[raw(profile_.resources().lib[raw(*resource)])].name;
-    for (const char* runtime : {"libc.so", "libpthread.so", "libstdc++.so", "libc++.so",
-                                "libc++abi.so", "ld-linux", "libgcc_s.so", "libc.musl"}) {
-      if (lib.starts_with(runtime)) return true;
-    }
-    return false;
-  }
+  // The wait, then where the program waited (past the runtimes' frames) and its caller.
   std::string key(StackIndex stack) const {
     const std::vector<FrameIndex> frames = frames_root_first(profile_, stack);
     if (frames.empty()) return {};
     std::string out = frame_name(profile_, frames.back());
     if (!out.starts_with("[blocked")) return {};  // not waiting: a thread that did not run
-    size_t shown = 0;
-    for (size_t i = frames.size() - 1; i-- > 0 && shown < kWhereFrames;) {
-      if (shown == 0 && in_runtime(frames[i]) && i > 0) continue;
+    const std::optional<size_t> where = program_frame_below_leaf(profile_, frames);
+    for (size_t i = where.value_or(0) + 1, shown = 0; i-- > 0 && where && shown < kWhereFrames;
+         ++shown) {
       out += " <- " + frame_name(profile_, frames[i]);
-      ++shown;
     }
     return out;
   }
