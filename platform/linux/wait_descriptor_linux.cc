@@ -31,13 +31,6 @@ bool waits_on_descriptor(int64_t number) {
     case SYS_accept4:
     case SYS_connect:
     case SYS_splice:
-#ifdef SYS_epoll_wait
-    case SYS_epoll_wait:
-#endif
-    case SYS_epoll_pwait:
-#ifdef SYS_epoll_pwait2
-    case SYS_epoll_pwait2:
-#endif
     case SYS_flock:
     case SYS_fcntl:
       return true;

@@ -11,7 +11,9 @@
 namespace inprof::internal {
 
 // Whether system call `number` (this architecture's) waits on the descriptor that is its first
-// argument: read, recvfrom, accept, epoll_wait, ...
+// argument, of a kind the call does not say: read, recvfrom, accept, ... (not epoll_wait: its
+// descriptor is an epoll set, and an event loop's thread is copied asleep there most often; a
+// readlink costs the sampler a few microseconds).
 bool waits_on_descriptor(int64_t number);
 
 // What descriptor `fd` of this process is now; kDescriptorUnknown if it cannot be told (closed,
