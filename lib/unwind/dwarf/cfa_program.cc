@@ -33,7 +33,7 @@ class CfaMachine {
 
   // Runs [begin, end) from location `loc`, stopping where the location passes `pc`.
   bool run(uint64_t begin, uint64_t end, uint64_t loc, uint64_t pc) {
-    ByteReader reader(view_, begin, end);
+    MemoryReader reader(view_, begin, end);
     loc_ = loc;
     pc_ = pc;
     stopped_ = false;
@@ -61,9 +61,9 @@ class CfaMachine {
     if (reg < static_cast<uint64_t>(kRegisterCount)) row_.registers[reg] = {kind, value, length};
   }
 
-  bool step(ByteReader& r, uint8_t opcode);
-  bool step_register(ByteReader& r, uint8_t opcode);
-  bool step_cfa(ByteReader& r, uint8_t opcode);
+  bool step(MemoryReader& r, uint8_t opcode);
+  bool step_register(MemoryReader& r, uint8_t opcode);
+  bool step_cfa(MemoryReader& r, uint8_t opcode);
 
   const MemoryView& view_;
   const CieInfo& cie_;
@@ -77,7 +77,7 @@ class CfaMachine {
   bool stopped_ = false;
 };
 
-bool CfaMachine::step(ByteReader& r, uint8_t opcode) {
+bool CfaMachine::step(MemoryReader& r, uint8_t opcode) {
   uint64_t reg, offset;
   switch (opcode & 0xc0) {
     case DW_CFA_advance_loc:
@@ -139,7 +139,7 @@ bool CfaMachine::step(ByteReader& r, uint8_t opcode) {
   }
 }
 
-bool CfaMachine::step_cfa(ByteReader& r, uint8_t opcode) {
+bool CfaMachine::step_cfa(MemoryReader& r, uint8_t opcode) {
   uint64_t reg, offset, length;
   int64_t soffset;
   switch (opcode) {
@@ -178,7 +178,7 @@ bool CfaMachine::step_cfa(ByteReader& r, uint8_t opcode) {
   }
 }
 
-bool CfaMachine::step_register(ByteReader& r, uint8_t opcode) {
+bool CfaMachine::step_register(MemoryReader& r, uint8_t opcode) {
   using Kind = CfiRegister::Kind;
   uint64_t reg, value;
   int64_t svalue;

@@ -14,7 +14,7 @@ struct Record {
 };
 
 bool read_record(const MemoryView& view, uint64_t address, Record* rec) {
-  ByteReader r(view, address, UINT64_MAX);
+  MemoryReader r(view, address, UINT64_MAX);
   uint32_t length32;
   if (!r.u32(&length32)) return false;
   if (length32 == 0) {
@@ -32,7 +32,7 @@ bool read_record(const MemoryView& view, uint64_t address, Record* rec) {
 }
 
 // Reads a pointer only to step over it (a personality routine's: never followed).
-bool skip_encoded(ByteReader& r, uint8_t encoding) {
+bool skip_encoded(MemoryReader& r, uint8_t encoding) {
   uint8_t format = encoding & 0x0f;
   if ((encoding & 0x70) == DW_EH_PE_aligned) format |= DW_EH_PE_aligned;
   uint64_t ignored;
@@ -40,7 +40,7 @@ bool skip_encoded(ByteReader& r, uint8_t encoding) {
 }
 
 // The augmentation data of a "z" CIE, as far as we know its letters.
-bool parse_augmentation(ByteReader& r, const char* letters, CieInfo* cie) {
+bool parse_augmentation(MemoryReader& r, const char* letters, CieInfo* cie) {
   uint64_t length;
   if (!r.uleb(&length) || length > r.end() - r.position()) return false;
   const uint64_t data_end = r.position() + length;
@@ -69,7 +69,7 @@ enum class TableResult { kFound, kNotCovered, kUnusable };
 TableResult search_table(const MemoryView& view, const EhFrameSections& s, uint64_t pc,
                          uint64_t* fde_address, uint64_t* eh_frame) {
   const uint64_t end = s.hdr_size ? s.hdr + s.hdr_size : UINT64_MAX;
-  ByteReader r(view, s.hdr, end);
+  MemoryReader r(view, s.hdr, end);
   uint8_t version, eh_frame_encoding, count_encoding, table_encoding;
   if (!r.u8(&version) || !r.u8(&eh_frame_encoding) || !r.u8(&count_encoding) ||
       !r.u8(&table_encoding) || version != 1) {
@@ -95,7 +95,7 @@ TableResult search_table(const MemoryView& view, const EhFrameSections& s, uint6
   const uint64_t table = r.position();
   if (count > (r.end() - table) / entry) return TableResult::kUnusable;
   auto read_entry = [&](uint64_t i, uint64_t* location, uint64_t* fde) {
-    ByteReader e(view, table + i * entry, table + (i + 1) * entry);
+    MemoryReader e(view, table + i * entry, table + (i + 1) * entry);
     return read_encoded_pointer(e, table_encoding, bases, location) &&
            (fde == nullptr || read_encoded_pointer(e, table_encoding, bases, fde));
   };
@@ -136,7 +136,7 @@ bool scan(const MemoryView& view, uint64_t begin, uint64_t end, const PointerBas
 bool parse_cie(const MemoryView& view, uint64_t address, CieInfo* cie) {
   Record rec;
   if (!read_record(view, address, &rec) || rec.terminator || rec.id != 0) return false;
-  ByteReader r(view, rec.id_field + 4, rec.end);
+  MemoryReader r(view, rec.id_field + 4, rec.end);
   uint8_t version;
   char augmentation[16];
   if (!r.u8(&version) || (version != 1 && version != 3) ||
@@ -175,7 +175,7 @@ bool parse_fde(const MemoryView& view, uint64_t address, const PointerBases& bas
       !parse_cie(view, rec.id_field - rec.id, cie)) {
     return false;
   }
-  ByteReader r(view, rec.id_field + 4, rec.end);
+  MemoryReader r(view, rec.id_field + 4, rec.end);
   uint64_t begin, range;
   // The range has the pointers' format but is a length: no base, never indirect.
   if (!read_encoded_pointer(r, cie->fde_encoding, bases, &begin) ||

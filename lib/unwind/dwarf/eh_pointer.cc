@@ -25,7 +25,7 @@ int encoded_size(uint8_t encoding) {
 namespace {
 
 // The raw value in the encoding's format, sign-extended for the signed ones.
-bool read_value(ByteReader& reader, uint8_t format, uint64_t* out) {
+bool read_value(MemoryReader& reader, uint8_t format, uint64_t* out) {
   switch (format) {
     case DW_EH_PE_absptr:
     case DW_EH_PE_signed:
@@ -64,7 +64,7 @@ bool read_value(ByteReader& reader, uint8_t format, uint64_t* out) {
 
 }  // namespace
 
-bool read_encoded_pointer(ByteReader& reader, uint8_t encoding, const PointerBases& bases,
+bool read_encoded_pointer(MemoryReader& reader, uint8_t encoding, const PointerBases& bases,
                           uint64_t* out) {
   if (encoding == DW_EH_PE_omit) {
     reader.fail();

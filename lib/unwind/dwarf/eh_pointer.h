@@ -19,7 +19,7 @@ struct PointerBases {
 
 // Reads a pointer encoded as `encoding` at the reader's position (an indirect one is followed
 // through the view). DW_EH_PE_omit is not a pointer: it fails.
-bool read_encoded_pointer(ByteReader& reader, uint8_t encoding, const PointerBases& bases,
+bool read_encoded_pointer(MemoryReader& reader, uint8_t encoding, const PointerBases& bases,
                           uint64_t* out);
 
 // The size of a fixed-size encoding's value (0 for LEB128 and anything unknown).

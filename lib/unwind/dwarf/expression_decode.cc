@@ -55,7 +55,7 @@ uint64_t sign_extend(uint64_t v, int bits) {
 }
 
 // Reads the operands of `op.atom`.
-bool operands(ByteReader& r, ExprOp& op) {
+bool operands(MemoryReader& r, ExprOp& op) {
   const uint8_t a = op.atom;
   uint8_t b1;
   uint16_t b2;
@@ -120,7 +120,7 @@ bool operands(ByteReader& r, ExprOp& op) {
 bool decode_expression(const MemoryView& view, uint64_t address, uint64_t length,
                        std::vector<ExprOp>* ops) {
   if (length > UINT64_MAX - address) return false;
-  ByteReader r(view, address, address + length);
+  MemoryReader r(view, address, address + length);
   while (!r.at_end()) {  // every operation takes at least a byte: bounded by `length`
     ExprOp op;
     if (!r.u8(&op.atom) || !operands(r, op)) return false;

@@ -26,7 +26,7 @@ void RegionView::copy(void* out, const uint8_t* from, size_t size) const {
   std::memcpy(out, from, size);
 }
 
-bool ByteReader::fixed(void* out, size_t size) {
+bool MemoryReader::fixed(void* out, size_t size) {
   if (!ok_ || position_ > end_ || size > end_ - position_ || !view_->read(position_, out, size)) {
     ok_ = false;
     return false;
@@ -35,7 +35,7 @@ bool ByteReader::fixed(void* out, size_t size) {
   return true;
 }
 
-bool ByteReader::uleb(uint64_t* v) {
+bool MemoryReader::uleb(uint64_t* v) {
   uint64_t result = 0;
   for (int shift = 0; shift < 70; shift += 7) {  // at most 10 bytes
     uint8_t byte;
@@ -50,7 +50,7 @@ bool ByteReader::uleb(uint64_t* v) {
   return false;
 }
 
-bool ByteReader::sleb(int64_t* v) {
+bool MemoryReader::sleb(int64_t* v) {
   uint64_t result = 0;
   for (int shift = 0; shift < 70; shift += 7) {
     uint8_t byte;
@@ -66,7 +66,7 @@ bool ByteReader::sleb(int64_t* v) {
   return false;
 }
 
-bool ByteReader::skip(uint64_t n) {
+bool MemoryReader::skip(uint64_t n) {
   if (!ok_ || position_ > end_ || n > end_ - position_) {
     ok_ = false;
     return false;
@@ -75,7 +75,7 @@ bool ByteReader::skip(uint64_t n) {
   return true;
 }
 
-bool ByteReader::string(char* out, size_t capacity) {
+bool MemoryReader::string(char* out, size_t capacity) {
   size_t n = 0;
   for (;;) {
     uint8_t c;

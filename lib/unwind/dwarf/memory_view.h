@@ -39,9 +39,9 @@ class RegionView : public MemoryView {
 
 // Reads values in order from [position, end) of a view. The first failed read (out of bounds,
 // malformed LEB128) makes this and every later read fail.
-class ByteReader {
+class MemoryReader {
  public:
-  ByteReader(const MemoryView& view, uint64_t position, uint64_t end)
+  MemoryReader(const MemoryView& view, uint64_t position, uint64_t end)
       : view_(&view), position_(position), end_(end) {}
 
   bool u8(uint8_t* v) { return fixed(v, 1); }
