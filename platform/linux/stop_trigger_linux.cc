@@ -24,9 +24,9 @@ std::atomic<uint32_t> g_wakeups{0};
 // Bumped by every arm and disarm: a thread whose trigger was disarmed leaves without stopping.
 std::atomic<uint64_t> g_generation{0};
 std::atomic<bool> g_armed{false};
-int g_signal = 0;  // 0: armed without a signal, or not armed
-struct sigaction g_previous = {};
-long g_owner = 0;  // the process that armed it: a forked child is not
+int g_stop_signal = 0;  // 0: armed without a signal, or not armed
+struct sigaction g_stop_previous = {};
+long g_stop_owner = 0;  // the process that armed it: a forked child is not
 
 void wake_thread() {
   g_wakeups.fetch_add(1);
@@ -35,17 +35,17 @@ void wake_thread() {
 
 void on_dump_signal(int signal) {
   const int saved = errno;
-  if (syscall(SYS_getpid) == g_owner) {
+  if (syscall(SYS_getpid) == g_stop_owner) {
     wake_thread();
   } else {
-    pass_on_in_child(signal, on_dump_signal, g_previous);
+    pass_on_in_child(signal, on_dump_signal, g_stop_previous);
   }
   errno = saved;
 }
 
 void give_signal_back() {
-  if (g_signal != 0) restore_if_still_ours(g_signal, on_dump_signal, g_previous);
-  g_signal = 0;
+  if (g_stop_signal != 0) restore_if_still_ours(g_stop_signal, on_dump_signal, g_stop_previous);
+  g_stop_signal = 0;
 }
 
 }  // namespace
@@ -62,9 +62,9 @@ Status arm_stop_trigger(std::optional<std::chrono::nanoseconds> after, int signa
       return Status::error(Status::Code::kSignalInUse,
                            "the dump signal is already handled by the program; not armed");
     }
-    g_previous = previous;
-    g_signal = signal;
-    g_owner = syscall(SYS_getpid);
+    g_stop_previous = previous;
+    g_stop_signal = signal;
+    g_stop_owner = syscall(SYS_getpid);
     struct sigaction action = {};
     action.sa_handler = on_dump_signal;
     action.sa_flags = SA_RESTART;
