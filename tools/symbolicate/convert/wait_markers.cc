@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "convert/converter.h"
+#include "convert/marker_context.h"
 #include "write/stack_walk.h"
 
 namespace inprof::symbolicate {
@@ -97,19 +98,16 @@ const std::string& Converter::wait_schema() {
     for (int n = 2; context_keys_.contains(name); ++n) name = "Wait " + std::to_string(n);
     MarkerSchema schema;
     schema.name = name;
-    schema.display = {"marker-chart", "marker-table"};
+    schema.display = {"marker-chart", "marker-table", "timeline-overview"};
     schema.chart_label = "{marker.data.reason}";
     schema.table_label = "{marker.data.reason} in {marker.data.waitedIn}";
     schema.tooltip_label = "{marker.data.reason}";
     schema.description =
         "A wait of the thread: the system call it slept in and on what, from "
         "when it went to sleep to when it ran again (as its samples saw it)";
-    schema.fields = {{"reason", "Waited on", "string"},
-                     {"waitedIn", "Waited in", "string"},
-                     {"thread", "Thread", "tid"},
-                     {"color", "Colour", "string", /*hidden=*/true}};
-    schema.color_field = "color";
-    context_keys_[name] = {};
+    schema.fields = {{"reason", "Waited on", "string"}, {"waitedIn", "Waited in", "string"}};
+    // Its category, thread and colour as every other marker has them (marker_context.h).
+    context_keys_[name] = add_context_fields(schema);
     b_.add_marker_schema(std::move(schema));
     wait_schema_ = name;
   }
@@ -136,18 +134,21 @@ void Converter::add_wait_markers() {
         reason = reason.substr(10, reason.size() - 11);
       }
       const std::optional<size_t> where = program_frame_below_leaf(b_, frames);
+      const CategoryIndex category = b_.frames().category[raw(frames.back())];
+      const MarkerContextKeys& keys = context_keys_.at(wait_schema());
       MarkerData data{wait_schema(), {}};
       data.fields.emplace_back("reason", reason);
       data.fields.emplace_back("waitedIn", where ? frame_name(b_, frames[*where]) : "");
-      data.fields.emplace_back("thread", static_cast<int64_t>(info.tid));
-      data.fields.emplace_back("color", wait_color(reason));
+      data.fields.emplace_back(keys.category, b_.categories()[raw(category)].name);
+      data.fields.emplace_back(keys.thread, static_cast<int64_t>(info.tid));
+      data.fields.emplace_back(keys.color, wait_color(reason));
       data.cause_stack = stack;
       data.cause_ns = span.first.time_ns;
       t.name.push_back(b_.handle_for_string(reason));
       t.start_ns.push_back(span.start_ns);
       t.end_ns.push_back(span.end_ns);
       t.phase.push_back(MarkerPhase::kInterval);
-      t.category.push_back(b_.frames().category[raw(frames.back())]);
+      t.category.push_back(category);
       t.data.push_back(std::move(data));
       ++written;
     }
