@@ -445,7 +445,10 @@ TEST_F(MarkersTest, RegisteredThreadsAreSampledWhateverTheFilters) {
   o.output_path = path_;
   o.thread_filters = {"io-"};
   ASSERT_TRUE(Profiler::start(o));
-  testing::wait_for_cpu(a.native_handle(), std::chrono::milliseconds(50));
+  // Under qemu-user the sampler's first ticks are slow, and on a busy machine 50 ms of the
+  // spinning thread's CPU could pass before one of them reached it (2 runs in 15 failed so).
+  testing::wait_for_cpu(a.native_handle(),
+                        std::chrono::milliseconds(testing::emulator() ? 500 : 50));
   Collected collected = stop_and_read();
   run = false;
   a.join();
