@@ -19,11 +19,11 @@ namespace {
 
 using namespace internal;
 
-std::atomic<bool> g_spin{true};
+std::atomic<bool> g_spin_chain{true};
 
 // noipa: no clones, no inlining, so each function is one small body at its own address.
 __attribute__((noipa)) void chain_leaf() {
-  while (g_spin.load(std::memory_order_relaxed)) {
+  while (g_spin_chain.load(std::memory_order_relaxed)) {
   }
 }
 __attribute__((noipa)) void chain_middle() {
@@ -53,7 +53,7 @@ TEST(CallChainTest, SamplesHoldTheKnownChainInnermostFirst) {
   Options options;
   options.output_path = path;
   ASSERT_TRUE(Profiler::start(options));
-  g_spin = true;
+  g_spin_chain = true;
   std::atomic<uint64_t> tid{0};
   std::thread worker([&] {
     tid = current_thread_id();
@@ -62,7 +62,7 @@ TEST(CallChainTest, SamplesHoldTheKnownChainInnermostFirst) {
   // Enough of the worker's own CPU time for dozens of samples even where each sample is slow
   // (Wine on a loaded machine: several ms).
   testing::wait_for_cpu(worker.native_handle(), std::chrono::milliseconds(500));
-  g_spin = false;
+  g_spin_chain = false;
   worker.join();
   ASSERT_TRUE(Profiler::stop());
   Samples c;

@@ -23,7 +23,7 @@ namespace {
 
 using namespace internal;
 
-struct Collected : DumpVisitor {
+struct MarkerDump : DumpVisitor {
   std::vector<MarkerRecord> markers;
   std::map<uint32_t, MarkerSchemaRecord> schemas;
   std::map<uint32_t, CategoryRecord> categories;
@@ -70,9 +70,9 @@ class MarkersTest : public ::testing::Test {
     o.output_path = path_;
     ASSERT_TRUE(Profiler::start(o));
   }
-  Collected stop_and_read() {
+  MarkerDump stop_and_read() {
     EXPECT_TRUE(Profiler::stop());
-    Collected c;
+    MarkerDump c;
     EXPECT_TRUE(read_dump_file(path_, c).ok);
     return c;
   }
@@ -100,7 +100,7 @@ TEST_F(MarkersTest, InstantIntervalTypedAndTextMarkers) {
   text_marker("log", "hello world");
   INPROF_MARKER("macro-instant");
   { INPROF_SCOPED_MARKER("macro-scope"); }
-  Collected c = stop_and_read();
+  MarkerDump c = stop_and_read();
 
   const MarkerRecord* instant = c.find("instant-one");
   ASSERT_NE(instant, nullptr);
@@ -154,7 +154,7 @@ TEST_F(MarkersTest, IntervalAcrossThreadsAndUserCategories) {
   const Timestamp a = now();
   std::thread third([a] { interval_marker("measured", a, a + 1000000); });
   third.join();
-  Collected c = stop_and_read();
+  MarkerDump c = stop_and_read();
   const MarkerRecord* start_marker = nullptr;
   const MarkerRecord* end_marker = nullptr;
   for (const auto& m : c.markers) {
@@ -178,7 +178,7 @@ TEST_F(MarkersTest, NothingIsRecordedWithoutASession) {
   start();
   EXPECT_TRUE(is_recording());
   marker("during");
-  Collected c = stop_and_read();
+  MarkerDump c = stop_and_read();
   EXPECT_FALSE(is_recording());
   marker("after");
   EXPECT_EQ(c.find("before"), nullptr);
@@ -205,7 +205,7 @@ TEST_F(MarkersTest, StopWhileMarkersAreWritten) {
     // The stop lands while they write (on a loaded machine they may not run for a while).
     while (written.load() < 100) std::this_thread::yield();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    Collected c = stop_and_read();
+    MarkerDump c = stop_and_read();
     run = false;
     for (auto& w : writers) w.join();
     EXPECT_GT(c.markers.size(), 0u);
@@ -271,7 +271,7 @@ TEST_F(MarkersTest, LabelsAppearInSamplesInStackOrder) {
     testing::wait_for_cpu(worker.native_handle(), std::chrono::milliseconds(200));
     g_label_spin = false;
     worker.join();
-    Collected c = stop_and_read();
+    MarkerDump c = stop_and_read();
     for (const auto& s : c.samples) {
       if (s.tid != tid) continue;
       ++total;
@@ -301,7 +301,7 @@ TEST_F(MarkersTest, CountersBecomeTimeSeries) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   queue_length.add(10);  // just before stop(): no tick has seen it
-  Collected c = stop_and_read();
+  MarkerDump c = stop_and_read();
   uint32_t id = UINT32_MAX;
   for (const auto& [cid, rec] : c.counters) {
     if (rec.name == "queue length") id = cid;
@@ -334,7 +334,7 @@ TEST_F(MarkersTest, PausedRangesHaveNoSamplesOrMarkers) {
   ASSERT_TRUE(Profiler::resume());
   marker("after-resume");
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  Collected c = stop_and_read();
+  MarkerDump c = stop_and_read();
   ASSERT_EQ(c.pauses.size(), 1u);
   ASSERT_EQ(c.resumes.size(), 1u);
   const uint64_t p = c.pauses[0], r = c.resumes[0];
@@ -365,7 +365,7 @@ TEST_F(MarkersTest, CpuDeltasMatchWhatThreadsDid) {
   start();
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   testing::wait_for_cpu(busy.native_handle(), std::chrono::milliseconds(300));
-  Collected c = stop_and_read();
+  MarkerDump c = stop_and_read();
   const uint64_t busy_actual =
       (testing::thread_cpu_time(busy.native_handle()) - busy_before).count();
   run = false;
@@ -412,7 +412,7 @@ TEST_F(MarkersTest, ThreadFiltersSelectThreadsByName) {
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the rename happens at 60 ms
   testing::wait_for_cpu(a.native_handle(), std::chrono::milliseconds(50));
   testing::wait_for_cpu(c.native_handle(), std::chrono::milliseconds(50));
-  Collected collected = stop_and_read();
+  MarkerDump collected = stop_and_read();
   run = false;
   a.join();
   b.join();
@@ -449,7 +449,7 @@ TEST_F(MarkersTest, RegisteredThreadsAreSampledWhateverTheFilters) {
   // spinning thread's CPU could pass before one of them reached it (2 runs in 15 failed so).
   testing::wait_for_cpu(a.native_handle(),
                         std::chrono::milliseconds(testing::emulator() ? 500 : 50));
-  Collected collected = stop_and_read();
+  MarkerDump collected = stop_and_read();
   run = false;
   a.join();
   b.join();
@@ -488,9 +488,9 @@ TEST_F(MarkersTest, ForkLeavesTheParentProfilingAndTheChildClean) {
   EXPECT_TRUE(Profiler::is_running());
   marker("parent-after-fork");
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  Collected c = stop_and_read();
+  MarkerDump c = stop_and_read();
   EXPECT_NE(c.find("parent-after-fork"), nullptr);
-  Collected child;
+  MarkerDump child;
   DumpReadResult r = read_dump_file(child_path, child);
   EXPECT_TRUE(r.ok);
   EXPECT_TRUE(r.complete);

@@ -30,7 +30,7 @@ namespace {
 using internal::DumpReadResult;
 using internal::SampleRecord;
 
-struct Collected : internal::DumpVisitor {
+struct ProfilerDump : internal::DumpVisitor {
   std::vector<internal::ThreadRecord> threads, names;
   std::vector<SampleRecord> samples;
   size_t repeats = 0;
@@ -67,20 +67,20 @@ class ProfilerTest : public ::testing::Test {
     o.output_path = path_;
     return o;
   }
-  DumpReadResult read(Collected& c) { return internal::read_dump_file(path_, c); }
+  DumpReadResult read(ProfilerDump& c) { return internal::read_dump_file(path_, c); }
   std::string path_;
 };
 
-std::atomic<bool> g_spin{true};
+std::atomic<bool> g_spin_profiler{true};
 
 __attribute__((noinline)) void spin_here() {
-  while (g_spin.load(std::memory_order_relaxed)) {
+  while (g_spin_profiler.load(std::memory_order_relaxed)) {
     asm volatile("" ::: "memory");
   }
 }
 
 TEST_F(ProfilerTest, SamplesABusyThreadWhereItRuns) {
-  g_spin = true;
+  g_spin_profiler = true;
   std::atomic<uint64_t> spinner_tid{0};
   std::thread spinner([&] {
     set_thread_name("spinner");
@@ -92,12 +92,12 @@ TEST_F(ProfilerTest, SamplesABusyThreadWhereItRuns) {
   EXPECT_TRUE(Profiler::is_running());
   testing::wait_for_cpu(spinner.native_handle(), std::chrono::milliseconds(300));
   Status stopped = Profiler::stop();
-  g_spin = false;
+  g_spin_profiler = false;
   spinner.join();
   ASSERT_TRUE(stopped) << stopped.message();
   EXPECT_FALSE(Profiler::is_running());
 
-  Collected c;
+  ProfilerDump c;
   DumpReadResult r = read(c);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_TRUE(r.complete);
@@ -155,7 +155,7 @@ TEST_F(ProfilerTest, IdleThreadsAreRepeatedNotStopped) {
   ASSERT_TRUE(Profiler::start(options()));
   std::this_thread::sleep_for(std::chrono::milliseconds(600));  // the main thread sleeps
   ASSERT_TRUE(Profiler::stop());
-  Collected c;
+  ProfilerDump c;
   ASSERT_TRUE(read(c).ok);
   size_t main_samples = 0;
   uint64_t first_ns = UINT64_MAX;
@@ -241,7 +241,7 @@ TEST_F(ProfilerTest, ShortLivedThreadsAreAllInTheProfileUnderTheirOwnNames) {
     ASSERT_EQ(pthread_join(thread, nullptr), 0);
   }
   ASSERT_TRUE(Profiler::stop());
-  Collected c;
+  ProfilerDump c;
   ASSERT_TRUE(read(c).ok);
   std::map<uint64_t, std::string> names;  // the last name each thread was given in the dump
   for (const auto& t : c.threads) names[t.tid] = t.name;
@@ -291,7 +291,7 @@ TEST_F(ProfilerTest, ThreadThatMovesBetweenWaitsGetsItsNewStack) {
   sleeper.join();
   for (int fd : {first[0], first[1], second[0], second[1]}) close(fd);
 
-  Collected c;
+  ProfilerDump c;
   ASSERT_TRUE(read(c).ok);
   std::vector<std::vector<uint64_t>> stacks;
   for (const auto& s : c.samples) {
@@ -325,7 +325,7 @@ TEST_F(ProfilerTest, CompleteStacksWithoutFramePointers) {
   ASSERT_TRUE(Profiler::stop());
   unwind_target_release = 1;
   worker.join();
-  Collected c;
+  ProfilerDump c;
   ASSERT_TRUE(read(c).ok);
   size_t total = 0, complete = 0;
   for (const auto& s : c.samples) {
@@ -502,7 +502,7 @@ TEST_F(ProfilerTest, SkipsAThreadThatBlocksTheSignal) {
   ASSERT_TRUE(Profiler::stop());
   run = false;
   blocker.join();
-  Collected c;
+  ProfilerDump c;
   ASSERT_TRUE(read(c).ok);
   EXPECT_GT(c.stats.samples_given_up, 0u);
 }
@@ -515,7 +515,7 @@ TEST_F(ProfilerTest, ScopeProfilesOnlyItsScope) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_FALSE(Profiler::is_running());
-  Collected c;
+  ProfilerDump c;
   DumpReadResult r = read(c);
   ASSERT_TRUE(r.ok);
   EXPECT_TRUE(r.complete);
@@ -526,7 +526,7 @@ TEST_F(ProfilerTest, StartStopManyTimes) {
     ASSERT_TRUE(Profiler::start(options()));
     ASSERT_TRUE(Profiler::stop());
   }
-  Collected c;
+  ProfilerDump c;
   EXPECT_TRUE(read(c).complete);
 }
 
@@ -548,7 +548,7 @@ TEST_F(ProfilerTest, ItsOwnStopperThreadIsNotInTheProfile) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_FALSE(Profiler::is_running()) << "the stopper did not stop the session";
-  Collected c;
+  ProfilerDump c;
   DumpReadResult r = read(c);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_FALSE(c.threads.empty());

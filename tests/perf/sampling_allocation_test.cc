@@ -24,10 +24,10 @@
 namespace inprof::internal {
 namespace {
 
-std::atomic<bool> g_spin{true};
+std::atomic<bool> g_spin_allocating{true};
 
 __attribute__((noinline)) void spin_here() {
-  while (g_spin.load(std::memory_order_relaxed)) {
+  while (g_spin_allocating.load(std::memory_order_relaxed)) {
     asm volatile("" ::: "memory");
   }
 }
@@ -45,7 +45,7 @@ __attribute__((noinline)) void descend(int depth) {
 class Workload {
  public:
   Workload() {
-    g_spin = true;
+    g_spin_allocating = true;
     for (int i = 0; i < 2; ++i) threads_.emplace_back([] { descend(12); });
     for (int i = 0; i < 3; ++i) {
       threads_.emplace_back([this] {
@@ -55,7 +55,7 @@ class Workload {
     }
   }
   ~Workload() {
-    g_spin = false;
+    g_spin_allocating = false;
     {
       std::lock_guard lock(mutex_);
       done_ = true;

@@ -43,7 +43,7 @@ std::string temp_output(const char* what) {
       .string();
 }
 
-struct Counts : internal::DumpVisitor {
+struct WakeupCounts : internal::DumpVisitor {
   internal::StatsRecord stats;
   uint64_t markers = 0;
   void on_stats(const internal::StatsRecord& s) override { stats = s; }
@@ -97,7 +97,7 @@ void expect_a_filling_buffer_drained_in_time(bool cpu_samples) {
     std::this_thread::sleep_for(std::chrono::milliseconds(15));
   }
   ASSERT_TRUE(Profiler::stop());
-  Counts c;
+  WakeupCounts c;
   const auto result = internal::read_dump_file(path, c);
   std::filesystem::remove(path);
   ASSERT_TRUE(result.ok) << result.error;

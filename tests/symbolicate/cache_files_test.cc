@@ -31,10 +31,7 @@ std::string random_bytes(size_t n, uint32_t seed) {
   return s;
 }
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
+using symtest::write_file;
 
 // The SSE2 stripes and the portable ones compute the same value, whatever the length and
 // alignment (a cache written on one machine is read on another).

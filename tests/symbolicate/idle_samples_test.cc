@@ -18,7 +18,7 @@ using namespace inprof::internal;
 using rapidjson::SizeType;
 using rapidjson::Value;
 
-constexpr uint64_t kMs = 1'000'000;
+using symtest::kMs;
 
 class IdleSamplesTest : public ::testing::Test {
  protected:

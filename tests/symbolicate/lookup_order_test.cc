@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 using inprof::symbolicate::AddressSymbol;
 using inprof::symbolicate::ModuleSymbolizer;
 
-std::string describe(const AddressSymbol& s) {
+std::string describe_lookup(const AddressSymbol& s) {
   std::string out = s.symbol ? s.symbol->name : "-";
   for (const auto& f : s.frames) {
     out += " > " + f.function + " @" + f.file + ":" + std::to_string(f.line) + " decl " +
@@ -55,11 +55,11 @@ TEST(LookupOrder, AnswersDoNotDependOnTheOrderOfLookups) {
     auto c = ModuleSymbolizer::open(module, &why);
     ASSERT_TRUE(a && b && c) << why;
     ASSERT_TRUE(a->has_dwarf()) << path;
-    for (size_t i = 0; i < kAddresses; ++i) first[i] = describe(a->symbolize(addresses[i]));
-    for (size_t i = kAddresses; i-- > 0;) second[i] = describe(b->symbolize(addresses[i]));
+    for (size_t i = 0; i < kAddresses; ++i) first[i] = describe_lookup(a->symbolize(addresses[i]));
+    for (size_t i = kAddresses; i-- > 0;) second[i] = describe_lookup(b->symbolize(addresses[i]));
     for (size_t step : {7, 3, 1}) {  // every 7th, then every 3rd, then all: some twice
       for (size_t i = 0; i < kAddresses; i += step) {
-        third[i] = describe(c->symbolize(addresses[i]));
+        third[i] = describe_lookup(c->symbolize(addresses[i]));
       }
     }
     size_t with_inlines = 0;

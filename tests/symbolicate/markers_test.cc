@@ -17,7 +17,7 @@ using namespace inprof::internal;
 using rapidjson::Value;
 using symtest::FrameView;
 
-constexpr uint64_t kMs = 1'000'000;
+using symtest::kMs;
 
 class MarkersTest : public ::testing::Test {
  protected:

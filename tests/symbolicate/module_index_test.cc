@@ -32,7 +32,7 @@ using inprof::symbolicate::KnownUnits;
 using inprof::symbolicate::ModuleIndex;
 using inprof::symbolicate::ModuleSymbolizer;
 
-std::string describe(const AddressSymbol& s) {
+std::string describe_answer(const AddressSymbol& s) {
   std::string out = s.symbol ? s.symbol->name + " at " + std::to_string(s.symbol->vaddr) + "+" +
                                    std::to_string(s.symbol->size.value_or(~0ull))
                              : "-";
@@ -132,7 +132,7 @@ TEST(ModuleIndex, AnswersNewAddressesOfReadUnitsAsTheReaderDoes) {
       std::optional<AddressSymbol> answer = index->symbolize(vaddr);
       if (!answer) continue;
       ++answered[i % 2];
-      EXPECT_EQ(describe(*answer), describe(fresh->symbolize(vaddr)))
+      EXPECT_EQ(describe_answer(*answer), describe_answer(fresh->symbolize(vaddr)))
           << path << " " << std::hex << vaddr;
     }
     // Not all: what the index cannot vouch for (a unit whose lines libdw reads, ranges libdwfl
@@ -163,7 +163,7 @@ TEST(ModuleIndex, AReaderGivenTheKnownUnitsAnswersAsWithout) {
     EXPECT_GT(with_unit, 0u) << path;
     hinted->use_known_units(known);
     for (uint64_t vaddr : m.addresses) {
-      ASSERT_EQ(describe(hinted->symbolize(vaddr)), describe(fresh->symbolize(vaddr)))
+      ASSERT_EQ(describe_answer(hinted->symbolize(vaddr)), describe_answer(fresh->symbolize(vaddr)))
           << path << " " << std::hex << vaddr;
       ASSERT_EQ(hinted->unit_of(vaddr), fresh->unit_of(vaddr)) << path << " " << std::hex << vaddr;
     }
@@ -193,7 +193,7 @@ TEST(ModuleIndex, AReaderGivenTheKnownSymbolsAnswersAsWithout) {
     hinted->use_known_symbols(known);
     read.reset();  // the reader keeps what it was handed
     for (uint64_t vaddr : m.addresses) {
-      ASSERT_EQ(describe(hinted->symbolize(vaddr)), describe(fresh->symbolize(vaddr)))
+      ASSERT_EQ(describe_answer(hinted->symbolize(vaddr)), describe_answer(fresh->symbolize(vaddr)))
           << path << " " << std::hex << vaddr;
     }
     ModuleIndex from_hinted, from_fresh;
@@ -208,11 +208,11 @@ TEST(ModuleIndex, AReaderGivenTheKnownSymbolsAnswersAsWithout) {
   auto fresh = ModuleSymbolizer::open(m.record, &why);
   ASSERT_TRUE(reader && fresh) << why;
   const uint64_t vaddr = m.addresses[m.addresses.size() / 2];
-  const std::string before = describe(reader->symbolize(vaddr));
+  const std::string before = describe_answer(reader->symbolize(vaddr));
   reader->use_known_symbols(std::make_shared<KnownSymbols>());
-  EXPECT_EQ(describe(reader->symbolize(m.addresses[1])),
-            describe(fresh->symbolize(m.addresses[1])));
-  EXPECT_EQ(describe(reader->symbolize(vaddr)), before);
+  EXPECT_EQ(describe_answer(reader->symbolize(m.addresses[1])),
+            describe_answer(fresh->symbolize(m.addresses[1])));
+  EXPECT_EQ(describe_answer(reader->symbolize(vaddr)), before);
 }
 
 TEST(ModuleIndex, DamageNeverAnswers) {
@@ -249,7 +249,8 @@ TEST(ModuleIndex, DamageNeverAnswers) {
       for (uint64_t vaddr : m.addresses) {
         if (std::optional<AddressSymbol> answer = index->symbolize(vaddr)) {
           ++answered;
-          EXPECT_EQ(describe(*answer), describe(fresh->symbolize(vaddr))) << std::hex << vaddr;
+          EXPECT_EQ(describe_answer(*answer), describe_answer(fresh->symbolize(vaddr)))
+              << std::hex << vaddr;
         }
       }
       EXPECT_LT(answered, m.addresses.size()) << "damage at " << at << " went unnoticed";
@@ -293,7 +294,8 @@ TEST(ModuleIndex, UnitsAddedTogetherAreOneFileNamedPerUnit) {
     for (uint64_t vaddr : m.addresses) {
       if (std::optional<AddressSymbol> answer = index.symbolize(vaddr)) {
         ++answered;
-        EXPECT_EQ(describe(*answer), describe(fresh->symbolize(vaddr))) << std::hex << vaddr;
+        EXPECT_EQ(describe_answer(*answer), describe_answer(fresh->symbolize(vaddr)))
+            << std::hex << vaddr;
       }
     }
     return answered;

@@ -13,12 +13,7 @@ namespace {
 
 using namespace inprof::internal;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using symtest::read_file;
 
 class OutputsTest : public ::testing::Test {
  protected:

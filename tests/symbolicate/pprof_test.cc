@@ -20,12 +20,7 @@ namespace {
 
 using namespace inprof::internal;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using symtest::read_file;
 
 // Runs a shell command; its standard output, and its exit status in *status.
 std::string run(const std::string& command, int* status) {

@@ -18,14 +18,9 @@ namespace {
 using namespace inprof::internal;
 using rapidjson::SizeType;
 
-constexpr uint64_t kMs = 1'000'000;
+using symtest::kMs;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using symtest::read_file;
 
 class SampleTruthTest : public ::testing::Test {
  protected:

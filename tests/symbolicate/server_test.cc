@@ -74,12 +74,7 @@ std::string first_line(int fd) {
   return line;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using symtest::read_file;
 
 TEST(ProfileServer, ProfilerUrlEncodesTheProfileAddress) {
   EXPECT_EQ(inprof::symbolicate::profiler_url_for("http://127.0.0.1:8000/abc/profile.json"),

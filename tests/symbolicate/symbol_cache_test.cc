@@ -38,17 +38,9 @@ using inprof::symbolicate::SourceFrame;
 using inprof::symbolicate::SymbolCache;
 namespace fs = std::filesystem;
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using symtest::read_file;
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-}
+using symtest::write_file;
 
 // The cache files (not temporaries) under a --cache-dir.
 std::vector<std::string> cache_files(const std::string& dir) {

@@ -31,12 +31,7 @@ std::string hex(uint64_t v) {
   return text;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using symtest::read_file;
 
 // A dump of the test executable: leaf_function's first byte as a leaf, under caller_function's
 // call (a return address).

@@ -16,6 +16,12 @@
 
 namespace symtest {
 
+constexpr uint64_t kMs = 1'000'000;
+
+// A whole file's bytes ("" if it cannot be read); a file written with exactly `bytes`.
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);
+
 // A scratch directory removed at destruction.
 class TempDir {
  public:

@@ -13,7 +13,7 @@ namespace {
 using namespace inprof::internal;
 using rapidjson::SizeType;
 
-constexpr uint64_t kMs = 1'000'000;
+using symtest::kMs;
 
 class ThreadTracksTest : public ::testing::Test {
  protected:

@@ -54,7 +54,7 @@ if [[ -n $only ]]; then targets=("$only"); fi
 start=$SECONDS
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DINPROF_BUILD_FUZZERS=ON -DINPROF_BUILD_TESTS=OFF -DINPROF_BUILD_EXAMPLES=OFF \
-  -DINPROF_BUILD_BENCHMARKS=OFF -DINPROF_BUILD_TOOLS=ON >/dev/null
+  -DINPROF_BUILD_BENCHMARKS=OFF -DINPROF_BUILD_TOOLS=ON -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 echo "== fuzz: build $((SECONDS - start)) s"
 

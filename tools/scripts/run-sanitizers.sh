@@ -64,7 +64,7 @@ configure_and_build() {
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
     -DINPROF_SANITIZE="$sanitize" -DINPROF_BUILD_BENCHMARKS=OFF -DINPROF_BUILD_EXAMPLES=OFF \
-    -DINPROF_BUILD_TOOLS=ON -DINPROF_BUILD_TESTS=ON \
+    -DINPROF_BUILD_TOOLS=ON -DINPROF_BUILD_TESTS=ON -DCMAKE_UNITY_BUILD=ON \
     -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
     >/dev/null
   nice -n 5 cmake --build "$dir" -j"$jobs" --target "${targets[@]}"

@@ -33,7 +33,7 @@ step() {
 native() {
   bash "$root/tools/scripts/install-deps.sh" &&
     cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINPROF_BUILD_TESTS=ON \
-      -DINPROF_BUILD_BENCHMARKS=ON >/dev/null &&
+      -DINPROF_BUILD_BENCHMARKS=ON -DCMAKE_UNITY_BUILD=ON >/dev/null &&
     cmake --build "$build" -j"$(nproc)" &&
     (cd "$build" && ctest --output-on-failure --timeout 600 -j"$(nproc)")
 }

@@ -59,7 +59,7 @@ host_profile_check="$host_build/tests/support/profile_check"
 phase "cross-configuring $build"
 cmake -S "$root" -B "$build" \
   -DCMAKE_TOOLCHAIN_FILE="$root/cmake/toolchains/x86_64-w64-mingw32.cmake" \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
   -DINPROF_BUILD_TESTS=ON -DINPROF_BUILD_TOOLS=ON -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF \
   -DINPROF_HOST_PROFILE_CHECK="$host_profile_check" >/dev/null
 phase "building"

@@ -16,7 +16,7 @@
 namespace inprof::symbolicate {
 namespace {
 
-constexpr char kMagic[8] = {'I', 'N', 'P', 'R', 'I', 'D', 'X', '1'};
+constexpr char kModuleIndexMagic[8] = {'I', 'N', 'P', 'R', 'I', 'D', 'X', '1'};
 constexpr char kUnitMagic[8] = {'I', 'N', 'P', 'R', 'U', 'N', 'I', 'T'};
 
 // A unit's arrays are fixed-size records, read back with one copy each (a warm run decodes
@@ -215,7 +215,7 @@ UnitTree::Range StoredUnitTree::range(uint32_t i) const {
 
 std::string ModuleIndex::encode_module(std::string_view key) const {
   ByteWriter head;
-  head.out().append(kMagic, sizeof kMagic);
+  head.out().append(kModuleIndexMagic, sizeof kModuleIndexMagic);
   head.u32(kModuleIndexVersion);
   head.bytes(key);
   const Module empty;
@@ -240,14 +240,15 @@ std::string ModuleIndex::encode_module(std::string_view key) const {
 }
 
 std::optional<ModuleIndex> ModuleIndex::decode_module(std::string_view key, std::string_view all) {
-  if (all.size() < sizeof kMagic + 8 || std::memcmp(all.data(), kMagic, sizeof kMagic) != 0) {
+  if (all.size() < sizeof kModuleIndexMagic + 8 ||
+      std::memcmp(all.data(), kModuleIndexMagic, sizeof kModuleIndexMagic) != 0) {
     return std::nullopt;
   }
   uint64_t checksum;
   std::memcpy(&checksum, all.data() + all.size() - 8, 8);
   all.remove_suffix(8);
   if (fast_checksum(all.data(), all.size()) != checksum) return std::nullopt;
-  ByteReader in(all.substr(sizeof kMagic));
+  ByteReader in(all.substr(sizeof kModuleIndexMagic));
   uint32_t version;
   std::string_view stored_key;
   if (!in.u32(&version) || version != kModuleIndexVersion || !in.bytes(&stored_key) ||

@@ -10,7 +10,7 @@
 namespace inprof::symbolicate {
 namespace {
 
-constexpr char kMagic[8] = {'I', 'N', 'P', 'R', 'S', 'Y', 'M', 'C'};
+constexpr char kSymbolCacheMagic[8] = {'I', 'N', 'P', 'R', 'S', 'Y', 'M', 'C'};
 
 // Function and file names repeat across addresses: each is stored once, referred to by index.
 // Keyed by views of the strings it is given, which outlive it (the module being encoded).
@@ -82,7 +82,7 @@ std::string encode_symbol_cache(std::string_view key, const CachedModule& module
     body.u8(entry->second ? uint8_t(*entry->second) : 2);
   }
   ByteWriter file;
-  file.out().append(kMagic, sizeof kMagic);
+  file.out().append(kSymbolCacheMagic, sizeof kSymbolCacheMagic);
   file.u32(kSymbolCacheVersion);
   file.bytes(key);
   file.u32(static_cast<uint32_t>(table.strings().size()));
@@ -151,11 +151,12 @@ struct RecordPlace {
 // not wanted go to `undecoded`, their record's strings to `module.record_strings`.
 size_t decode_record(std::string_view key, std::string_view bytes, const RecordPlace& place,
                      CachedModule& module, std::vector<CachedModule::Undecoded>& undecoded) {
-  if (bytes.size() < sizeof kMagic + 8 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0) {
+  if (bytes.size() < sizeof kSymbolCacheMagic + 8 ||
+      std::memcmp(bytes.data(), kSymbolCacheMagic, sizeof kSymbolCacheMagic) != 0) {
     return 0;
   }
   // Parsed first (every read is bounded), then checked: the record's end is where parsing ends.
-  ByteReader in(bytes.substr(sizeof kMagic));
+  ByteReader in(bytes.substr(sizeof kSymbolCacheMagic));
   uint32_t version, string_count;
   std::string_view stored_key;
   if (!in.u32(&version) || version != kSymbolCacheVersion || !in.bytes(&stored_key) ||
@@ -180,7 +181,8 @@ size_t decode_record(std::string_view key, std::string_view bytes, const RecordP
     if (place.wanted) {
       wanted = std::lower_bound(wanted, place.wanted->end(), vaddr);
       if (wanted == place.wanted->end() || *wanted != vaddr) {
-        undecoded.push_back({vaddr, place.number, place.start + sizeof kMagic + in.position()});
+        undecoded.push_back(
+            {vaddr, place.number, place.start + sizeof kSymbolCacheMagic + in.position()});
         if (!read_symbol(in, strings, nullptr)) return 0;
         continue;
       }
@@ -207,7 +209,7 @@ size_t decode_record(std::string_view key, std::string_view bytes, const RecordP
     if (site < 2) value = site == 1;
     if (!module.syscall_sites.emplace(vaddr, value).second) return 0;
   }
-  const size_t checked = sizeof kMagic + in.position();
+  const size_t checked = sizeof kSymbolCacheMagic + in.position();
   uint64_t checksum;
   if (!in.u64(&checksum) || fast_checksum(bytes.data(), checked) != checksum) return 0;
   if (undecoded.size() > undecoded_before) {  // its strings are needed to decode those later
