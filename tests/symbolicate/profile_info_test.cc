@@ -101,10 +101,6 @@ TEST_F(ProfileInfoTest, AnOlderProcessRecordStillReads) {
   EXPECT_EQ(extra("Operating system"), "(none)");
 }
 
-}  // namespace
-
-namespace {
-
 StatsRecord overhead_stats(uint64_t time_ns, uint64_t ticks, uint64_t sampler_cpu_ns,
                            uint64_t profiler_cpu_ns) {
   StatsRecord s{};
@@ -118,8 +114,6 @@ StatsRecord overhead_stats(uint64_t time_ns, uint64_t ticks, uint64_t sampler_cp
   s.tick_interval_max_ns = 1'500'000;
   return s;
 }
-
-}  // namespace
 
 // What the profiler cost (issue 40): Profile Info's "Profiler overhead" from the dump's
 // statistics, one row per period between two of them.
@@ -213,3 +207,5 @@ TEST_F(ProfileInfoTest, NoProfilerOverheadFromAnOlderDump) {
   convert();
   EXPECT_EQ(doc_["profilerOverhead"].Size(), 0u);
 }
+
+}  // namespace
