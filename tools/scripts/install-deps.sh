@@ -5,6 +5,8 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config
+  # The test command's builds use Ninja (better parallel across targets than make: see run-tests.sh).
+  ninja-build
   libzstd-dev libdw-dev libelf-dev rapidjson-dev
   # symbolicate --open: the assembly view's disassembler (/asm/v1)
   libcapstone-dev

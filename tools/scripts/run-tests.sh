@@ -31,9 +31,14 @@ step() {
 }
 
 native() {
-  bash "$root/tools/scripts/install-deps.sh" &&
-    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINPROF_BUILD_TESTS=ON \
-      -DINPROF_BUILD_BENCHMARKS=ON -DCMAKE_UNITY_BUILD=ON >/dev/null &&
+  bash "$root/tools/scripts/install-deps.sh" || return 1
+  # Every build tree this run creates (each step's, and the consumers' in the tests) uses Ninja,
+  # which compiles a target's sources while the targets it links are still linking: with unity
+  # builds' few large sources, make left a core idle for much of each build. A tree configured
+  # before keeps its generator (CMake ignores this for an existing cache).
+  if command -v ninja >/dev/null; then export CMAKE_GENERATOR=Ninja; fi
+  cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINPROF_BUILD_TESTS=ON \
+    -DINPROF_BUILD_BENCHMARKS=ON -DCMAKE_UNITY_BUILD=ON >/dev/null &&
     cmake --build "$build" -j"$(nproc)" &&
     (cd "$build" && ctest --output-on-failure --timeout 600 -j"$(nproc)")
 }
