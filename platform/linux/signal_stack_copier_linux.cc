@@ -193,7 +193,8 @@ class SignalStackCopier final : public StackCopier {
   CopyResult copy(uint64_t tid, StackSnapshot& out) override {
     const uint64_t cpu_before = thread_cpu_ns(tid);
     if (cpu_before == UINT64_MAX) return CopyResult::kThreadGone;
-    const std::optional<ThreadSyscallState> before = read_thread_syscall_state(tid);
+    ThreadSyscallFile syscall_file(tid);
+    const std::optional<ThreadSyscallState> before = syscall_file.read();
     if (!before) return CopyResult::kThreadGone;
     // On a CPU or waiting for one (/proc says "running" for both): only its own timer may stop
     // it. Asleep in a system call, or stopped outside one (a page fault, a stop signal): its
@@ -217,10 +218,11 @@ class SignalStackCopier final : public StackCopier {
     // than a lone PC.
     if (!out.stack_found) return CopyResult::kFailed;
     out.label_count = copy_labels(out.label_source, out.label_owner, out.labels, kMaxLabelDepth);
-    // Consistent only if it never left the kernel meanwhile: had it run at all, even to enter
-    // the same call again, its CPU clock would have moved (the kernel counts a thread on a CPU
-    // to the nanosecond when asked). A second read of its /proc file said no more than that.
-    if (thread_cpu_ns(tid) != cpu_before) return CopyResult::kRunning;
+    // Consistent only if it never left the kernel meanwhile.
+    const std::optional<ThreadSyscallState> after = syscall_file.read();
+    if (!after || !(*after == *before) || thread_cpu_ns(tid) != cpu_before) {
+      return CopyResult::kRunning;
+    }
     // What it waits on, when that is a descriptor: after the copy (the thread sleeps on; this
     // only names the descriptor as it is now).
     if (out.wait_call >= 0 && waits_on_descriptor(out.wait_call)) {

@@ -120,6 +120,20 @@ std::optional<ThreadSyscallState> read_thread_syscall_state(uint64_t tid) {
   return parse_syscall_state(text);
 }
 
+ThreadSyscallFile::ThreadSyscallFile(uint64_t tid) {
+  const TaskFile file = task_file(tid, "syscall");
+  file_ = OwnedFd(file.directory, file.path, O_RDONLY);
+}
+
+std::optional<ThreadSyscallState> ThreadSyscallFile::read() {
+  char text[256];
+  // One record, given whole to a read large enough (as read_small_file).
+  const ssize_t n = file_.pread(text, sizeof(text) - 1, 0);
+  if (n <= 0) return std::nullopt;
+  text[n] = '\0';
+  return parse_syscall_state(text);
+}
+
 std::optional<char> read_thread_state(uint64_t tid) {
   char text[512];
   if (read_task_file(tid, "stat", text, sizeof(text)) <= 0) return std::nullopt;

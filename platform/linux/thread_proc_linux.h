@@ -1,14 +1,16 @@
 // What /proc says about one thread of this process, read without keeping anything open (no
 // descriptor per thread: a program with thousands of threads keeps all of its descriptors).
-// Called from the sampler thread only; each call opens, reads and closes one small file.
+// Called from the sampler thread only; each call opens, reads and closes one small file (a
+// ThreadSyscallFile lives for one copy).
 #ifndef INPROF_PLATFORM_LINUX_THREAD_PROC_LINUX_H_
 #define INPROF_PLATFORM_LINUX_THREAD_PROC_LINUX_H_
 
-#include <sys/types.h>
 #include <time.h>
 
 #include <cstdint>
 #include <optional>
+
+#include "owned_fd_linux.h"
 
 namespace inprof::internal {
 
@@ -47,6 +49,18 @@ struct ThreadSyscallState {
   bool operator==(const ThreadSyscallState&) const = default;
 };
 std::optional<ThreadSyscallState> read_thread_syscall_state(uint64_t tid);
+
+// The same file held open for the length of one copy, read from its start each time: before the
+// copy and after it, with one open (most of what a burst of new threads cost the sampler was
+// opening /proc files).
+class ThreadSyscallFile {
+ public:
+  explicit ThreadSyscallFile(uint64_t tid);
+  std::optional<ThreadSyscallState> read();
+
+ private:
+  OwnedFd file_;
+};
 
 // From /proc/self/task/TID/stat: its scheduler state, 'R' (running or runnable), 'S', 'D'...
 std::optional<char> read_thread_state(uint64_t tid);
