@@ -15,6 +15,10 @@ inline constexpr uint64_t kFullListingPeriodNs = 100000000;
 // threads born to unwatched ones as another ended: at 2,000 threads, listing every 100 ms was a
 // sixth of what the sampler spent.
 inline constexpr uint64_t kWatchedFullListingPeriodNs = 1000000000;
+// Where every thread descends from the one the records were opened on (a preloaded session),
+// the records name every start and end, and a loss of any asks for a listing at once: the
+// periodic one is only a safety net (at 10,000 threads each cost the sampler ~15 ms).
+inline constexpr uint64_t kAllWatchedFullListingPeriodNs = 10000000000;
 // Without CPU samples a tick lists threads (for their names and ends: an allocating thread is
 // added when its first allocation is drained) and drains the allocation pool, which wakes the
 // sampler itself when half full.
