@@ -32,10 +32,18 @@ void ThreadVisitor::refresh(uint64_t now) {
     const bool full_due = now - last_full_listing_ns_ >= full_period;
     // Records were lost: one listing finds the threads whose start or end they held.
     const bool records_incomplete = every_thread_watched_ && !threads_known_by_records_;
-    const bool list_changes = !threads_known_by_records_ || program_may_have_ended();
+    // No thread of the program is known: a listing tells whether its last has ended. (Not the
+    // count: an ended main thread, a zombie, is still counted, so the program's end by
+    // pthread_exit() left the count as the last listing had it, and the process waited for the
+    // next full listing, 10 s.)
+    const bool ended_maybe = program_may_have_ended();
+    const bool list_changes = !threads_known_by_records_;
     std::optional<uint64_t> count;
-    if (list_changes && !full_due && !records_incomplete) count = lister_->thread_count();
-    if (full_due || records_incomplete || (list_changes && (!count || *count != tids_.size()))) {
+    if (list_changes && !full_due && !records_incomplete && !ended_maybe) {
+      count = lister_->thread_count();
+    }
+    if (full_due || records_incomplete || ended_maybe ||
+        (list_changes && (!count || *count != tids_.size()))) {
       last_full_listing_ns_ = now;
       refresh_threads(now);
     }
@@ -118,8 +126,12 @@ bool ThreadVisitor::program_has_threads() const {
 }
 
 bool ThreadVisitor::program_may_have_ended() const {
-  // The sampler knows no thread of the program (its last ended): a listing tells.
-  return program_ended_ && threads_.empty();
+  // The sampler knows no thread of the program (its last ended) but perhaps the main thread
+  // after its end record (main() called pthread_exit(); a listing may show it again, a
+  // zombie): a listing tells.
+  if (!program_ended_) return false;
+  if (threads_.empty()) return true;
+  return main_thread_ended_ && threads_.size() == 1 && threads_.begin()->first == process_id();
 }
 
 void ThreadVisitor::refresh_threads(uint64_t now) {
@@ -283,6 +295,7 @@ void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
       break;
     case Kind::kEnded:
       activity->ended = true;  // forgotten after this drain, unless it was listed meanwhile
+      if (record.tid == process_id()) main_thread_ended_ = true;
       if (it != threads_.end()) ending_.push_back(record.tid);
       break;
     case Kind::kNamed:

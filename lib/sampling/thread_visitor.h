@@ -132,6 +132,7 @@ class ThreadVisitor {
   std::vector<uint64_t> ending_;  // listed threads whose end record came (drain_activity())
   std::vector<uint64_t> tids_;    // scratch for the listing
   std::function<void()> program_ended_;
+  bool main_thread_ended_ = false;  // its end record came (main() called pthread_exit())
 
   uint64_t tick_count_ = 0;
   uint64_t names_generation_ = ~uint64_t(0);
