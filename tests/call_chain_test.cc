@@ -21,16 +21,22 @@ using namespace internal;
 
 std::atomic<bool> g_spin_chain{true};
 
-// noipa: no clones, no inlining, so each function is one small body at its own address.
-__attribute__((noipa)) void chain_leaf() {
+// noipa: no clones, no inlining, so each function is one small body at its own address (clang,
+// which has no noipa, neither clones nor inlines a noinline function).
+#if defined(__clang__)
+#define INPROF_NOIPA noinline
+#else
+#define INPROF_NOIPA noipa
+#endif
+__attribute__((INPROF_NOIPA)) void chain_leaf() {
   while (g_spin_chain.load(std::memory_order_relaxed)) {
   }
 }
-__attribute__((noipa)) void chain_middle() {
+__attribute__((INPROF_NOIPA)) void chain_middle() {
   chain_leaf();
   asm volatile("" ::: "memory");  // a call, not a tail jump
 }
-__attribute__((noipa)) void chain_outer() {
+__attribute__((INPROF_NOIPA)) void chain_outer() {
   chain_middle();
   asm volatile("" ::: "memory");
 }

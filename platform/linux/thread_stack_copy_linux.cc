@@ -32,9 +32,14 @@ StackTop stack_top(const StackRegion& region, uint64_t sp) {
 }
 
 // Plain word loop. Not memcpy: sanitizers intercept memcpy and would flag reads of stack
-// redzones; the attributes keep the compiler from turning the loop back into memcpy.
-__attribute__((no_sanitize("address", "thread", "undefined"),
-               optimize("no-tree-loop-distribute-patterns"))) void
+// redzones; the attributes keep the compiler from turning the loop back into memcpy (each
+// compiler's own way of saying so: clang has no optimize attribute).
+#if defined(__clang__)
+#define INPROF_NOT_MEMCPY no_builtin("memcpy")
+#else
+#define INPROF_NOT_MEMCPY optimize("no-tree-loop-distribute-patterns")
+#endif
+__attribute__((no_sanitize("address", "thread", "undefined"), INPROF_NOT_MEMCPY)) void
 copy_words(uint8_t* dst, const uint8_t* src, size_t n) {
   size_t words = n / 8;
   auto* d = reinterpret_cast<uint64_t*>(dst);
@@ -42,6 +47,7 @@ copy_words(uint8_t* dst, const uint8_t* src, size_t n) {
   for (size_t i = 0; i < words; ++i) d[i] = s[i];
   for (size_t i = words * 8; i < n; ++i) dst[i] = src[i];
 }
+#undef INPROF_NOT_MEMCPY
 
 // The kernel copies [address, address + n) and stops at the first unmapped page. Bytes copied,
 // or -1 if the call itself is refused.

@@ -61,6 +61,7 @@ class ProfileCheckerTest : public ::testing::Test {
     Pointer(pointer).Set(doc_, rapidjson::Value(v, doc_.GetAllocator()));
   }
   void set(const char* pointer, int v) { Pointer(pointer).Set(doc_, v); }
+  void set(const char* pointer, double v) { Pointer(pointer).Set(doc_, v); }
   void set(const char* pointer, const char* v) { Pointer(pointer).Set(doc_, v); }
   void set_null(const char* pointer) { Pointer(pointer).Set(doc_, rapidjson::Value()); }
   void erase(const char* pointer) { ASSERT_TRUE(Pointer(pointer).Erase(doc_)) << pointer; }

@@ -259,9 +259,10 @@ Outcome walk(const std::string& llvm, const std::string& label, const std::strin
   }
   std::sort(addresses.begin(), addresses.end());
   addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
-  addresses.erase(std::remove_if(addresses.begin(), addresses.end(),
-                                 [&](uint64_t a) { return a >= text + text_size; }),
-                  addresses.end());
+  addresses.erase(
+      std::remove_if(addresses.begin(), addresses.end(),
+                     [text_end = text + text_size](uint64_t a) { return a >= text_end; }),
+      addresses.end());
 
   std::string list =
       fs::temp_directory_path() / ("llvm-agreement-" + label + "-" + std::to_string(getpid()));

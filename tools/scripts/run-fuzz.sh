@@ -52,7 +52,11 @@ targets=(fuzz_dump_reader fuzz_dump_records fuzz_symbolicate_profile fuzz_jit_ma
 if [[ -n $only ]]; then targets=("$only"); fi
 
 start=$SECONDS
+# -O1 with line tables only, as OSS-Fuzz builds: a finding's stack still says file:line, the
+# build takes a third less time than -O2 -g.
 CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
   -DINPROF_BUILD_FUZZERS=ON -DINPROF_BUILD_TESTS=OFF -DINPROF_BUILD_EXAMPLES=OFF \
   -DINPROF_BUILD_BENCHMARKS=OFF -DINPROF_BUILD_TOOLS=ON -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"

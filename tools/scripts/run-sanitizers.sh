@@ -51,13 +51,14 @@ targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_c
 # do, which a sanitizer's own allocator does not allow), and the allocation end-to-end and linked
 # tests (they load the allocation interposer, which a sanitizer's own malloc replacement would
 # fight; the linked program is not built here), the torture suite run with that interposer
-# linked (torture_allocations_*: the same reason) and the C API rotation program (not built here,
-# like c_api_features).
+# linked (torture_allocations_*: the same reason), the C API rotation program (not built here,
+# like c_api_features) and the documentation checks (links, and snippets compiled by the compiler,
+# untouched by the sanitizer).
 never_here=('e2e_.*' 'consumer_.*' 'preload_.*' 'perf\..*' 'inprof_perf_tests.*' disabled_build
             disabled_build_c 'example_.*' 'transparency_.*' 'launcher_.*' shared_library_exports
             shared_library_dependencies
             c_api_features c_api_rotation 'truth_.*' 'mach\..*' 'mach_backend_tests.*'
-            'allocations_.*' 'torture_allocations_.*')
+            'allocations_.*' 'torture_allocations_.*' 'docs_.*')
 
 configure_and_build() {
   local dir=$1 sanitize=$2 flags=$3
