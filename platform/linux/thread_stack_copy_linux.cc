@@ -39,8 +39,8 @@ StackTop stack_top(const StackRegion& region, uint64_t sp) {
 #else
 #define INPROF_NOT_MEMCPY optimize("no-tree-loop-distribute-patterns")
 #endif
-__attribute__((no_sanitize("address", "thread", "undefined"), INPROF_NOT_MEMCPY)) void
-copy_words(uint8_t* dst, const uint8_t* src, size_t n) {
+__attribute__((no_sanitize("address", "thread", "undefined"), INPROF_NOT_MEMCPY)) void copy_words(
+    uint8_t* dst, const uint8_t* src, size_t n) {
   size_t words = n / 8;
   auto* d = reinterpret_cast<uint64_t*>(dst);
   auto* s = reinterpret_cast<const volatile uint64_t*>(src);
