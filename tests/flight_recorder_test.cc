@@ -266,7 +266,8 @@ TEST_F(FlightRecorderTest, CaptureToAnUnwritablePathFailsAndSamplingGoesOn) {
 // Thread churn and a marker storm over a small ring: the metadata kept for captures stays
 // bounded (old ended threads are pruned) and so does the process's memory.
 TEST_F(FlightRecorderTest, MemoryStaysFlatOverALongRun) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_ADDRESS__) || defined(INPROF_ASAN) || defined(__SANITIZE_THREAD__) || \
+    defined(INPROF_TSAN)
   GTEST_SKIP()
       << "a sanitizer's allocator keeps freed memory (quarantine, shadow): RSS says nothing";
 #endif

@@ -56,7 +56,7 @@ void close_all_but(int keep) {
 }  // namespace
 
 bool use_private_descriptor_table(int keep) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__) || defined(INPROF_TSAN)
   // ThreadSanitizer keeps one descriptor table per process: the same number opened in the
   // sampler's table and closed in the writer's (two files) is reported as a race. Its builds
   // take the shared table's way (every descriptor checked before use), which it can follow.

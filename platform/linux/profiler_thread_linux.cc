@@ -14,7 +14,8 @@
 namespace inprof::internal {
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_ADDRESS__) || defined(INPROF_ASAN) || defined(__SANITIZE_THREAD__) || \
+    defined(INPROF_TSAN)
 constexpr size_t kStackBytes = size_t{4} << 20;  // sanitizers' frames are several times larger
 #else
 constexpr size_t kStackBytes = size_t{256} << 10;

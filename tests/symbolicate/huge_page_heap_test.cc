@@ -43,7 +43,8 @@ std::string vm_flags_at(const void* p) {
 }
 
 TEST(HugePageHeap, MainHeapAndAWorkersArenaAreAdvised) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_ADDRESS__) || defined(INPROF_ASAN) || defined(__SANITIZE_THREAD__) || \
+    defined(INPROF_TSAN)
   GTEST_SKIP() << "a sanitizer's allocator replaces glibc's: no heap is advised";
 #endif
   if (!huge_pages_on()) GTEST_SKIP() << "transparent huge pages are off: no advice given";

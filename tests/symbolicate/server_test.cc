@@ -194,7 +194,8 @@ TEST(ProfileServer, ServesTheProfileOnlyUnderItsTokenAndStopsOnSigint) {
 // environment it was started with) is the caller's, and its /proc/PID/smaps shows the heap
 // advised (VmFlags "hg").
 TEST(ProfileServer, AdvisesItsHeapForHugePagesWithoutARestart) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_ADDRESS__) || defined(INPROF_ASAN) || defined(__SANITIZE_THREAD__) || \
+    defined(INPROF_TSAN)
   GTEST_SKIP() << "a sanitizer's allocator replaces glibc's: no heap is advised";
 #endif
   std::ifstream thp("/sys/kernel/mm/transparent_hugepage/enabled");

@@ -180,7 +180,7 @@ int run(CliArgs& a) {
   std::string temporary;
   if (int status = create_temporary_output(a, &temporary); status != kGoOn) return status;
   a.run.exiting_after = !a.open;  // --open serves the file for a while after
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(INPROF_ASAN)
   a.run.exiting_after = false;  // LeakSanitizer would report the tables left to the OS
 #endif
 #if defined(_WIN32)

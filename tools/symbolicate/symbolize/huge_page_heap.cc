@@ -17,7 +17,8 @@
 namespace inprof::symbolicate {
 
 // Under a sanitizer malloc is the sanitizer's, not glibc's: no main heap or arenas to advise.
-#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__) && !defined(INPROF_ASAN) && \
+    !defined(__SANITIZE_THREAD__) && !defined(INPROF_TSAN)
 namespace {
 
 // The main heap grown ahead and advised: a short-lived tool's tables (libdw's, the profile's)
