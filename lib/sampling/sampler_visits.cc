@@ -52,7 +52,7 @@ bool Sampler::repeat_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t no
   if (!state.activity.watched || state.activity.resync) return false;
   const bool ran = state.activity.on_cpu || state.activity.switched_on;
   write_wait_end(tid, state);
-  if (ran || !state.has_stack || !state.last_cpu_ns) return false;
+  if (ran || !state.has_stack || !state.last_cpu_ns || state.sleep_stack_due) return false;
   // Off every CPU since its last check, as the kernel's records say: its stack and CPU time
   // are what they were, known without asking its clock (most of what 1,000 sleeping
   // threads cost the sampler).
@@ -70,7 +70,8 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   state.observe_cpu(cpu, now);
   std::optional<uint64_t> cpu_delta;
   if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
-  state.ran_since_tick = !(state.has_stack && cpu_delta == 0u);
+  // (A stack its timer or ring took while it ran is not where it sleeps: copied once.)
+  state.ran_since_tick = !(state.has_stack && cpu_delta == 0u && !state.sleep_stack_due);
   if (state.activity.watched && cpu_delta == 0u) {
     // It has not run since its last check, so it is off every CPU, and from now on its records
     // say when it is switched on again (records were lost, or none came yet: a thread listed
@@ -108,8 +109,10 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     note_timeout(state);
     return;
   }
+  if (copied == CopyResult::kFailed) state.sleep_stack_due = false;  // unreadable: not again
   if (copied != CopyResult::kOk) return;
   state.timeouts = 0;
+  state.sleep_stack_due = false;
   write_copy(tid, state, now, *cpu, cpu_delta);
 }
 

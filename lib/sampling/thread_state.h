@@ -65,11 +65,14 @@ struct ThreadState {
   uint64_t drained_at_tick = 0;             // `drained` at the last tick
   uint64_t answered_at_tick = 0;            // self_counts.answered at the last tick
   uint64_t last_sp = 0;                     // its SP in its last snapshot (0: none yet)
-  uint32_t arm_refusals = 0;                // consecutive times it could not get a timer
-  uint64_t arm_after_tick = 0;              // no new attempt before this tick
-  uint64_t first_seen_ns = 0;               // when the sampler first listed it
-  uint64_t last_ran_ns = 0;    // the last tick that found its CPU time grown (with a timer)
-  uint32_t os_name_reads = 0;  // its OS name was read this many times; again from:
+  // Its last stack is one its timer or ring took while it ran, and none was copied since: where
+  // it sleeps now is not known yet, so a tick that finds it asleep copies it rather than repeat.
+  bool sleep_stack_due = false;
+  uint32_t arm_refusals = 0;    // consecutive times it could not get a timer
+  uint64_t arm_after_tick = 0;  // no new attempt before this tick
+  uint64_t first_seen_ns = 0;   // when the sampler first listed it
+  uint64_t last_ran_ns = 0;     // the last tick that found its CPU time grown (with a timer)
+  uint32_t os_name_reads = 0;   // its OS name was read this many times; again from:
   uint64_t next_os_name_ns = 0;
   // Asleep at its last checks: its CPU clock is read again only from this time (backing off).
   uint32_t idle_checks = 0;
