@@ -72,6 +72,23 @@ class ThreadVisitorEnd : public ::testing::Test {
     visitor_.end_tick();
   }
   void record(Kind kind, uint64_t tid) { os_.records.push_back({kind, tid, now_}); }
+  // main() starts the worker, then calls pthread_exit(): its end record comes, it stays listed.
+  void start_worker_then_end_main() {
+    record(Kind::kCreated, worker_);
+    os_.tids = {main_, worker_};
+    tick();
+    record(Kind::kEnded, main_);
+    os_.ended.insert(main_);
+    tick();
+    tick();
+  }
+  // The worker, the program's last thread, ends: how many calls of program_ended within 5 ticks.
+  int end_worker() {
+    record(Kind::kEnded, worker_);
+    os_.tids = {main_};
+    for (int i = 0; i < 5 && program_ended_ == 0; ++i) tick();
+    return program_ended_;
+  }
 
   const uint64_t main_ = process_id();
   const uint64_t worker_ = main_ + 1;
@@ -90,39 +107,21 @@ class ThreadVisitorEnd : public ::testing::Test {
 // that no thread of the program is left, and it must come at once, not at the next periodic
 // full listing (the process would live on that long).
 TEST_F(ThreadVisitorEnd, TheLastThreadsEndIsSeenWithinTicks) {
-  record(Kind::kCreated, worker_);
-  os_.tids = {main_, worker_};
-  tick();
-  record(Kind::kEnded, main_);
-  os_.ended.insert(main_);
-  tick();
-  tick();
+  start_worker_then_end_main();
   EXPECT_EQ(program_ended_, 0);
-  record(Kind::kEnded, worker_);
-  os_.tids = {main_};
-  for (int i = 0; i < 5 && program_ended_ == 0; ++i) tick();
-  EXPECT_EQ(program_ended_, 1);
+  EXPECT_EQ(end_worker(), 1);
 }
 
 // The same after records were lost: the listing that follows shows the ended main thread again
 // (a zombie), so the sampler knows it as a thread; it still counts as no thread of the program.
 TEST_F(ThreadVisitorEnd, AnEndedMainThreadListedAgainIsNoThreadOfTheProgram) {
-  record(Kind::kCreated, worker_);
-  os_.tids = {main_, worker_};
-  tick();
-  record(Kind::kEnded, main_);
-  os_.ended.insert(main_);
-  tick();
-  tick();
+  start_worker_then_end_main();
   record(Kind::kLost, 0);
   tick();
   tick();
   EXPECT_EQ(program_ended_, 0);
   EXPECT_EQ(visitor_.threads().count(main_), 1u);  // listed again
-  record(Kind::kEnded, worker_);
-  os_.tids = {main_};
-  for (int i = 0; i < 5 && program_ended_ == 0; ++i) tick();
-  EXPECT_EQ(program_ended_, 1);
+  EXPECT_EQ(end_worker(), 1);
 }
 
 // While the program has a thread, no listing is made for it beyond the periodic ones.
