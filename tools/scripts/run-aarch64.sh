@@ -5,7 +5,11 @@
 # Firefox Profiler's own code). Runs on a fresh Debian 12 amd64 machine as root; installs only
 # what is missing.
 #
-#   tools/scripts/run-aarch64.sh
+#   tools/scripts/run-aarch64.sh [--build-only]
+#
+# --build-only: install what is missing and make the cross build, nothing else: not the host's
+#               symbolicate and profile_check, whose build tree may be busy (run-tests.sh
+#               builds ahead in the background while its native build and tests run)
 #
 # INPROF_AARCH64_BUILD_DIR  the cross build (default: build-aarch64)
 # INPROF_HOST_BUILD_DIR     a native build that provides symbolicate and profile_check, which read
@@ -16,6 +20,8 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${INPROF_AARCH64_BUILD_DIR:-$root/build-aarch64}"
 host_build="${INPROF_HOST_BUILD_DIR:-$root/build}"
 jobs="$(nproc)"
+build_only=0
+if [[ ${1:-} == --build-only ]]; then build_only=1; fi
 started=$SECONDS
 phase() { echo "run-aarch64: [$((SECONDS - started)) s] $*"; }
 
@@ -62,12 +68,14 @@ fi
 # --- host tools ----------------------------------------------------------------------------------
 # symbolicate reads foreign-architecture ELF (libdwfl), so the build machine's own converts the
 # aarch64 dumps; profile_check checks its JSON.
-phase "host symbolicate and profile_check in $host_build"
-if [ ! -f "$host_build/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$host_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINPROF_BUILD_TESTS=ON \
-    -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF >/dev/null
+if ((build_only == 0)); then
+  phase "host symbolicate and profile_check in $host_build"
+  if [ ! -f "$host_build/CMakeCache.txt" ]; then
+    cmake -S "$root" -B "$host_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINPROF_BUILD_TESTS=ON \
+      -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF >/dev/null
+  fi
+  cmake --build "$host_build" -j"$jobs" --target symbolicate profile_check >/dev/null
 fi
-cmake --build "$host_build" -j"$jobs" --target symbolicate profile_check >/dev/null
 host_symbolicate="$host_build/tools/symbolicate/symbolicate"
 host_profile_check="$host_build/tests/support/profile_check"
 
@@ -84,6 +92,7 @@ phase "building"
 cmake --build "$build" -j"$jobs" --target \
   inprof_unit_tests unwind_targets disabled_build profile_checker_test e2e_target \
   mach_backend_tests
+((build_only)) && { phase "built"; exit 0; }
 
 # --- tests under qemu-user ----------------------------------------------------------------------
 # Not run here, each for a reason of the emulator (documented, not silent):

@@ -9,6 +9,8 @@
 #   --target NAME only this target (default: all of them)
 #   --merge       afterwards, fold what the run found into tests/fuzz/corpus/<target>
 #                 (minimised with -merge=1; for maintainers, not CI)
+#   --build-only  install what is missing and build the targets, nothing else (run-tests.sh
+#                 builds ahead in the background)
 # The per-target execution count ("Done N runs") is printed at the end.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -17,6 +19,7 @@ only=
 build="$root/build-fuzz"
 work=
 merge=0
+build_only=0
 while (($#)); do
   case "$1" in
     --seconds) seconds=$2; shift 2 ;;
@@ -24,6 +27,7 @@ while (($#)); do
     --build-dir) build=$2; shift 2 ;;
     --work-dir) work=$2; shift 2 ;;
     --merge) merge=1; shift ;;
+    --build-only) build_only=1; shift ;;
     *) echo "run-fuzz.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -61,6 +65,7 @@ CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWi
   -DINPROF_BUILD_BENCHMARKS=OFF -DINPROF_BUILD_TOOLS=ON -DCMAKE_UNITY_BUILD=ON >/dev/null
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 echo "== fuzz: build $((SECONDS - start)) s"
+((build_only)) && exit 0
 
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1:abort_on_error=1:print_stacktrace=1:suppressions=$root/tests/sanitizers/ubsan.supp"

@@ -3,10 +3,11 @@
 # the unit tests, the symbolicate tests, the profile checker's tests, the output-safety tests and
 # the torture scenarios.
 #
-#   run-sanitizers.sh [asan|tsan|all]      (default: all)
+#   run-sanitizers.sh [--build-only] [asan|tsan|all]      (default: all)
 #
 #   asan: ASan + UBSan in build-asan; any report, leak or undefined behaviour fails the run.
 #   tsan: TSan in build-tsan; any data race fails the run.
+#   --build-only: configure and build, run nothing (run-tests.sh builds ahead in the background).
 # Each job is meant to take at most ~10 minutes on 2 cores (build + tests), so it is lean:
 #   - only the targets its tests need are built (no examples, benchmarks, launcher, fuzzers);
 #   - -O1 -g1 instead of RelWithDebInfo's -O2 -g: the sanitizers' own recommendation for
@@ -25,6 +26,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build_root="${INPROF_SANITIZER_BUILD_ROOT:-$root}"
+build_only=0
+if [[ ${1:-} == --build-only ]]; then build_only=1; shift; fi
 which="${1:-all}"
 jobs="${INPROF_JOBS:-$(nproc)}"
 supp="$root/tests/sanitizers"
@@ -91,6 +94,7 @@ run_asan() {
   configure_and_build "$dir" "address,undefined" \
     "-fno-sanitize-recover=all -fsanitize-recover=pointer-overflow"
   local built=$((SECONDS - start))
+  ((build_only)) && return 0
   # abort_on_error: a report is a death by SIGABRT, which every runner counts as a failure.
   export ASAN_OPTIONS="halt_on_error=1:abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=0:suppressions=$supp/asan.supp"
   export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
@@ -117,6 +121,7 @@ run_tsan() {
   local dir="$build_root/build-tsan" start=$SECONDS
   configure_and_build "$dir" "thread" ""
   local built=$((SECONDS - start))
+  ((build_only)) && return 0
   export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"
   # TSan runs a signal handler only when the thread next enters libc (or blocks), so what needs
   # the sampling signal answered promptly by a thread that computes without calling libc, or a

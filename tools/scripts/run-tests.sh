@@ -30,6 +30,81 @@ step() {
   fi
 }
 
+# Builds ahead: the later steps' builds (each in its own tree) run in the background at the
+# lowest priority from the start of the native build, on the CPU the native build and its tests
+# leave idle (links, the tests that run alone, waits); a test sees them as it sees any busy
+# machine, and a CI run is shorter by most of their time. Each later step waits for its own build
+# and then runs as before: its build finds nothing left to do, or fails again with its messages.
+ahead_pid=
+ahead_dir=
+start_builds_ahead() {
+  ahead_dir="$build/builds-ahead"
+  rm -rf "$ahead_dir" && mkdir -p "$ahead_dir" || return 0
+  local scripts="$root/tools/scripts"
+  (
+    ahead fuzz bash "$scripts/run-fuzz.sh" --build-only
+    ahead macos env INPROF_SKIP_INSTALL=1 bash "$scripts/run-macos-compile.sh"
+    ahead aarch64 env INPROF_HOST_BUILD_DIR="$build" bash "$scripts/run-aarch64.sh" --build-only
+    ahead windows env INPROF_HOST_BUILD_DIR="$build" bash "$scripts/run-windows.sh" --build-only
+    for which in asan tsan; do
+      [[ $sanitizers == all || $sanitizers == "$which" ]] || continue
+      ahead "$which" env INPROF_SKIP_INSTALL=1 bash "$scripts/run-sanitizers.sh" --build-only "$which"
+    done
+  ) </dev/null &
+  ahead_pid=$!
+}
+# One build ahead: its output to builds-ahead/NAME.log, then NAME.done with its exit status and
+# when it started and ended (seconds into the run).
+ahead() {
+  local name=$1 from=$((SECONDS - started)) rc=0
+  shift
+  nice -n 19 "$@" >"$ahead_dir/$name.log" 2>&1 || rc=$?
+  echo "$rc $from $((SECONDS - started))" >"$ahead_dir/$name.done"
+}
+# Waits for the build ahead NAME (if one was started) and says how it went. Returns its status.
+await_ahead() {
+  local name=$1 rc from to
+  [[ -n $ahead_pid ]] || return 0
+  while [[ ! -e $ahead_dir/$name.done ]] && kill -0 "$ahead_pid" 2>/dev/null; do sleep 1; done
+  [[ -e $ahead_dir/$name.done ]] || return 0
+  read -r rc from to <"$ahead_dir/$name.done"
+  echo "run-tests: $name built ahead from $from s to $to s, exit status $rc ($ahead_dir/$name.log)"
+  return "$rc"
+}
+# Each later step: its build ahead first (a failed one is built again by the step, which shows
+# why), then the step itself.
+after_ahead() {
+  local name=$1
+  shift
+  await_ahead "$name" || true
+  "$@"
+}
+# The macOS check is all compiling: done ahead whole, its verdict is the log's.
+macos_check() {
+  if [[ -n $ahead_pid ]]; then
+    local rc=0
+    await_ahead macos || rc=$?
+    if [[ -e $ahead_dir/macos.done ]]; then
+      cat "$ahead_dir/macos.log"
+      return "$rc"
+    fi
+  fi
+  env INPROF_SKIP_INSTALL=1 bash "$root/tools/scripts/run-macos-compile.sh"
+}
+
+sanitizers=${INPROF_SANITIZERS:-all}
+[[ $sanitizers == asan || $sanitizers == tsan || $sanitizers == none ]] || sanitizers=all
+# ASan + UBSan, then TSan (or the one INPROF_SANITIZERS names), each after its build ahead.
+sanitizer_runs() {
+  local rc=0 which
+  for which in asan tsan; do
+    [[ $sanitizers == all || $sanitizers == "$which" ]] || continue
+    await_ahead "$which" || true
+    env INPROF_SKIP_INSTALL=1 bash "$root/tools/scripts/run-sanitizers.sh" "$which" || rc=1
+  done
+  return $rc
+}
+
 native() {
   bash "$root/tools/scripts/install-deps.sh" || return 1
   # Every build tree this run creates (each step's, and the consumers' in the tests) uses Ninja,
@@ -38,26 +113,26 @@ native() {
   # before keeps its generator (CMake ignores this for an existing cache).
   if command -v ninja >/dev/null; then export CMAKE_GENERATOR=Ninja; fi
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINPROF_BUILD_TESTS=ON \
-    -DINPROF_BUILD_BENCHMARKS=ON -DCMAKE_UNITY_BUILD=ON >/dev/null &&
-    cmake --build "$build" -j"$(nproc)" &&
+    -DINPROF_BUILD_BENCHMARKS=ON -DCMAKE_UNITY_BUILD=ON >/dev/null || return 1
+  [[ -n ${INPROF_QUICK:-} ]] || start_builds_ahead
+  cmake --build "$build" -j"$(nproc)" &&
     (cd "$build" && ctest --output-on-failure --timeout 600 -j"$(nproc)")
 }
 
 step "native build and tests" native
 if [[ -z ${INPROF_QUICK:-} ]]; then
-  step "fuzzing (short run over the corpus)" bash "$root/tools/scripts/run-fuzz.sh" --seconds 5
-  step "aarch64 under qemu-user" env INPROF_HOST_BUILD_DIR="$build" \
+  step "fuzzing (short run over the corpus)" after_ahead fuzz \
+    bash "$root/tools/scripts/run-fuzz.sh" --seconds 5
+  step "aarch64 under qemu-user" after_ahead aarch64 env INPROF_HOST_BUILD_DIR="$build" \
     bash "$root/tools/scripts/run-aarch64.sh"
-  step "Windows (MinGW-w64) under Wine" bash "$root/tools/scripts/run-windows.sh"
-  step "macOS compile check (x86_64, arm64)" env INPROF_SKIP_INSTALL=1 \
-    bash "$root/tools/scripts/run-macos-compile.sh"
-  which=${INPROF_SANITIZERS:-all}
-  [[ $which == asan || $which == tsan || $which == none ]] || which=all
-  if [[ $which != none ]]; then
-    step "sanitizers ($which)" env INPROF_SKIP_INSTALL=1 \
-      bash "$root/tools/scripts/run-sanitizers.sh" "$which"
+  step "Windows (MinGW-w64) under Wine" after_ahead windows env INPROF_HOST_BUILD_DIR="$build" \
+    bash "$root/tools/scripts/run-windows.sh"
+  step "macOS compile check (x86_64, arm64)" macos_check
+  if [[ $sanitizers != none ]]; then
+    step "sanitizers ($sanitizers)" sanitizer_runs
   fi
 fi
+[[ -z $ahead_pid ]] || wait "$ahead_pid" 2>/dev/null
 
 # The last lines of each failed ctest entry's output, from every build directory this run
 # used: a CI log is often read from its end, far below where ctest printed the failure.

@@ -6,7 +6,11 @@
 # build machine with profile_check and the Firefox Profiler's own code (profiler-cli, node).
 # Runs on a fresh Debian 12 amd64 machine as root; installs only what is missing.
 #
-#   tools/scripts/run-windows.sh
+#   tools/scripts/run-windows.sh [--build-only]
+#
+# --build-only: install what is missing and make the cross build, nothing else: not the host's
+#               profile_check, whose build tree may be busy (run-tests.sh builds ahead in the
+#               background while its native build and tests run)
 #
 # INPROF_WINDOWS_BUILD_DIR  the cross build (default: build-mingw); Wine's prefix lives inside it
 # INPROF_HOST_BUILD_DIR     a native build that provides profile_check (default: build, which
@@ -16,6 +20,8 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${INPROF_WINDOWS_BUILD_DIR:-$root/build-mingw}"
 host_build="${INPROF_HOST_BUILD_DIR:-$root/build}"
 jobs="$(nproc)"
+build_only=0
+if [[ ${1:-} == --build-only ]]; then build_only=1; fi
 started=$SECONDS
 phase() { echo "run-windows: [$((SECONDS - started)) s] $*"; }
 
@@ -47,12 +53,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # --- host profile_check -------------------------------------------------------------------------
-phase "host profile_check in $host_build"
-if [ ! -f "$host_build/CMakeCache.txt" ]; then
-  cmake -S "$root" -B "$host_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINPROF_BUILD_TESTS=ON \
-    -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF >/dev/null
+if ((build_only == 0)); then
+  phase "host profile_check in $host_build"
+  if [ ! -f "$host_build/CMakeCache.txt" ]; then
+    cmake -S "$root" -B "$host_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DINPROF_BUILD_TESTS=ON \
+      -DINPROF_BUILD_EXAMPLES=OFF -DINPROF_BUILD_BENCHMARKS=OFF >/dev/null
+  fi
+  cmake --build "$host_build" -j"$jobs" --target profile_check >/dev/null
 fi
-cmake --build "$host_build" -j"$jobs" --target profile_check >/dev/null
 host_profile_check="$host_build/tests/support/profile_check"
 
 # --- cross build --------------------------------------------------------------------------------
@@ -67,6 +75,7 @@ phase "building"
 # tests (the Windows symbolicate writes pprof as plain protobuf; no test of that runs here).
 cmake --build "$build" -j"$jobs" --target \
   inprof_unit_tests symbolicate windows_symbolizer_tests e2e_target markers_target
+((build_only)) && { phase "built"; exit 0; }
 
 # --- Wine -----------------------------------------------------------------------------------------
 # Headless, quiet, a prefix of our own. The server and Wine's services start here, detached from
