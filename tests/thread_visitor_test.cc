@@ -1,5 +1,6 @@
 // ThreadVisitor against a lister that plays the OS: when does it learn that the program's last
-// thread has ended (main() called pthread_exit())?
+// thread has ended (main() called pthread_exit())? How are threads created under its watch
+// named, and when does it ask the OS for a name?
 #include "sampling/thread_visitor.h"
 
 #include <gtest/gtest.h>
@@ -7,8 +8,11 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <map>
 #include <memory>
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "session/process_info.h"
@@ -23,8 +27,11 @@ using Kind = ThreadLister::Activity::Kind;
 struct FakeOs {
   std::vector<uint64_t> tids;
   std::set<uint64_t> ended;
-  std::deque<ThreadLister::Activity> records;
+  std::map<uint64_t, std::string> names;  // "t" for the others
+  // A record, and the name a kNamed one carries.
+  std::deque<std::pair<ThreadLister::Activity, std::string>> records;
   int listings = 0;
+  int name_reads = 0;
 };
 
 class FakeLister : public ThreadLister {
@@ -37,13 +44,19 @@ class FakeLister : public ThreadLister {
   }
   std::optional<uint64_t> thread_count() override { return os_.tids.size(); }
   std::optional<uint64_t> cpu_time_ns(uint64_t) override { return 0; }
-  std::string name(uint64_t) override { return "t"; }
+  std::string name(uint64_t tid) override {
+    ++os_.name_reads;
+    auto it = os_.names.find(tid);
+    return it != os_.names.end() ? it->second : "t";
+  }
   std::optional<bool> ended(uint64_t tid) override { return os_.ended.count(tid) != 0; }
   void forget(uint64_t) override {}
   bool watch_activity(uint64_t) override { return true; }
   void drain_activity(void (*deliver)(void*, const Activity&), void* context) override {
     while (!os_.records.empty()) {
-      deliver(context, os_.records.front());
+      auto& [record, name] = os_.records.front();
+      record.name = name.c_str();
+      deliver(context, record);
       os_.records.pop_front();
     }
   }
@@ -62,6 +75,7 @@ class ThreadVisitorEnd : public ::testing::Test {
  protected:
   ThreadVisitorEnd() {
     os_.tids = {main_};
+    os_.names[main_] = "server";
     visitor_.set_program_ended([this] { ++program_ended_; });
     EXPECT_TRUE(visitor_.watch_activity(main_));
     tick();  // the first listing: the main thread
@@ -71,7 +85,7 @@ class ThreadVisitorEnd : public ::testing::Test {
     visitor_.refresh(now_);
     visitor_.end_tick();
   }
-  void record(Kind kind, uint64_t tid) { os_.records.push_back({kind, tid, now_}); }
+  void record(Kind kind, uint64_t tid) { os_.records.push_back({{kind, tid, now_}, ""}); }
   // main() starts the worker, then calls pthread_exit(): its end record comes, it stays listed.
   void start_worker_then_end_main() {
     record(Kind::kCreated, worker_);
@@ -133,6 +147,89 @@ TEST_F(ThreadVisitorEnd, ARunningProgramIsNotListedEveryTick) {
   for (int i = 0; i < 20; ++i) tick();
   EXPECT_EQ(os_.listings, listings);
   EXPECT_EQ(program_ended_, 0);
+}
+
+// A thread created under the visitor's watch is born with its creator's name (the kernel copies
+// it): taken from the creator without asking the OS, and corrected by the creator's renames that
+// the records tell late. Times in the records are what the ticks' clock says.
+class ThreadVisitorNames : public ThreadVisitorEnd {
+ protected:
+  ThreadVisitorNames() {
+    // The main thread's, "server", was read by the first listing (the fixture's first tick).
+    os_.names[worker_] = "read-by-the-os";
+    EXPECT_EQ(name_of(main_), "server");
+    reads_before_ = os_.name_reads;
+  }
+  void created(uint64_t tid, uint64_t at_ns) {
+    os_.records.push_back({{Kind::kCreated, tid, at_ns, nullptr, main_}, ""});
+    os_.tids.push_back(tid);
+  }
+  void named(uint64_t tid, const std::string& name, uint64_t at_ns) {
+    os_.records.push_back({{Kind::kNamed, tid, at_ns}, name});
+  }
+  std::string name_of(uint64_t tid) const {
+    auto it = visitor_.threads().find(tid);
+    return it != visitor_.threads().end() ? it->second.name : "(unknown)";
+  }
+  int reads_since() const { return os_.name_reads - reads_before_; }
+  int reads_before_ = 0;
+};
+
+TEST_F(ThreadVisitorNames, ThreadsCreatedByAWatchedThreadTakeItsNameWithoutAskingTheOs) {
+  for (uint64_t i = 1; i <= 3; ++i) created(main_ + i, now_ + i);
+  tick();
+  for (uint64_t i = 1; i <= 3; ++i) EXPECT_EQ(name_of(main_ + i), "server");
+  EXPECT_EQ(reads_since(), 0);
+}
+
+// The creator renamed itself, then created the worker; the worker's record is read first (it
+// came from another CPU's ring): the worker still ends up with the new name.
+TEST_F(ThreadVisitorNames, ACreatorsRenameReadLateStillNamesWhatItCreatedAfter) {
+  created(worker_, now_ + 20);
+  named(main_, "acceptor", now_ + 10);
+  tick();
+  EXPECT_EQ(name_of(main_), "acceptor");
+  EXPECT_EQ(name_of(worker_), "acceptor");
+}
+
+TEST_F(ThreadVisitorNames, ACreatorsRenameAfterTheCreationLeavesTheCreatedThreadAlone) {
+  created(worker_, now_ + 10);
+  named(main_, "acceptor", now_ + 20);
+  tick();
+  EXPECT_EQ(name_of(main_), "acceptor");
+  EXPECT_EQ(name_of(worker_), "server");
+}
+
+TEST_F(ThreadVisitorNames, TheCreatedThreadsOwnNameWinsOverItsCreatorsLateRecord) {
+  created(worker_, now_ + 20);
+  named(worker_, "worker-1", now_ + 30);
+  named(main_, "acceptor", now_ + 10);
+  tick();
+  EXPECT_EQ(name_of(worker_), "worker-1");
+  // Its own rename read before its creation: never given its creator's.
+  const uint64_t second = worker_ + 1;
+  named(second, "worker-2", now_ + 50);
+  created(second, now_ + 40);
+  tick();
+  EXPECT_EQ(name_of(second), "worker-2");
+  EXPECT_EQ(reads_since(), 0);
+}
+
+// An older rename of a thread read after a newer one does not undo it.
+TEST_F(ThreadVisitorNames, AnOlderRenameReadLastIsNotTaken) {
+  named(main_, "new", now_ + 20);
+  named(main_, "old", now_ + 10);
+  tick();
+  EXPECT_EQ(name_of(main_), "new");
+}
+
+// The creator's name is known only as it was after the creation (its read came later): the
+// created thread may have been born with another, so the OS is asked for its own.
+TEST_F(ThreadVisitorNames, ACreatorNameKnownOnlyFromAfterTheCreationIsNotCopied) {
+  created(worker_, now_ - 1000);  // before the first listing read main's name
+  tick();
+  EXPECT_EQ(name_of(worker_), "read-by-the-os");
+  EXPECT_EQ(reads_since(), 1);
 }
 
 }  // namespace

@@ -54,6 +54,7 @@ class ThreadLister {
     uint64_t tid;                // 0 for kLost
     uint64_t time_ns;            // monotonic clock
     const char* name = nullptr;  // kNamed: valid during the call only
+    uint64_t creator = 0;        // kCreated: the thread that created it (0: unknown)
   };
   // What happened since the last call, in each CPU's order (not across CPUs: compare times).
   virtual void drain_activity(void (*deliver)(void* context, const Activity& activity),

@@ -24,13 +24,18 @@ struct ThreadActivity {
   uint64_t first_on_ns = 0;
   uint64_t at_ns = 0;        // time of the record on_cpu comes from
   std::string name;          // the name it gave itself, if a record said so
+  uint64_t name_ns = 0;      // and that record's time
   bool ended = false;        // not listed yet, and already ended
   bool resync = false;       // records were lost since its last check (asked by its clock)
   uint8_t ended_drains = 0;  // drains since then
 };
 
 struct ThreadState {
-  std::string name;
+  std::string name;  // as the profile shows it: the name given to inprof, else the OS's
+  // Its OS name as last known, and a time when it held (a record's, or a read's start): a
+  // thread it creates starts with it (the kernel copies it at creation).
+  std::string os_name;
+  uint64_t os_name_ns = 0;
   ThreadActivity activity;
   std::optional<uint64_t> last_cpu_ns;  // its CPU time the samples written so far stand for
   // The CPU time its previous timer or ring snapshot carried, by that snapshot's clock (a

@@ -171,7 +171,7 @@ std::map<uint64_t, ThreadState>::iterator ThreadVisitor::end_thread(
   return threads_.erase(it);
 }
 
-void ThreadVisitor::add_thread(uint64_t tid, uint64_t now) {
+void ThreadVisitor::add_thread(uint64_t tid, uint64_t now, const OsName* inherited) {
   auto [it, inserted] = threads_.try_emplace(tid);
   it->second.last_seen_tick = tick_count_;
   if (!inserted) return;
@@ -187,10 +187,18 @@ void ThreadVisitor::add_thread(uint64_t tid, uint64_t now) {
   // (issue 21: else uncounted). Born during the session (the first listing has every thread
   // there was), its CPU clock started at 0.
   state.last_cpu_ns = tick_count_ != 0 ? std::optional<uint64_t>(0) : lister_->cpu_time_ns(tid);
+  if (!state.activity.name.empty()) {  // its own rename record came first
+    state.os_name = state.activity.name;
+    state.os_name_ns = state.activity.name_ns;
+  } else if (inherited) {
+    state.os_name = inherited->name;
+    state.os_name_ns = inherited->as_of_ns;
+  } else {
+    state.os_name = lister_->name(tid);  // empty if it has ended
+    state.os_name_ns = now;
+  }
   auto given = ThreadNames::instance().get(tid);
-  state.name = given ? *given : lister_->name(tid);
-  // Ended before it was listed: the name it gave itself, as the kernel's record said.
-  if (state.name.empty()) state.name = state.activity.name;
+  state.name = given ? *given : state.os_name;
   // One of the profiler's threads, listed between its start and its mark, may have named itself
   // since (it marks itself first): asked again once its name is read, so that no "inprof-…"
   // thread is ever announced (seen under TSan, which widens that window).
@@ -232,6 +240,12 @@ void ThreadVisitor::drain_activity() {
     } else {
       ++it;
     }
+  }
+  // Named by their creators: every record older than their creation has now been read.
+  ++drains_;
+  for (auto it = named_by_creator_.begin(); it != named_by_creator_.end();) {
+    std::erase_if(it->second, [this](const NamedByCreator& n) { return n.drain + 2 <= drains_; });
+    it = it->second.empty() ? named_by_creator_.erase(it) : std::next(it);
   }
   // Listed threads with an end record: counted here, and ended after a second drain, by the
   // records where they are the list of threads, else by the next listing. (One pass: 10,000
@@ -275,9 +289,14 @@ void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
     // Listed at once, so that a thread that ends before the next listing is still in the
     // profile, with its name.
     activity_pending_[record.tid].watched = true;
-    add_thread(record.tid, monotonic_ns());
+    const bool named_itself = activity_pending_[record.tid].name_ns != 0;
+    const std::optional<OsName> inherited = creators_name(record);
+    add_thread(record.tid, monotonic_ns(), inherited ? &*inherited : nullptr);
     it = threads_.find(record.tid);
     if (it == threads_.end()) return;  // one of the profiler's
+    if (inherited && !named_itself) {
+      named_by_creator_[record.creator].push_back({record.tid, record.time_ns, drains_});
+    }
   }
   if (it != threads_.end()) {
     activity = &it->second.activity;
@@ -302,10 +321,13 @@ void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
       // One of the profiler's, listed before it marked itself (it marks itself, then names
       // itself): ended like any other, never renamed "inprof-…" (seen under TSan).
       if (is_profiler_thread(record.tid)) break;
+      // Its renames come from the rings of the CPUs it ran on: an older one may be read last.
+      if (record.time_ns < activity->name_ns) break;
       activity->name = record.name;
-      if (it != threads_.end() && !ThreadNames::instance().get(record.tid)) {
-        rename(record.tid, it->second, activity->name, monotonic_ns());
-      }
+      activity->name_ns = record.time_ns;
+      if (it != threads_.end())
+        learn_os_name(record.tid, it->second, activity->name, record.time_ns);
+      pass_on_rename(record.tid, activity->name, record.time_ns);
       break;
     case Kind::kOn:
       if (!activity->switched_on || record.time_ns < activity->first_on_ns) {
@@ -325,6 +347,40 @@ void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
       break;
     default:
       break;
+  }
+}
+
+std::optional<ThreadVisitor::OsName> ThreadVisitor::creators_name(
+    const ThreadLister::Activity& record) const {
+  auto creator = threads_.find(record.creator);
+  if (record.creator == 0 || creator == threads_.end()) return std::nullopt;
+  const ThreadState& state = creator->second;
+  // Its name as it was before the creation: a rename after the time it is known for, and
+  // before the creation, is a record read later (pass_on_rename()). A name known only from
+  // after the creation may not be the one the new thread was born with: that one reads its own.
+  if (!state.activity.watched || state.os_name.empty() || state.os_name_ns > record.time_ns) {
+    return std::nullopt;
+  }
+  return OsName{state.os_name, state.os_name_ns};
+}
+
+void ThreadVisitor::learn_os_name(uint64_t tid, ThreadState& state, const std::string& name,
+                                  uint64_t as_of_ns) {
+  if (as_of_ns < state.os_name_ns) return;  // what was known is newer
+  state.os_name = name;
+  state.os_name_ns = as_of_ns;
+  if (!ThreadNames::instance().get(tid)) rename(tid, state, name, monotonic_ns());
+}
+
+void ThreadVisitor::pass_on_rename(uint64_t creator, const std::string& name, uint64_t as_of_ns) {
+  auto found = named_by_creator_.find(creator);
+  if (found == named_by_creator_.end()) return;
+  for (const NamedByCreator& created : found->second) {
+    if (as_of_ns >= created.created_ns) continue;  // renamed after creating it
+    auto it = threads_.find(created.tid);
+    // Ended, or it named itself since (its own name wins).
+    if (it == threads_.end() || it->second.activity.name_ns != 0) continue;
+    learn_os_name(created.tid, it->second, name, as_of_ns);
   }
 }
 
@@ -357,6 +413,10 @@ void ThreadVisitor::refresh_names(uint64_t now) {
       name = lister_->name(tid);
       // As in add_thread: a profiler thread may have marked and named itself since the check.
       if (is_profiler_thread(tid)) continue;
+      if (!name.empty() && now >= state.os_name_ns) {
+        state.os_name = name;
+        state.os_name_ns = now;
+      }
     }
     rename(tid, state, name, now);
   }

@@ -164,16 +164,19 @@ void ThreadActivityLinux::drain_ring(Ring& ring,
       // A process the program forked is reported too (its first thread), but not followed.
       if (task.pid == own_pid) {
         const bool created = header.type == PERF_RECORD_FORK;
-        deliver(context, {created ? Kind::kCreated : Kind::kEnded, task.tid, task.time});
+        deliver(context, {created ? Kind::kCreated : Kind::kEnded, task.tid, task.time, nullptr,
+                          created ? task.ptid : 0});
       }
-    } else if (header.type == PERF_RECORD_COMM && body_size > 8 &&
+    } else if (header.type == PERF_RECORD_COMM && body_size > 8 + sizeof(SampleId) &&
                (header.misc & PERF_RECORD_MISC_COMM_EXEC) == 0) {
-      // pid, tid, then the name (at most 16 bytes with its NUL, padded to 8).
+      // pid, tid, the name (at most 16 bytes with its NUL, padded to 8), then the SampleId.
       uint32_t ids[2];
       read(body, ids, sizeof(ids));
+      const size_t name_size = body_size - 8 - sizeof(SampleId);
       char name[24] = {};
-      read(body + 8, name, std::min<size_t>(body_size - 8, sizeof(name) - 1));
-      if (ids[0] == own_pid) deliver(context, {Kind::kNamed, ids[1], 0, name});
+      read(body + 8, name, std::min<size_t>(name_size, sizeof(name) - 1));
+      read(body + 8 + name_size, &id, sizeof(id));
+      if (ids[0] == own_pid) deliver(context, {Kind::kNamed, ids[1], id.time, name});
     } else if (header.type == PERF_RECORD_LOST) {
       deliver(context, {Kind::kLost, 0, 0});
     }
