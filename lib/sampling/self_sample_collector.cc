@@ -25,7 +25,7 @@ uint64_t SelfSampleCollector::period_ns() const {
 }
 
 uint64_t SelfSampleCollector::tick_in_ns(uint64_t period, const std::vector<uint64_t>& awake,
-                                         const ThreadMap& threads) const {
+                                         const std::map<uint64_t, ThreadState>& threads) const {
   // Every thread is either sampled by the kernel into a ring that wakes the sampler when it
   // fills, or did not run since its last sample (its next one is a repeat, weighed by the time
   // since its last); sampled allocations wake it when half their pool is taken. Nothing needs a
@@ -376,7 +376,7 @@ void SelfSampleCollector::stop(ThreadState& state) {
   --count_;
 }
 
-void SelfSampleCollector::stop_all(ThreadMap& threads, bool collect_first) {
+void SelfSampleCollector::stop_all(std::map<uint64_t, ThreadState>& threads, bool collect_first) {
   if (count_ == 0) return;
   for (auto& [tid, state] : threads) {
     if (collect_first && state.self_handle >= 0) {
@@ -388,7 +388,7 @@ void SelfSampleCollector::stop_all(ThreadMap& threads, bool collect_first) {
   }
 }
 
-void SelfSampleCollector::give_up_if_taken(ThreadMap& threads) {
+void SelfSampleCollector::give_up_if_taken(std::map<uint64_t, ThreadState>& threads) {
   if (backend_ == nullptr || backend_->usable()) return;
   // Running threads are no longer sampled (counted); sleeping ones still are.
   stop_all(threads, /*collect_first=*/true);

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -49,7 +50,7 @@ class SelfSampleCollector {
   // kCollectPeriodNs (kSettledCollectPeriodNs) while every awake thread's snapshots can wait in
   // a ring that wakes the sampler, or it did not run since its last sample.
   uint64_t tick_in_ns(uint64_t period, const std::vector<uint64_t>& awake,
-                      const ThreadMap& threads) const;
+                      const std::map<uint64_t, ThreadState>& threads) const;
 
   // A sampling tick begins (its threads are visited next): `tick` is its number.
   void begin_tick(uint64_t tick) {
@@ -72,10 +73,10 @@ class SelfSampleCollector {
   void stop(ThreadState& state);
   // Stops every thread's timer; with `collect_first`, what they queued is written first, and the
   // CPU they ran since (write_tail).
-  void stop_all(ThreadMap& threads, bool collect_first);
+  void stop_all(std::map<uint64_t, ThreadState>& threads, bool collect_first);
   // Where the program installed its own handler for the sampling signal, the signal is the
   // program's now: every timer is stopped (what they queued kept) and the collector is inactive.
-  void give_up_if_taken(ThreadMap& threads);
+  void give_up_if_taken(std::map<uint64_t, ThreadState>& threads);
 
   size_t self_sampled() const { return count_; }
   uint64_t starts() const { return starts_; }

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 #include "sampling/self_sampling.h"
 
@@ -100,10 +99,6 @@ struct ThreadState {
     observed_ns = now;
   }
 };
-
-// The threads a sampler knows, by id. Hashed: a tick looks each awake thread up (twice), and
-// 10,000 threads started at once made a tree's lookups a tenth of the sampler's CPU.
-using ThreadMap = std::unordered_map<uint64_t, ThreadState>;
 
 }  // namespace inprof::internal
 

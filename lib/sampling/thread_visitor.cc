@@ -159,7 +159,8 @@ void ThreadVisitor::refresh_threads(uint64_t now) {
   }
 }
 
-ThreadMap::iterator ThreadVisitor::end_thread(ThreadMap::iterator it, uint64_t now) {
+std::map<uint64_t, ThreadState>::iterator ThreadVisitor::end_thread(
+    std::map<uint64_t, ThreadState>::iterator it, uint64_t now) {
   visits_.ending(it->first, it->second);
   if (it->second.announced) {
     metadata_.push(RecordType::kThreadEnd, ThreadEndRecord{it->first, relative(now)});

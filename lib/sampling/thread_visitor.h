@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -77,8 +78,8 @@ class ThreadVisitor {
   // announced from now, unless excluded.
   void note_thread(uint64_t tid, uint64_t now);
 
-  ThreadMap& threads() { return threads_; }
-  const ThreadMap& threads() const { return threads_; }
+  std::map<uint64_t, ThreadState>& threads() { return threads_; }
+  const std::map<uint64_t, ThreadState>& threads() const { return threads_; }
   // The threads the next tick visits (stale and repeated ids are skipped).
   const std::vector<uint64_t>& awake() const { return awake_; }
 
@@ -103,7 +104,8 @@ class ThreadVisitor {
   // its older name because that record was read after theirs, take it.
   void pass_on_rename(uint64_t creator, const std::string& name, uint64_t as_of_ns);
   // Writes what it left and its end; forgets it.
-  ThreadMap::iterator end_thread(ThreadMap::iterator it, uint64_t now);
+  std::map<uint64_t, ThreadState>::iterator end_thread(std::map<uint64_t, ThreadState>::iterator it,
+                                                       uint64_t now);
   void refresh_names(uint64_t now);
   // Takes `name` (if not empty) as the thread's, saying so in the dump once it is announced.
   void rename(uint64_t tid, ThreadState& state, const std::string& name, uint64_t now);
@@ -125,7 +127,7 @@ class ThreadVisitor {
   Visits& visits_;
 
   std::unordered_set<uint64_t> excluded_;
-  ThreadMap threads_;
+  std::map<uint64_t, ThreadState> threads_;
   // The threads each tick visits (stale and repeated ids are skipped), and those it passes by.
   std::vector<uint64_t> awake_;
   std::vector<uint64_t> visiting_;  // scratch: awake_ as the tick began
