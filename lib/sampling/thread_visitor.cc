@@ -194,8 +194,9 @@ void ThreadVisitor::add_thread(uint64_t tid, uint64_t now, const OsName* inherit
     state.os_name = inherited->name;
     state.os_name_ns = inherited->as_of_ns;
   } else {
-    state.os_name = lister_->name(tid);  // empty if it has ended
-    state.os_name_ns = now;
+    state.os_name = lister_->name(tid);
+    // Empty if it has ended: nothing known, and its rename record, read later, names it.
+    state.os_name_ns = state.os_name.empty() ? 0 : now;
   }
   auto given = ThreadNames::instance().get(tid);
   state.name = given ? *given : state.os_name;
