@@ -160,10 +160,13 @@ class ThreadVisitorNames : public ThreadVisitorEnd {
     EXPECT_EQ(name_of(main_), "server");
     reads_before_ = os_.name_reads;
   }
-  void created(uint64_t tid, uint64_t at_ns) {
-    os_.records.push_back({{Kind::kCreated, tid, at_ns, nullptr, main_}, ""});
+  // Created by `creator` (0: unknown) at `at_ns`.
+  void created(uint64_t tid, uint64_t at_ns, uint64_t creator) {
+    os_.records.push_back({{Kind::kCreated, tid, at_ns, nullptr, creator}, ""});
     os_.tids.push_back(tid);
   }
+  void created(uint64_t tid, uint64_t at_ns) { created(tid, at_ns, main_); }
+  std::string worker_after_creator_renamed(uint64_t created_at, uint64_t renamed_at);
   void named(uint64_t tid, const std::string& name, uint64_t at_ns) {
     os_.records.push_back({{Kind::kNamed, tid, at_ns}, name});
   }
@@ -182,22 +185,23 @@ TEST_F(ThreadVisitorNames, ThreadsCreatedByAWatchedThreadTakeItsNameWithoutAskin
   EXPECT_EQ(reads_since(), 0);
 }
 
-// The creator renamed itself, then created the worker; the worker's record is read first (it
-// came from another CPU's ring): the worker still ends up with the new name.
-TEST_F(ThreadVisitorNames, ACreatorsRenameReadLateStillNamesWhatItCreatedAfter) {
-  created(worker_, now_ + 20);
-  named(main_, "acceptor", now_ + 10);
+// The creator renames itself at `renamed_at`, the worker is created at `created_at`, and the
+// worker's record is read first (it came from another CPU's ring): the worker's name after.
+std::string ThreadVisitorNames::worker_after_creator_renamed(uint64_t created_at,
+                                                             uint64_t renamed_at) {
+  created(worker_, created_at);
+  named(main_, "acceptor", renamed_at);
   tick();
   EXPECT_EQ(name_of(main_), "acceptor");
-  EXPECT_EQ(name_of(worker_), "acceptor");
+  return name_of(worker_);
+}
+
+TEST_F(ThreadVisitorNames, ACreatorsRenameReadLateStillNamesWhatItCreatedAfter) {
+  EXPECT_EQ(worker_after_creator_renamed(now_ + 20, now_ + 10), "acceptor");
 }
 
 TEST_F(ThreadVisitorNames, ACreatorsRenameAfterTheCreationLeavesTheCreatedThreadAlone) {
-  created(worker_, now_ + 10);
-  named(main_, "acceptor", now_ + 20);
-  tick();
-  EXPECT_EQ(name_of(main_), "acceptor");
-  EXPECT_EQ(name_of(worker_), "server");
+  EXPECT_EQ(worker_after_creator_renamed(now_ + 10, now_ + 20), "server");
 }
 
 TEST_F(ThreadVisitorNames, TheCreatedThreadsOwnNameWinsOverItsCreatorsLateRecord) {
@@ -236,8 +240,8 @@ TEST_F(ThreadVisitorNames, ACreatorNameKnownOnlyFromAfterTheCreationIsNotCopied)
 // rename record it made before it ended, read after, names it (seen under TSan: threads living
 // 0.2 ms shown unnamed).
 TEST_F(ThreadVisitorNames, AThreadGoneBeforeItsNameIsReadIsNamedByItsRecord) {
-  os_.names[worker_] = "";  // ended: its comm file is gone
-  os_.records.push_back({{Kind::kCreated, worker_, now_ + 10}, ""});  // creator unknown
+  os_.names[worker_] = "";                     // ended: its comm file is gone
+  created(worker_, now_ + 10, /*creator=*/0);  // by a thread it does not know
   tick();
   named(worker_, "short-1", now_ - 100);  // made before the read, read after it
   tick();
