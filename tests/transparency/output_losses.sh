@@ -3,7 +3,8 @@
 #  (a) The output directory is deleted while the program runs (preloaded, and linked): the
 #      program's output and exit status stay as unprofiled, and the profiler says on stderr (a
 #      line starting "inprof:") that the dump was lost.
-#  (b) The disk fills up under the dump (a 256 KiB tmpfs, filled to all but 16 KiB; skipped with
+#  (b) The disk fills up under the dump (a 256 KiB tmpfs, filled to the last byte once the dump
+#      has its first bytes, so what comes after cannot fit however well it compresses; skipped with
 #      a message where tmpfs cannot be mounted): output and status unchanged, a line "inprof:" on
 #      stderr, and symbolicate on what was written exits non-zero or says the disk was full.
 #   output_losses.sh --plain PROG --linked PROG --preload LIB --symbolicate SYM --work-dir DIR
@@ -53,15 +54,24 @@ if ! mount_error=$(mount -t tmpfs -o size=256k tmpfs "$work/full" 2>&1); then
   echo "SKIP (b) full disk: cannot mount a tmpfs here: $mount_error"
 else
   trap 'umount "$work/full" 2>/dev/null' EXIT
-  head -c $((240 * 1024)) /dev/zero >"$work/full/filler" 2>/dev/null
-  echo "   tmpfs: $(df -k --output=avail "$work/full" | tail -1 | tr -d ' ') KiB free"
   for how in preload linked; do
     label=full-$how
-    rm -f "$work/full/dump.inprof"
+    rm -f "$work/full/dump.inprof" "$work/full/filler"
     if [[ $how == linked ]]; then prog=$linked; pre=(); else prog=$plain; pre=(LD_PRELOAD="$preload"); fi
     timeout -k 5 60 env "${pre[@]}" INPROF_STARTUP=1 INPROF_INTERVAL=100us \
-      INPROF_OUTPUT="$work/full/dump.inprof" "$prog" 1500 >"$label.out" 2>"$label.err" </dev/null
-    echo $? >"$label.status"
+      INPROF_OUTPUT="$work/full/dump.inprof" "$prog" 1500 >"$label.out" 2>"$label.err" </dev/null &
+    pid=$!
+    # A whole run's dump of this program can be as small as 16 KiB (one stack, well compressed):
+    # a disk with a fixed room left may hold all of it. Filled to the last byte once the dump's
+    # first chunk is written (after 0.5 s of the 1.5 s run), it holds none of the chunks and end
+    # record still to come (several KiB, more than the part of a page the last write may leave).
+    size() { stat -c %s "$work/full/dump.inprof" 2>/dev/null || echo 0; }
+    for _ in $(seq 300); do (($(size) > 64)) && break; sleep 0.01; done
+    (($(size) > 64)) || fail "$label: no chunk of the dump was written in 3 s"
+    cat /dev/zero >"$work/full/filler" 2>/dev/null
+    echo "   tmpfs filled: $(df -k --output=avail "$work/full" | tail -1 | tr -d ' ') KiB free," \
+      "dump $(stat -c %s "$work/full/dump.inprof") bytes then"
+    wait $pid; echo $? >"$label.status"
     echo "== $label: exit $(cat "$label.status"), dump $(stat -c %s "$work/full/dump.inprof" 2>/dev/null || echo none) bytes"
     sed 's/^/   stderr: /' "$label.err"
     same "$label"
