@@ -115,6 +115,12 @@ bool parse_chunk(std::span<const uint8_t> chunk, DumpVisitor& v, DumpReadResult&
         result.ended_by_exec |= ok;
         break;
       }
+      case RecordType::kLanded: {
+        LandedRecord record;
+        ok = decode(payload, record);
+        if (ok) result.landed_records = record.records + 1;
+        break;
+      }
       case RecordType::kStack:
         ok = samples.add_stack(payload);
         break;

@@ -49,6 +49,8 @@ struct DumpReadResult {
   std::vector<std::string> warnings;  // damage that was skipped (the rest was delivered)
   bool complete = false;              // the end record was seen: the session stopped cleanly
   bool ended_by_exec = false;         // complete because the process exec'd (kExecEnd)
+  // Finished by `inprof record` (kLanded): 1 + the records it wrote from the process's memory.
+  uint64_t landed_records = 0;
   // Damage before the end (records lost in the middle: a chunk that does not decompress or holds
   // a malformed record, bytes skipped to the next chunk); a cut-off last chunk is not counted.
   uint64_t damaged = 0;

@@ -289,6 +289,10 @@ void encode(ByteWriter& w, const ExecEndRecord& r) { w.varint(r.unix_ns); }
 
 bool decode(ByteReader& r, ExecEndRecord& out) { return r.varint(out.unix_ns); }
 
+void encode(ByteWriter& w, const LandedRecord& r) { w.varint(r.records); }
+
+bool decode(ByteReader& r, LandedRecord& out) { return r.varint(out.records); }
+
 void encode(ByteWriter& w, const CategoryRecord& r) {
   w.varint(r.id);
   w.u8(r.color);

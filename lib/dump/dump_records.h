@@ -79,6 +79,10 @@ enum class RecordType : uint8_t {
   // Written by the image that replaced this dump's process image (execve): no exit code ran, so
   // this stands for the end record. Older readers skip it (and report no end).
   kExecEnd = 27,
+  // Written by `inprof record` after the process ended without stopping its session (`_exit`, a
+  // signal): the records it had not yet written come before it, from the memory the launcher
+  // kept (session/lifeboat.h); the end record follows. Older readers skip it.
+  kLanded = 28,
 };
 
 struct ProcessRecord {
@@ -247,6 +251,10 @@ struct ExecEndRecord {
   uint64_t unix_ns = 0;  // wall clock when the next image found this dump (after the exec)
 };
 
+struct LandedRecord {
+  uint64_t records = 0;  // taken from the process's journal and ring after its last chunk
+};
+
 struct CategoryRecord {
   uint32_t id = 0;
   uint8_t color = 0;  // inprof::Color
@@ -380,6 +388,7 @@ void encode(ByteWriter& w, const SampleRepeatRecord& r);
 void encode(ByteWriter& w, const StatsRecord& r);
 void encode(ByteWriter& w, const EndRecord& r);
 void encode(ByteWriter& w, const ExecEndRecord& r);
+void encode(ByteWriter& w, const LandedRecord& r);
 void encode(ByteWriter& w, const CategoryRecord& r);
 void encode(ByteWriter& w, const MarkerSchemaRecord& r);
 void encode(ByteWriter& w, const StringRecord& r);
@@ -437,6 +446,7 @@ bool decode(ByteReader& r, SampleRepeatRecord& out);
 bool decode(ByteReader& r, StatsRecord& out);
 bool decode(ByteReader& r, EndRecord& out);
 bool decode(ByteReader& r, ExecEndRecord& out);
+bool decode(ByteReader& r, LandedRecord& out);
 bool decode(ByteReader& r, CategoryRecord& out);
 bool decode(ByteReader& r, MarkerSchemaRecord& out);
 bool decode(ByteReader& r, MarkerRecord& out);

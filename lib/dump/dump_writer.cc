@@ -50,12 +50,15 @@ std::unique_ptr<DumpWriter> DumpWriter::create(std::unique_ptr<OutputFile> file,
   for (int i = 0; i < 4; ++i) header[8 + i] = (version >> (8 * i)) & 0xff;
   *status = writer->file_->write(header);
   if (!status->ok()) return nullptr;
+  writer->written_ = sizeof(header);
   return writer;
 }
 
-std::unique_ptr<DumpWriter> DumpWriter::append_to(std::unique_ptr<OutputFile> file) {
-  return std::unique_ptr<DumpWriter>(
+std::unique_ptr<DumpWriter> DumpWriter::append_to(std::unique_ptr<OutputFile> file, uint64_t size) {
+  std::unique_ptr<DumpWriter> writer(
       new DumpWriter(std::move(file), kDefaultCompressionLevel, /*compact_samples=*/true));
+  writer->written_ = size;
+  return writer;
 }
 
 DumpWriter::DumpWriter(std::unique_ptr<OutputFile> file, int level, bool compact_samples)
@@ -119,7 +122,9 @@ Status DumpWriter::flush() {
     return first_error_;
   }
 #endif
-  record_error(file_->write(std::span<const uint8_t>(compressed_.data(), n)));
+  const Status wrote = file_->write(std::span<const uint8_t>(compressed_.data(), n));
+  record_error(wrote);
+  if (wrote.ok()) written_ += n;
   return first_error_;
 }
 

@@ -27,7 +27,8 @@ class DumpWriter {
                                             int compression_level = kDefaultCompressionLevel,
                                             uint32_t format_version = kDumpFormatVersion);
   // Continues an existing dump: chunks go after what `file` (opened to append) holds, no header.
-  static std::unique_ptr<DumpWriter> append_to(std::unique_ptr<OutputFile> file);
+  // `size` is what it holds (written() counts from there).
+  static std::unique_ptr<DumpWriter> append_to(std::unique_ptr<OutputFile> file, uint64_t size = 0);
   ~DumpWriter();
   DumpWriter(const DumpWriter&) = delete;
   DumpWriter& operator=(const DumpWriter&) = delete;
@@ -45,6 +46,8 @@ class DumpWriter {
   OutputFile& file() { return *file_; }
   // Bytes added to the current chunk, before compression.
   size_t pending_bytes() const;
+  // Bytes the file holds: the header and every chunk written whole (a failed write stops it).
+  uint64_t written() const { return written_; }
   // Compresses the current chunk into one zstd frame and writes it.
   Status flush();
   // Flushes and closes the file. The first error of the writer's life is reported.
@@ -71,6 +74,7 @@ class DumpWriter {
 #endif
   std::vector<uint8_t> scratch_;
   Status first_error_;
+  uint64_t written_ = 0;
   bool closed_ = false;
 };
 

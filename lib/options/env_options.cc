@@ -124,6 +124,9 @@ std::optional<std::string> apply_env_variable(const std::string& name, const std
     const unsigned long long pid = std::strtoull(value.c_str(), &end, 10);
     if (*end != '\0' || pid == 0 || value[0] == '-') return "expected a process id";
     config->root_pid = pid;
+  } else if (name == "INPROF_LIFEBOAT") {
+    if (value.size() > 100) return "expected a name of at most 100 characters";
+    config->lifeboat = value;
   } else if (name == "INPROF_CHILDREN") {
     if (value != "0" && value != "1") return "expected 0 or 1";
     config->children = value == "1";

@@ -23,6 +23,9 @@ struct EnvConfig {
   // profiled (its descendants inherit the variables).
   std::optional<uint64_t> root_pid;
   bool children = true;
+  // INPROF_LIFEBOAT: where `inprof record` takes the ring of a process that ends without
+  // stopping its session (session/lifeboat.h).
+  std::string lifeboat;
 };
 
 // Reads the variables through `getenv` (injectable for tests). On a bad value, returns nothing

@@ -113,6 +113,10 @@ const OptionSpec kOptions[] = {
      "set by `inprof record`: the process it started; the others (its descendants) write "
      "`OUTPUT-PID` unless `OUTPUT` has `%p`",
      "1234", nullptr, nullptr},
+    {"INPROF_LIFEBOAT", nullptr, nullptr, nullptr,
+     "set by `inprof record`: where a process that ends without stopping the profiler (`_exit`, "
+     "a signal) leaves the records it had not yet written, for the launcher to finish its dump",
+     "inprof-lifeboat-1234", nullptr, nullptr},
     {"INPROF_CHILDREN", "--no-children", nullptr, nullptr,
      "with `INPROF_ROOT_PID`, `0`: profile that process alone", "0",
      +[] { return std::string("1"); }, nullptr},

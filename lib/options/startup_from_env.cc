@@ -9,6 +9,7 @@
 
 #include "inprof/profiler.h"
 #include "options/env_options.h"
+#include "session/lifeboat.h"
 #include "session/process_info.h"
 #include "session/stop_trigger.h"
 
@@ -23,6 +24,7 @@ void start_from_environment() {
     return;
   }
   if (config->help) std::fputs(env_help().c_str(), stderr);
+  set_lifeboat_dock(config->lifeboat);
   if (!config->startup) return;
   if (Status s = Profiler::start(config->options); !s) {
     std::fprintf(stderr, "inprof: not profiling: %s\n", s.message().c_str());

@@ -10,7 +10,24 @@ RingBuffer::RingBuffer(size_t capacity, WhenFull when_full)
     : capacity_(std::bit_ceil(std::max<size_t>(capacity, 4096))),
       mask_(capacity_ - 1),
       when_full_(when_full),
-      words_(static_cast<uint64_t*>(large_alloc(capacity_))) {}
+      words_(static_cast<uint64_t*>(large_alloc(capacity_)), FreeDeleter{true}) {}
+
+RingBuffer::RingBuffer(std::span<uint64_t> storage, WhenFull when_full)
+    : capacity_(storage.size() * 8),
+      mask_(capacity_ - 1),
+      when_full_(when_full),
+      words_(storage.data(), FreeDeleter{false}) {}
+
+void RingBuffer::release_drained() {
+  uint64_t pos = tail_.load(std::memory_order_relaxed);
+  const uint64_t end = drained_.load(std::memory_order_relaxed);
+  while (pos < end) {
+    const size_t total = record_size(size_of(word(pos).load(std::memory_order_relaxed)));
+    clear(pos, total);
+    pos += total;
+  }
+  tail_.store(pos, std::memory_order_release);
+}
 
 bool RingBuffer::write(uint8_t type, std::span<const uint8_t> payload) {
   if (payload.size() > max_payload()) {
@@ -69,7 +86,10 @@ bool RingBuffer::evict_oldest(uint64_t tail) {
 bool RingBuffer::all_published() const {
   const uint64_t head = head_.load(std::memory_order_acquire) & ~kClosed;
   uint64_t pos = tail_.load(std::memory_order_acquire);
-  if (when_full_ == WhenFull::kDrop) return pos == head;  // the consumer took all it could
+  if (when_full_ == WhenFull::kDrop) {
+    // The consumer took all it could.
+    return std::max(pos, drained_.load(std::memory_order_relaxed)) == head;
+  }
   // No consumer: walk what is held. The ring is closed, so the tail only moves if a producer
   // already inside evicts; the walk still ends at the head.
   while (pos < head) {

@@ -34,6 +34,9 @@ class RingBuffer {
 
   // `capacity` is rounded up to a power of two, at least 4 KiB.
   explicit RingBuffer(size_t capacity, WhenFull when_full = WhenFull::kDrop);
+  // In memory the caller owns and keeps mapped for the ring's life (a lifeboat's, lifeboat.h):
+  // zeroed, 8-byte aligned, a power of two of at least 4 KiB bytes.
+  RingBuffer(std::span<uint64_t> storage, WhenFull when_full);
   RingBuffer(const RingBuffer&) = delete;
   RingBuffer& operator=(const RingBuffer&) = delete;
 
@@ -71,6 +74,27 @@ class RingBuffer {
   // stops the drain; it is delivered next time. Returns the number of records delivered.
   template <typename Fn>
   size_t drain(Fn&& fn, uint64_t until = UINT64_MAX);
+  // kDrop mode, consumer side, for a consumer that must be able to take the same records again
+  // until they are safely elsewhere (a lifeboat's ring, read again if the process dies): hands
+  // records on as drain() does but keeps their space, until release_drained(). `fn` may call
+  // release_drained() itself: the record it was given is then released too.
+  template <typename Fn>
+  size_t drain_held(Fn&& fn, uint64_t until = UINT64_MAX);
+  // Where the next record drain_held() delivers begins: what came before it was delivered.
+  uint64_t drained_to() const {
+    return std::max(drained_.load(std::memory_order_relaxed),
+                    tail_.load(std::memory_order_relaxed));
+  }
+  // Frees the space of every record drain_held() delivered.
+  void release_drained();
+
+  // A ring's storage as a dead process left it (a lifeboat's, read by the process that started
+  // it): hands each record published at `from` and after, in order, to `fn(type, payload)`,
+  // until the first place no record was published for. Bounded by the storage; trusts nothing
+  // in it. Returns the number of records delivered and, in `*end`, where the walk stopped.
+  template <typename Fn>
+  static size_t read_image(std::span<const uint64_t> storage, uint64_t from, Fn&& fn,
+                           uint64_t* end = nullptr);
 
   // kOverwrite mode, reader side (any thread, concurrently with producers and other readers; the
   // ring is not changed): copies each record it holds, oldest first, into `scratch` (at least
@@ -130,11 +154,16 @@ class RingBuffer {
   // instead of being cleared up front by start(), and freeing it leaves malloc's thresholds as the
   // program set them (large_alloc.h).
   struct FreeDeleter {
-    void operator()(uint64_t* p) const { large_free(p); }
+    bool owned;  // false: the storage was handed in (a lifeboat's)
+    void operator()(uint64_t* p) const {
+      if (owned) large_free(p);
+    }
   };
   std::unique_ptr<uint64_t[], FreeDeleter> words_;
   alignas(64) std::atomic<uint64_t> head_{0};  // next byte to reserve
   alignas(64) std::atomic<uint64_t> tail_{0};  // oldest byte still held
+  // drain_held(): the end of what it delivered (the consumer's own; tail_ stays behind).
+  std::atomic<uint64_t> drained_{0};
   alignas(64) std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> overwritten_{0};
   // The oldest record a guarded reader still has to read (kNoGuard: none reads).
@@ -174,6 +203,66 @@ size_t RingBuffer::drain(Fn&& fn, uint64_t until) {
     }
   }
   tail_.store(tail, std::memory_order_release);
+  return delivered;
+}
+
+template <typename Fn>
+size_t RingBuffer::drain_held(Fn&& fn, uint64_t until) {
+  size_t delivered = 0;
+  uint64_t pos = drained_to();
+  while (pos < until) {
+    const uint64_t header = published_header(pos);
+    if (!header) break;
+    const size_t size = size_of(header);
+    const size_t offset = (pos + kHeaderSize) & mask_;
+    std::span<const uint8_t> payload;
+    if (offset + size <= capacity_) {
+      payload = {reinterpret_cast<const uint8_t*>(words_.get()) + offset, size};
+    } else {
+      scratch_.resize(size);
+      copy_out(pos + kHeaderSize, scratch_.data(), size);
+      payload = scratch_;
+    }
+    // Before fn: a release inside it covers this record.
+    const uint64_t next = pos + record_size(size);
+    drained_.store(next, std::memory_order_relaxed);
+    fn(type_of(header), payload);
+    ++delivered;
+    pos = std::max(next, tail_.load(std::memory_order_relaxed));
+  }
+  drained_.store(pos, std::memory_order_relaxed);
+  return delivered;
+}
+
+template <typename Fn>
+size_t RingBuffer::read_image(std::span<const uint64_t> storage, uint64_t from, Fn&& fn,
+                              uint64_t* end) {
+  const size_t capacity = storage.size() * 8;
+  size_t delivered = 0;
+  uint64_t pos = from & ~uint64_t(7);
+  if (capacity < 4096 || (capacity & (capacity - 1)) != 0) {
+    if (end) *end = pos;
+    return 0;
+  }
+  const size_t mask = capacity - 1;
+  const size_t max_payload = std::min(capacity / 4, kMaxPayloadField);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(storage.data());
+  std::vector<uint8_t> payload;
+  while (pos - from < capacity) {
+    const uint64_t h = storage[(pos & mask) / 8];
+    if (!(h & kPublished) || ((h >> 32) & 0x7fffffffu) != tag_of(pos)) break;
+    const size_t size = size_of(h);
+    if (size > max_payload || pos + record_size(size) - from > capacity) break;
+    payload.resize(size);
+    const size_t offset = (pos + kHeaderSize) & mask;
+    const size_t first = std::min(size, capacity - offset);
+    std::memcpy(payload.data(), bytes + offset, first);
+    std::memcpy(payload.data() + first, bytes, size - first);
+    fn(type_of(h), std::span<const uint8_t>(payload));
+    ++delivered;
+    pos += record_size(size);
+  }
+  if (end) *end = pos;
   return delivered;
 }
 

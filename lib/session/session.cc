@@ -189,7 +189,20 @@ bool Session::open_output(Status* status) {
     return true;
   }
   dump_ = DumpWriter::create(std::move(file), status);
-  return dump_ != nullptr;
+  if (!dump_) return false;
+  if (!rotating_) {
+    lifeboat_ = Lifeboat::launch(ring_->capacity(), dump_->file().descriptor(), dump_->written(),
+                                 start_ns_);
+    // No producer has the ring yet: it moves into the boat. The first one is retired as every
+    // ring is, not deleted (made by an aligned new, it may come from an allocator the program's
+    // free() does not know).
+    if (lifeboat_) {
+      ring_->release_storage();
+      retire(ring_);
+      ring_ = new RingBuffer(lifeboat_->ring_storage(), RingBuffer::WhenFull::kDrop);
+    }
+  }
+  return true;
 }
 
 void Session::record_process() {
@@ -446,8 +459,13 @@ Status Session::stop(bool at_exit) {
     keep_running(sampler_.release());
   } else {
     sampler_.reset();  // releases the signal
-    if (ring_->all_published()) ring_->release_storage();
+    if (ring_->all_published()) {
+      ring_->release_storage();
+      lifeboat_.reset();
+    }
   }
+  // A marker writer may still be inside the ring: its storage stays mapped.
+  if (lifeboat_) (void)lifeboat_.release();
   retire(ring_);
   if (dump_) {
     Status closed = dump_->close();

@@ -18,6 +18,7 @@
 #include "sampling/sampler.h"
 #include "session/crash_handler.h"
 #include "session/crash_writer.h"
+#include "session/lifeboat.h"
 #include "session/metadata_queue.h"
 #include "session/ring_buffer.h"
 #include "session/signal_trigger.h"
@@ -99,6 +100,11 @@ class Session {
   void drain(bool final);
   // Rotating stream: metadata and ring records drained into the current window's dump.
   void drain_records();
+  // Writes the chunk under way; with a lifeboat, records what the dump now holds and frees the
+  // ring's space it took (`finished`: the end record is in it).
+  void flush_chunk(bool finished);
+  // Metadata taken from the queue into the chunk, and into the lifeboat's journal.
+  void add_metadata(RecordType type, std::span<const uint8_t> payload);
   // Ends the current window's dump (stats, its range, JIT map, end record) and closes it.
   void end_window(uint64_t now);
   // Closes the current window and opens the next.
@@ -127,6 +133,9 @@ class Session {
   std::unique_ptr<CrashWriter> crash_writer_;
   std::unique_ptr<CrashHandler> crash_handler_;
   std::unique_ptr<SignalTrigger> capture_trigger_;
+  // A stream written under `inprof record`: the ring lives in it, so that the launcher can finish
+  // the dump if the process ends without stop() (lifeboat.h). Null elsewhere.
+  std::unique_ptr<Lifeboat> lifeboat_;
   // Never deleted: a marker writer may still hold the pointer after the session ended (see
   // MarkerRecorder). Only its storage is released, once closed and drained.
   RingBuffer* ring_;

@@ -92,11 +92,36 @@ uint64_t Session::next_drain_in_ns(uint64_t filled, uint64_t waited, uint64_t ro
   return std::max(wait, kMinDrainPeriodNs);
 }
 
+void Session::flush_chunk(bool finished) {
+  Status flushed = dump_->flush();
+  if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
+  if (!lifeboat_) return;
+  // A dump that lost a chunk is not one to finish later: the loss is said, the boat left empty.
+  lifeboat_->landed(dump_->written(), ring_->drained_to(), finished || !write_status_.ok());
+  ring_->release_drained();
+}
+
+void Session::add_metadata(RecordType type, std::span<const uint8_t> payload) {
+  if (lifeboat_ && !lifeboat_->keep(type, payload)) {
+    flush_chunk(false);  // the journal is full: what it kept goes to the dump first
+    if (!lifeboat_->keep(type, payload)) {
+      dump_->add_payload(type, payload);  // larger than the journal: into a chunk of its own
+      flush_chunk(false);
+      return;
+    }
+  }
+  dump_->add_payload(type, payload);
+}
+
 void Session::drain_records() {
   auto add = [this](uint8_t raw_type, std::span<const uint8_t> payload) {
     auto type = static_cast<RecordType>(raw_type);
     if (rotating_) payload = window_repeats_.pass(&type, payload);
     dump_->add_payload(type, payload);
+    if (lifeboat_) {
+      if (dump_->pending_bytes() >= kFlushBytes) flush_chunk(false);
+      return;
+    }
     Status flushed = flush_if_full(*dump_);
     if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
   };
@@ -113,9 +138,13 @@ void Session::drain_records() {
       dump_->add_payload(type, payload);
     }
   } else {
-    for (auto& [type, payload] : metadata_.take()) dump_->add_payload(type, payload);
+    for (auto& [type, payload] : metadata_.take()) add_metadata(type, payload);
   }
-  ring_->drain(add, until);
+  if (lifeboat_) {
+    ring_->drain_held(add, until);  // the space stays the ring's until its chunk is written
+  } else {
+    ring_->drain(add, until);
+  }
 }
 
 void Session::drain(bool final) {
@@ -133,12 +162,16 @@ void Session::drain(bool final) {
     end_window(now);
     return;
   }
-  if (dump_->pending_bytes() < kFlushBytes && now - last_flush_ns_ < kFlushPeriodNs) return;
+  // With a lifeboat the ring's space is held until the chunk is written: written before an
+  // eighth of the ring is held, so that the sampler never finds it full for that.
+  const bool ring_held = lifeboat_ && ring_->held_bytes() >= ring_->capacity() / 8;
+  if (dump_->pending_bytes() < kFlushBytes && now - last_flush_ns_ < kFlushPeriodNs && !ring_held) {
+    return;
+  }
   note_writer_cpu();
   dump_->add(RecordType::kStats, stats_record());
   if (allocation_pool_) dump_->add(RecordType::kAllocationStats, allocation_stats());
-  Status flushed = dump_->flush();
-  if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
+  flush_chunk(false);
   last_flush_ns_ = now;
 }
 
@@ -178,8 +211,7 @@ void Session::end_window(uint64_t now) {
   Status copied = copy_jit_map(*dump_);
   if (!copied.ok() && write_status_.ok()) write_status_ = copied;
   dump_->add(RecordType::kEnd, EndRecord{now - start_ns_});
-  Status flushed = dump_->flush();
-  if (!flushed.ok() && write_status_.ok()) write_status_ = flushed;
+  flush_chunk(/*finished=*/true);
   last_flush_ns_ = now;
   if (rotating_) {
     // Closed here rather than by stop(): the file is complete before it is counted.

@@ -74,8 +74,8 @@ gzip -dc plain/profile.json.gz > plain.json || fail "default: not gzip"
   --checker "$here/check_processes.mjs" --profile-check "$check" --json plain.json ||
   fail "check_processes failed on the default profile"
 
-echo "== -o NAME.json: that profile, quietly with -q (bash: dash leaves through _exit, its dump unended)"
-"$launcher" record -q -o named.json bash children.sh >/dev/null 2>err.txt || fail "-o named.json: exit $?"
+echo "== -o NAME.json: that profile, quietly with -q: nothing on stderr, though dash leaves by _exit"
+"$launcher" record -q -o named.json sh children.sh >/dev/null 2>err.txt || fail "-o named.json: exit $?"
 [ ! -s err.txt ] || fail "-q: $(cat err.txt)"
 head -c 1 named.json | grep -q '{' || fail "-o named.json: not JSON"
 

@@ -43,7 +43,8 @@ whole() {
   fi
 }
 # undamaged DUMP: like whole, except that it may end early: dash leaves with _exit(), which
-# runs no atexit handler, so the shell's own dump has no end record (nothing the library sees).
+# runs no atexit handler, so the shell's own dump has no end record (preloaded by hand, with no
+# `inprof record` to finish it from its lifeboat: lib/session/lifeboat.h).
 undamaged() {
   local dump=$1 status
   "$symbolicate" --summary --quiet-modules "$dump" >/dev/null 2>"$dump.symerr"

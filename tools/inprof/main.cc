@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "child_program.h"
+#include "lifeboat_dock.h"
 #include "options/env_options.h"
 #include "preload_check.h"
 #include "record_args.h"
@@ -176,7 +177,10 @@ std::vector<std::string> symbolicate_args(const inprof::launcher::RecordCommand&
 [[noreturn]] void record_then_profile(const inprof::launcher::RecordCommand& command,
                                       const std::optional<std::string>& old_preload) {
   using inprof::launcher::ChildEnd;
+  // Takes the unwritten records of the processes that leave without stopping the profiler.
+  auto dock = inprof::launcher::LifeboatDock::open();
   const ChildEnd end = inprof::launcher::run_child_program(command.program);
+  if (dock) dock->finish();
   const bool temporary = !command.profile.empty() && !command.run_directory.empty();
   const std::vector<std::string> dumps =
       end.started ? dumps_of_run(command) : std::vector<std::string>{};
@@ -191,6 +195,7 @@ std::vector<std::string> symbolicate_args(const inprof::launcher::RecordCommand&
   std::vector<std::string> unset;
   for (const auto& [name, value] : command.variables) unset.push_back(name);
   unset.push_back("INPROF_ROOT_PID");
+  unset.push_back("INPROF_LIFEBOAT");
   // symbolicate runs as it would have without us: not preloaded, not profiled.
   const int status = inprof::launcher::run_tool(symbolicate_args(command, dumps), unset,
                                                 old_preload ? &*old_preload : nullptr);

@@ -241,6 +241,12 @@ void report_dump(const std::string& dump_path, const internal::DumpReadResult& r
               "the process replaced this program with another (exec): no exit code ran, so "
               "the last moments before the exec (at most the writer's last half second) are "
               "not in the dump; the next image wrote a dump of its own");
+  } else if (read.landed_records) {
+    diag.info(who +
+              "the process ended without stopping the profiler (_exit or a signal): "
+              "inprof record finished its dump with the " +
+              std::to_string(read.landed_records - 1) +
+              " records it had not yet written, from the memory it left");
   } else if (!read.complete && r.many) {
     r.unended.push_back(dump_path);  // said once for the run, below
   } else if (!read.complete) {
