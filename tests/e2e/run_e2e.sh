@@ -5,6 +5,7 @@
 #   run_e2e.sh --package-dir SRC --cli-dir DIR --checker check_e2e.mjs --profile-check BIN \
 #              --target BIN --symbolicate BIN --work-dir DIR
 #   run_e2e.sh ... --json FILE      (checks FILE instead; used to test the checker itself)
+#   run_e2e.sh ... --checker-flag F (passes --F to the checker too)
 #   run_e2e.sh ... --emulator "CMD" (cross builds: runs the target as CMD TARGET, e.g. qemu-aarch64)
 #   run_e2e.sh ... --tool-emulator "CMD" (runs symbolicate as CMD SYMBOLICATE: the Windows build's,
 #                                         under wine)
@@ -17,6 +18,7 @@ die() {
 
 package_dir= cli_dir= checker= profile_check= target= symbolicate= work_dir= json= emulator=
 tool_emulator=
+checker_flags=()
 while (($#)); do
   [[ $# -ge 2 ]] || die "option $1 needs a value"
   case "$1" in
@@ -30,6 +32,7 @@ while (($#)); do
     --json) json=$2 ;;
     --emulator) emulator=$2 ;;
     --tool-emulator) tool_emulator=$2 ;;
+    --checker-flag) checker_flags+=("--$2") ;;
     *) die "unknown option $1" ;;
   esac
   shift 2
@@ -105,4 +108,5 @@ fi
 # --- check --------------------------------------------------------------------------------------
 # Under qemu-user a sleeping thread's stack cannot be read without stopping it (README, limits).
 [[ -n $emulator ]] && export INPROF_E2E_EMULATED=1
-exec node "$checker" --profile "$json" --profile-check "$profile_check" --cli "$cli"
+exec node "$checker" --profile "$json" --profile-check "$profile_check" --cli "$cli" \
+  "${checker_flags[@]}"

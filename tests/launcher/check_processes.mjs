@@ -1,9 +1,14 @@
 // Checks the merged profile of `inprof record -- sh children.sh` (run_children_test.sh) with the
 // Firefox Profiler's own code: three processes (the shell, sort and gzip), each its own process
-// track with its pid and its command line as its name, each with a main thread.
+// track with its pid and its command line as its name, each with a main thread. --complete: the
+// run's dumps were all complete (Profile Info's "Dump complete": the shell's too, which leaves by
+// _exit, finished by `inprof record` from its lifeboat).
 //
 //   node check_processes.mjs --profile X.json --profile-check PATH --cli PATH/profiler-cli.js
+//                            [--complete]
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
@@ -11,7 +16,12 @@ const e2eDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'e2e');
 const { run, withSession } = await import(join(e2eDir, 'profiler_cli.mjs'));
 
 const { values: options } = parseArgs({
-  options: { profile: { type: 'string' }, 'profile-check': { type: 'string' }, cli: { type: 'string' } },
+  options: {
+    profile: { type: 'string' },
+    'profile-check': { type: 'string' },
+    cli: { type: 'string' },
+    complete: { type: 'boolean' },
+  },
 });
 if (!options.profile || !options['profile-check'] || !options.cli) {
   console.error('usage: node check_processes.mjs --profile X.json --profile-check PATH --cli PATH');
@@ -54,6 +64,16 @@ try {
   }, (e) => fail(`profiler-cli stop: ${e.message}`));
 } catch (e) {
   fail(`profiler-cli: ${e.message}`);
+}
+
+if (options.complete) {
+  let bytes = readFileSync(options.profile);
+  if (bytes[0] === 0x1f && bytes[1] === 0x8b) bytes = gunzipSync(bytes);
+  const meta = JSON.parse(bytes.toString('utf8')).meta;
+  const entries = (meta.extra || []).flatMap((group) => group.entries || []);
+  const complete = entries.filter((e) => e.label === 'Dump complete').map((e) => e.value);
+  console.log(`Dump complete: ${JSON.stringify(complete)}`);
+  if (complete.length !== 1 || complete[0] !== 'yes') fail(`the run's dumps are not all complete`);
 }
 
 if (failures.length > 0) {

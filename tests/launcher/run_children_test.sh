@@ -71,7 +71,8 @@ grep -qx "inprof: wrote profile.json.gz (inprof load profile.json.gz opens it in
 cd .. || exit 1
 gzip -dc plain/profile.json.gz > plain.json || fail "default: not gzip"
 "$run_e2e" --package-dir "$package_dir" --cli-dir "$cli_dir" \
-  --checker "$here/check_processes.mjs" --profile-check "$check" --json plain.json ||
+  --checker "$here/check_processes.mjs" --profile-check "$check" --json plain.json \
+  --checker-flag complete ||
   fail "check_processes failed on the default profile"
 
 echo "== -o NAME.json: that profile, quietly with -q: nothing on stderr, though dash leaves by _exit"
