@@ -53,7 +53,7 @@ std::unique_ptr<Lifeboat> Lifeboat::launch(size_t ring_capacity, int dump_descri
   return boat;
 }
 
-Lifeboat::~Lifeboat() { release_lifeboat_memory(base_, bytes_); }
+Lifeboat::~Lifeboat() { release_lifeboat_memory(base_, bytes_, kHeaderBytes); }
 
 std::span<uint64_t> Lifeboat::ring_storage() const {
   auto* base = static_cast<uint8_t*>(base_) + header()->ring_offset;

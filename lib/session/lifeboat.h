@@ -97,7 +97,9 @@ struct LifeboatMemory {
 };
 LifeboatMemory create_lifeboat_memory(size_t bytes);
 bool hand_over_lifeboat(int handle, const std::string& dock);
-void release_lifeboat_memory(void* base, size_t bytes);
+// Unmaps it; all but its first `keep` bytes (the header) are given back to the system first:
+// the launcher holds the memory object until the process ends, a session may end long before.
+void release_lifeboat_memory(void* base, size_t bytes, size_t keep);
 bool dump_identity(int descriptor, uint64_t* device, uint64_t* inode, char* path, size_t size);
 
 }  // namespace inprof::internal

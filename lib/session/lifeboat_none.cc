@@ -6,7 +6,7 @@ namespace inprof::internal {
 
 LifeboatMemory create_lifeboat_memory(size_t) { return {}; }
 bool hand_over_lifeboat(int, const std::string&) { return false; }
-void release_lifeboat_memory(void*, size_t) {}
+void release_lifeboat_memory(void*, size_t, size_t) {}
 bool dump_identity(int, uint64_t*, uint64_t*, char*, size_t) { return false; }
 
 }  // namespace inprof::internal

@@ -71,8 +71,10 @@ bool hand_over_lifeboat(int handle, const std::string& dock) {
   return sent;
 }
 
-void release_lifeboat_memory(void* base, size_t bytes) {
-  if (base) munmap(base, bytes);
+void release_lifeboat_memory(void* base, size_t bytes, size_t keep) {
+  if (!base) return;
+  if (keep < bytes) (void)madvise(static_cast<char*>(base) + keep, bytes - keep, MADV_REMOVE);
+  munmap(base, bytes);
 }
 
 bool dump_identity(int descriptor, uint64_t* device, uint64_t* inode, char* path, size_t size) {
