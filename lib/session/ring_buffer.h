@@ -142,6 +142,17 @@ class RingBuffer {
     return std::atomic_ref(words_[(pos & mask_) / 8]);
   }
   bool evict_oldest(uint64_t tail);
+  // Consumer side: the payload of the record at `pos`, in place, or copied into scratch_ where it
+  // wraps around the end.
+  std::span<const uint8_t> consumer_payload(uint64_t pos, size_t size) {
+    const size_t offset = (pos + kHeaderSize) & mask_;
+    if (offset + size <= capacity_) {
+      return {reinterpret_cast<const uint8_t*>(words_.get()) + offset, size};
+    }
+    scratch_.resize(size);
+    copy_out(pos + kHeaderSize, scratch_.data(), size);
+    return scratch_;
+  }
   void copy_in(uint64_t pos, const uint8_t* src, size_t n);
   void copy_out(uint64_t pos, uint8_t* dst, size_t n) const;
   void clear(uint64_t pos, size_t n);
@@ -181,15 +192,7 @@ size_t RingBuffer::drain(Fn&& fn, uint64_t until) {
     if (!header) break;
     const size_t size = size_of(header);
     const size_t total = record_size(size);
-    const size_t offset = (tail + kHeaderSize) & mask_;
-    std::span<const uint8_t> payload;
-    if (offset + size <= capacity_) {
-      payload = {reinterpret_cast<const uint8_t*>(words_.get()) + offset, size};
-    } else {
-      scratch_.resize(size);
-      copy_out(tail + kHeaderSize, scratch_.data(), size);
-      payload = scratch_;
-    }
+    const std::span<const uint8_t> payload = consumer_payload(tail, size);
     fn(type_of(header), payload);
     // Producers may reuse the space only once it is zero again: a header there must read as
     // unpublished until its writer publishes it.
@@ -214,15 +217,7 @@ size_t RingBuffer::drain_held(Fn&& fn, uint64_t until) {
     const uint64_t header = published_header(pos);
     if (!header) break;
     const size_t size = size_of(header);
-    const size_t offset = (pos + kHeaderSize) & mask_;
-    std::span<const uint8_t> payload;
-    if (offset + size <= capacity_) {
-      payload = {reinterpret_cast<const uint8_t*>(words_.get()) + offset, size};
-    } else {
-      scratch_.resize(size);
-      copy_out(pos + kHeaderSize, scratch_.data(), size);
-      payload = scratch_;
-    }
+    const std::span<const uint8_t> payload = consumer_payload(pos, size);
     // Before fn: a release inside it covers this record.
     const uint64_t next = pos + record_size(size);
     drained_.store(next, std::memory_order_relaxed);

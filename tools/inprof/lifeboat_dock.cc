@@ -47,7 +47,6 @@ struct Boat {
   int pidfd = -1;  // readable once the process is gone; -1: unknown (checked at finish)
   const uint8_t* memory = nullptr;
   size_t size = 0;
-  uint64_t order = 0;  // boats of one pid: a later one means the earlier image was replaced
 };
 
 struct LifeboatDock::State {
@@ -58,7 +57,6 @@ struct LifeboatDock::State {
   // Accepted, their boat not yet sent: a process may be preempted between its connect and its
   // send, so a connection is read only once it is readable (or at finish(), when it is closed).
   std::vector<int> connections;
-  uint64_t next_order = 0;
 
   void run();
   void accept_all();
@@ -139,7 +137,6 @@ void LifeboatDock::State::take(int connection) {
     if (earlier.memory && earlier.pid == boat.pid) land(earlier, monotonic_ns());
   }
   boat.pidfd = open_pidfd(static_cast<pid_t>(boat.pid));
-  boat.order = next_order++;
   boats.push_back(boat);
 }
 
