@@ -98,9 +98,13 @@ Landing land_lifeboat(std::span<const uint8_t> memory, uint64_t end_ns) {
     landing.error = "a damaged lifeboat (its sizes)";
     return landing;
   }
-  const int fd = ::open(h->dump_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  // Read too: a file that does not begin as a dump is never cut or written, whatever the boat says.
+  const int fd = ::open(h->dump_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+  uint8_t magic[sizeof(internal::kDumpMagic)] = {};
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+      pread(fd, magic, sizeof(magic), 0) != static_cast<ssize_t>(sizeof(magic)) ||
+      std::memcmp(magic, internal::kDumpMagic, sizeof(magic)) != 0 ||
       static_cast<uint64_t>(st.st_dev) != h->dump_device ||
       static_cast<uint64_t>(st.st_ino) != h->dump_inode ||
       static_cast<uint64_t>(st.st_size) < state.dump_size) {
