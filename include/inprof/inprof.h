@@ -124,6 +124,10 @@ INPROF_C_API int inprof_pause(void);
 INPROF_C_API int inprof_resume(void);
 /* Ring mode: writes what the ring holds now to a dump at `path`; profiling goes on. */
 INPROF_C_API int inprof_capture(const char* path);
+/* Pull mode (docs/fleet.md): serves /debug/pprof/ on a loopback "HOST:PORT" or "unix:PATH";
+ * scrapes sample with the default options unless a streaming session runs. */
+INPROF_C_API int inprof_serve_pprof(const char* address);
+INPROF_C_API int inprof_stop_serving_pprof(void);
 INPROF_C_API const char* inprof_last_error(void);
 
 INPROF_C_API void inprof_set_thread_name(const char* name);
@@ -178,6 +182,11 @@ static inline int inprof_capture(const char* path) {
   (void)path;
   return -1;
 }
+static inline int inprof_serve_pprof(const char* address) {
+  (void)address;
+  return -1;
+}
+static inline int inprof_stop_serving_pprof(void) { return -1; }
 static inline const char* inprof_last_error(void) {
   return "profiling was compiled out (INPROF_DISABLE)";
 }

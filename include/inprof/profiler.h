@@ -218,6 +218,14 @@ INPROF_API void set_thread_name(std::string_view name);
 INPROF_API void register_thread(std::string_view name);
 INPROF_API void unregister_thread();
 
+// Pull mode (docs/fleet.md): answers scrapes of /debug/pprof/ (`go tool pprof`, Parca, Grafana
+// Alloy) on a loopback address ("127.0.0.1:6060", "[::1]:6060") or a UNIX socket
+// ("unix:/run/app/pprof.sock") from a thread of the profiler's. A scrape reads the program's own
+// streaming session when one runs; otherwise it samples with `options` for its window alone.
+// Linux only; nothing is opened until this is called (or INPROF_PULL asks for it).
+INPROF_API Status serve_pprof(std::string_view address, const Options& options = {});
+INPROF_API Status stop_serving_pprof();
+
 // The library's version, "major.minor.patch".
 INPROF_API const char* version();
 
@@ -231,6 +239,8 @@ inline bool Profiler::is_running() { return false; }
 inline Status Profiler::pause() { return start(); }
 inline Status Profiler::resume() { return start(); }
 inline Status Profiler::capture(const std::string&) { return start(); }
+inline Status serve_pprof(std::string_view, const Options&) { return Profiler::start(); }
+inline Status stop_serving_pprof() { return Profiler::start(); }
 inline ProfileScope::ProfileScope(const Options& options) : status_(Profiler::start(options)) {}
 inline ProfileScope::~ProfileScope() {}
 inline void set_thread_name(std::string_view) {}

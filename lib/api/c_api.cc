@@ -132,6 +132,14 @@ int inprof_capture(const char* path) {
   }
   return report(inprof::Profiler::capture(path));
 }
+int inprof_serve_pprof(const char* address) {
+  if (address == nullptr) {
+    t_last_error = "serve_pprof needs an address";
+    return -1;
+  }
+  return report(inprof::serve_pprof(address));
+}
+int inprof_stop_serving_pprof(void) { return report(inprof::stop_serving_pprof()); }
 const char* inprof_last_error(void) { return t_last_error.c_str(); }
 
 void inprof_set_thread_name(const char* name) {

@@ -22,6 +22,8 @@
 
 namespace inprof::internal {
 
+class RecordTap;
+
 inline constexpr uint32_t kCopyInterfaceLayout = 2;
 
 struct CopyInterface {
@@ -72,6 +74,17 @@ std::pair<uint32_t, std::atomic<int64_t>*> register_counter(std::string_view nam
 void set_thread_name(std::string_view name);
 void register_thread(std::string_view name);
 void unregister_thread();
+// Pull mode (pull/pull_server.h): a scrape's tap on the running stream, or on a session started
+// for scrapes alone (`options`), which finish_scrape() stops after the last of them.
+// finish_scrape() first has the writer drain what was reserved (`drain`), then detaches the tap.
+Status attach_scrape(RecordTap* tap, const Options& options);
+void finish_scrape(RecordTap* tap, bool drain);
+// Pull mode's heap: a tap attached to every streaming session that records allocations, the
+// running one at once (null: none from now on; the one attached is detached).
+void set_allocation_tap(RecordTap* tap);
+// INPROF_PULL with INPROF_STARTUP and no INPROF_OUTPUT: a session that runs for the scrapes and
+// writes no dump (stopped at exit, not by the scrapes).
+Status start_for_scrapes(const Options& options);
 }  // namespace here
 
 // This copy's interface: its own implementations, never forwarded.

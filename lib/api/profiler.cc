@@ -24,20 +24,39 @@ internal::Session* g_session = nullptr;
 std::atomic<bool> g_running{false};
 // A session whose threads were still running when exit() went on without them (Session::stop()).
 internal::Session* g_left_running = nullptr;
+// Pull mode: g_session was started for scrapes alone, and how many scrapes read it now.
+bool g_pull_owned = false;
+size_t g_scrapes = 0;
+internal::RecordTap* g_allocation_tap = nullptr;  // pull mode's heap
 
-Status stop_session(bool at_exit) {
-  std::lock_guard lock(g_mutex);
-  if (g_session == nullptr) {
-    return Status::error(Status::Code::kNotRunning, "the profiler is not running");
+// Under g_mutex: the allocation tap on the running session, if it records allocations.
+void attach_allocation_tap() {
+  if (g_allocation_tap && g_session && !g_session->ring_mode() &&
+      g_session->options().allocation_sample_bytes != 0) {
+    g_session->attach_tap(g_allocation_tap);
   }
+}
+
+// Under g_mutex.
+Status stop_locked(bool at_exit) {
   std::unique_ptr<internal::Session> session(g_session);
   g_session = nullptr;
+  g_pull_owned = false;
   g_running.store(false);
   Status status = session->stop(at_exit);
   // Its threads may still run on the session's objects until the process ends: kept reachable
   // (a leak checker sees it in use, as it is).
   if (session->leaked_at_exit()) g_left_running = session.release();
   return status;
+}
+
+Status stop_session(bool at_exit) {
+  std::lock_guard lock(g_mutex);
+  // The session pull mode started for its scrapes is theirs to stop, but at exit.
+  if (g_session == nullptr || (g_pull_owned && !at_exit)) {
+    return Status::error(Status::Code::kNotRunning, "the profiler is not running");
+  }
+  return stop_locked(at_exit);
 }
 
 // Unconditionally: a stop() under way on another thread (the program's, or the INPROF_DURATION /
@@ -86,8 +105,29 @@ void unlock_registries() {
     internal::Session::abandon_in_child();
     g_session = nullptr;
     g_running.store(false);
+    g_pull_owned = false;
+    g_scrapes = 0;
   }
   g_mutex.unlock();
+}
+
+// Under g_mutex: the session started becomes the running one.
+// `for_scrapes`: started by a scrape, for scrapes alone (they stop it).
+Status start_locked(const Options& options, bool taps_only, bool for_scrapes) {
+  Status status;
+  auto session = internal::Session::start(options, &status, taps_only);
+  if (!session) return status;
+  g_session = session.release();
+  g_pull_owned = for_scrapes;
+  g_running.store(true);
+  attach_allocation_tap();
+  // So that a program that returns from main or calls exit() without stop() keeps its samples.
+  static std::once_flag hooks_registered;
+  std::call_once(hooks_registered, [] {
+    std::atexit(stop_at_exit);
+    internal::call_around_fork(prepare_fork, parent_after_fork, child_after_fork);
+  });
+  return {};
 }
 
 }  // namespace
@@ -96,20 +136,50 @@ Status internal::here::start(const Options& options) {
   std::lock_guard lock(g_mutex);
   if (g_session != nullptr) {
     return Status::error(Status::Code::kAlreadyRunning,
+                         g_pull_owned ? "a pull-mode scrape is profiling; start() again after it"
+                                      : "the profiler is already running; stop() it first");
+  }
+  return start_locked(options, /*taps_only=*/false, /*for_scrapes=*/false);
+}
+
+Status internal::here::start_for_scrapes(const Options& options) {
+  std::lock_guard lock(g_mutex);
+  if (g_session != nullptr) {
+    return Status::error(Status::Code::kAlreadyRunning,
                          "the profiler is already running; stop() it first");
   }
-  Status status;
-  auto session = internal::Session::start(options, &status);
-  if (!session) return status;
-  g_session = session.release();
-  g_running.store(true);
-  // So that a program that returns from main or calls exit() without stop() keeps its samples.
-  static std::once_flag hooks_registered;
-  std::call_once(hooks_registered, [] {
-    std::atexit(stop_at_exit);
-    internal::call_around_fork(prepare_fork, parent_after_fork, child_after_fork);
-  });
+  return start_locked(options, /*taps_only=*/true, /*for_scrapes=*/false);
+}
+
+void internal::here::set_allocation_tap(internal::RecordTap* tap) {
+  std::lock_guard lock(g_mutex);
+  if (g_allocation_tap && g_session) g_session->detach_tap(g_allocation_tap);
+  g_allocation_tap = tap;
+  attach_allocation_tap();
+}
+
+Status internal::here::attach_scrape(internal::RecordTap* tap, const Options& options) {
+  std::lock_guard lock(g_mutex);
+  if (g_session == nullptr) {
+    Status started = start_locked(options, /*taps_only=*/true, /*for_scrapes=*/true);
+    if (!started.ok()) return started;
+  } else if (g_session->ring_mode()) {
+    return Status::error(Status::Code::kAlreadyRunning,
+                         "the profiler runs as a flight recorder (ring mode), which a scrape "
+                         "cannot read; stream mode can");
+  }
+  g_session->attach_tap(tap);
+  ++g_scrapes;
   return {};
+}
+
+void internal::here::finish_scrape(internal::RecordTap* tap, bool drain) {
+  std::lock_guard lock(g_mutex);
+  if (g_scrapes > 0) --g_scrapes;
+  if (g_session == nullptr) return;  // stopped: the tap was told (RecordTap::session_ended)
+  if (drain) (void)g_session->drain_for_taps(1000000000);
+  g_session->detach_tap(tap);
+  if (g_pull_owned && g_scrapes == 0) (void)stop_locked(/*at_exit=*/false);
 }
 
 Status internal::here::stop() { return stop_session(/*at_exit=*/false); }

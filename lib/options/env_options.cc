@@ -127,6 +127,19 @@ std::optional<std::string> apply_env_variable(const std::string& name, const std
   } else if (name == "INPROF_LIFEBOAT") {
     if (value.size() > 100) return "expected a name of at most 100 characters";
     config->lifeboat = value;
+  } else if (name == "INPROF_PULL") {
+    if (value.size() > 200) return "expected HOST:PORT or unix:PATH";
+    config->pull = value;
+  } else if (name == "INPROF_PULL_MAX_SECONDS") {
+    char* end = nullptr;
+    const unsigned long long seconds = std::strtoull(value.c_str(), &end, 10);
+    if (*end != '\0' || value[0] == '-' || seconds < 1 || seconds > kMaxPullSeconds) {
+      return "expected whole seconds from 1 to " + std::to_string(kMaxPullSeconds);
+    }
+    config->pull_max_seconds = seconds;
+  } else if (name == "INPROF_PULL_SYMBOLS") {
+    if (value != "0" && value != "1") return "expected 0 or 1";
+    config->pull_symbols = value == "1";
   } else if (name == "INPROF_CHILDREN") {
     if (value != "0" && value != "1") return "expected 0 or 1";
     config->children = value == "1";
@@ -134,6 +147,7 @@ std::optional<std::string> apply_env_variable(const std::string& name, const std
     config->help = value != "0";
   } else if (name == "INPROF_OUTPUT") {
     o.output_path = expand_output_path(value, process_id());
+    config->output_given = true;
   } else if (name == "INPROF_INTERVAL") {
     std::chrono::nanoseconds interval;
     if (auto why = parse_duration(value, "1ms or 500us", {"ms", "us"}, &interval)) return why;

@@ -26,6 +26,12 @@ struct EnvConfig {
   // INPROF_LIFEBOAT: where `inprof record` takes the ring of a process that ends without
   // stopping its session (session/lifeboat.h).
   std::string lifeboat;
+  // INPROF_PULL: serve /debug/pprof/ there (pull/pull_server.h); INPROF_PULL_MAX_SECONDS: the
+  // longest profile a scrape may ask for.
+  std::string pull;
+  uint64_t pull_max_seconds = 300;
+  bool pull_symbols = true;   // INPROF_PULL_SYMBOLS=0: /debug/pprof/symbol names nothing
+  bool output_given = false;  // INPROF_OUTPUT was set (else options.output_path is the default)
 };
 
 // Reads the variables through `getenv` (injectable for tests). On a bad value, returns nothing

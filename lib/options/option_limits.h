@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 
 namespace inprof::internal {
 
@@ -20,6 +21,8 @@ inline constexpr size_t kMaxMaxFrames = 4096;  // the dump's limit (dump_records
 inline constexpr std::chrono::seconds kMaxRingSeconds = std::chrono::hours(24 * 365);
 inline constexpr size_t kDefaultAllocationSampleBytes = size_t{512} << 10;
 inline constexpr size_t kMaxAllocationSampleBytes = size_t{1} << 40;
+// Pull mode: the longest profile a scrape may ask for (INPROF_PULL_MAX_SECONDS).
+inline constexpr uint64_t kMaxPullSeconds = 3600;
 
 }  // namespace inprof::internal
 

@@ -117,6 +117,19 @@ const OptionSpec kOptions[] = {
      "set by `inprof record`: where a process that ends without stopping the profiler (`_exit`, "
      "a signal) leaves the records it had not yet written, for the launcher to finish its dump",
      "inprof-lifeboat-1234", nullptr, nullptr},
+    {"INPROF_PULL", nullptr, nullptr, nullptr,
+     "pull mode: serve `/debug/pprof/` (`go tool pprof`, Parca, Grafana Alloy scrapes) on this "
+     "loopback address or UNIX socket (docs/fleet.md); a scrape samples for its window alone, "
+     "or reads the session `INPROF_STARTUP` runs (which then writes no dump unless `OUTPUT` is "
+     "given); the heap needs that session to record allocations",
+     "127.0.0.1:6060", +[] { return std::string("off"); }, nullptr},
+    {"INPROF_PULL_MAX_SECONDS", nullptr, nullptr, nullptr,
+     "pull mode: the longest profile a scrape may ask for (`?seconds=`)", "60",
+     +[] { return std::string("300"); }, +[] { return "1 to " + std::to_string(kMaxPullSeconds); }},
+    {"INPROF_PULL_SYMBOLS", nullptr, nullptr, nullptr,
+     "pull mode: `0`: `/debug/pprof/symbol` names no address (else it names them from the "
+     "dynamic symbol tables the process has mapped, for `go tool pprof`)",
+     "0", +[] { return std::string("1"); }, nullptr},
     {"INPROF_CHILDREN", "--no-children", nullptr, nullptr,
      "with `INPROF_ROOT_PID`, `0`: profile that process alone", "0",
      +[] { return std::string("1"); }, nullptr},

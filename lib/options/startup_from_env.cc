@@ -7,14 +7,34 @@
 #include <cstdlib>
 #include <thread>
 
+#include "api/copies.h"
 #include "inprof/profiler.h"
 #include "options/env_options.h"
+#if defined(__linux__)
+#include "pull/pull_server.h"
+#endif
 #include "session/lifeboat.h"
 #include "session/process_info.h"
 #include "session/stop_trigger.h"
 
 namespace inprof::internal {
 namespace {
+
+// INPROF_PULL: scrapes sample with the settings the other variables give.
+void serve_from_environment(const EnvConfig& config) {
+#if defined(__linux__)
+  PullSettings settings;
+  settings.options = config.options;
+  settings.max_seconds = config.pull_max_seconds;
+  settings.symbols = config.pull_symbols;
+  if (Status s = PullServer::start(config.pull, settings); !s) {
+    std::fprintf(stderr, "inprof: not serving pprof: %s\n", s.message().c_str());
+  }
+#else
+  (void)config;
+  std::fprintf(stderr, "inprof: not serving pprof: pull mode is served on Linux only\n");
+#endif
+}
 
 void start_from_environment() {
   std::string error;
@@ -25,8 +45,13 @@ void start_from_environment() {
   }
   if (config->help) std::fputs(env_help().c_str(), stderr);
   set_lifeboat_dock(config->lifeboat);
+  if (!config->pull.empty()) serve_from_environment(*config);
   if (!config->startup) return;
-  if (Status s = Profiler::start(config->options); !s) {
+  // With INPROF_PULL and no INPROF_OUTPUT, the session runs for the scrapes: no dump grows.
+  const bool for_scrapes = !config->pull.empty() && !config->output_given;
+  if (Status s =
+          for_scrapes ? here::start_for_scrapes(config->options) : Profiler::start(config->options);
+      !s) {
     std::fprintf(stderr, "inprof: not profiling: %s\n", s.message().c_str());
     return;
   }

@@ -61,6 +61,8 @@ class MetadataQueue {
   // Async-signal-safe; the bytes stay valid at least until two more rebuilds of the image.
   std::span<const uint8_t> crash_image() const;
 
+  Mode mode() const { return mode_; }
+
   // How many entries are kept now (tests watch it stay bounded).
   size_t retained() const;
 

@@ -124,10 +124,11 @@ Status validate(const Options& o) {
   return {};
 }
 
-Session::Session(const Options& options, uint64_t start_ns)
+Session::Session(const Options& options, uint64_t start_ns, bool taps_only)
     : options_(options),
       start_ns_(start_ns),
       ring_mode_(options.mode == Mode::kRing),
+      taps_only_(taps_only),
       ring_(new RingBuffer(options.buffer_size, ring_mode_ ? RingBuffer::WhenFull::kOverwrite
                                                            : RingBuffer::WhenFull::kDrop)),
       // A rotating stream keeps the metadata too, for every window to start with.
@@ -136,7 +137,7 @@ Session::Session(const Options& options, uint64_t start_ns)
                                         : MetadataQueue::Mode::kRetain),
       rotating_(options.rotate_interval.count() != 0) {}
 
-std::unique_ptr<Session> Session::start(const Options& options, Status* status) {
+std::unique_ptr<Session> Session::start(const Options& options, Status* status, bool taps_only) {
   *status = validate(options);
   if (!status->ok()) return nullptr;
   if (options.allocation_sample_bytes != 0 && !AllocationRecorder::instance().find_hooks()) {
@@ -153,8 +154,12 @@ std::unique_ptr<Session> Session::start(const Options& options, Status* status) 
       status);
   if (!copier) return nullptr;
 
-  std::unique_ptr<Session> session(new Session(options, monotonic_ns()));
-  if (!session->open_output(status)) return nullptr;
+  if (taps_only && options.mode != Mode::kStream) {
+    *status = invalid("a session for record taps streams (mode = Mode::kStream)");
+    return nullptr;
+  }
+  std::unique_ptr<Session> session(new Session(options, monotonic_ns(), taps_only));
+  if (!taps_only && !session->open_output(status)) return nullptr;
   session->record_process();
   session->create_sampler(std::move(copier));
   if (session->ring_mode_) {
@@ -218,7 +223,7 @@ void Session::record_process() {
   read_system_facts(process);
   if (ring_mode_ || rotating_) {
     metadata_.push(RecordType::kProcess, process);  // first of what every capture (window) holds
-  } else {
+  } else if (dump_) {
     dump_->add(RecordType::kProcess, process);
   }
 }
@@ -464,6 +469,7 @@ Status Session::stop(bool at_exit) {
       lifeboat_.reset();
     }
   }
+  end_taps();  // after the last drain
   // A marker writer may still be inside the ring: its storage stays mapped.
   if (lifeboat_) (void)lifeboat_.release();
   retire(ring_);

@@ -20,6 +20,7 @@
 #include "session/crash_writer.h"
 #include "session/lifeboat.h"
 #include "session/metadata_queue.h"
+#include "session/record_tap.h"
 #include "session/ring_buffer.h"
 #include "session/signal_trigger.h"
 #include "session/window_files.h"
@@ -33,7 +34,9 @@ Status validate(const Options& options);
 
 class Session {
  public:
-  static std::unique_ptr<Session> start(const Options& options, Status* status);
+  // `taps_only`: a stream that writes no dump, only to the record taps attached (pull mode).
+  static std::unique_ptr<Session> start(const Options& options, Status* status,
+                                        bool taps_only = false);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -51,6 +54,17 @@ class Session {
   Status capture(const std::string& path, CaptureReason reason = CaptureReason::kRequest);
   bool ring_mode() const { return ring_mode_; }
 
+  // Record taps (record_tap.h, session_taps.cc), stream mode only: attach_tap() first hands the
+  // tap the metadata retained so far; stop() ends every tap still attached.
+  void attach_tap(RecordTap* tap);
+  void detach_tap(RecordTap* tap);
+  // Wakes the writer and waits (up to `timeout_ns`) until a drain that started after this call
+  // has ended: the taps then have every record reserved before it. False on timeout or stop.
+  bool drain_for_taps(uint64_t timeout_ns);
+  bool taps_only() const { return taps_only_; }
+  uint64_t start_ns() const { return start_ns_; }
+  const Options& options() const { return options_; }
+
   void pause();
   void resume();
   bool paused() const { return paused_; }
@@ -65,7 +79,7 @@ class Session {
   static void abandon_in_child();
 
  private:
-  Session(const Options& options, uint64_t start_ns);
+  Session(const Options& options, uint64_t start_ns, bool taps_only);
   // The steps of start(), in order; each false (with `status`) where the session cannot start.
   // The dump (or, in ring mode, the file captures go to) is created: a path that cannot be
   // written is said now.
@@ -114,6 +128,12 @@ class Session {
   static Status copy_jit_map(DumpWriter& dump);  // flushes chunks as they fill
 
   AllocationStatsRecord allocation_stats() const;
+  // A record for the taps attached (the writer's; at stop(), the stopping thread's).
+  void feed_taps(RecordType type, std::span<const uint8_t> payload);
+  // A metadata record taken from the queue (a stream that does not rotate): for the taps, and
+  // kept for those attached later.
+  void feed_taps_metadata(RecordType type, const std::vector<uint8_t>& payload);
+  void end_taps();
 
   // Allocation profiling: the slots sampled allocations wait in for the sampler (its stack
   // copies are at most kAllocationStackBytes), and the address set's capacity.
@@ -125,6 +145,7 @@ class Session {
   const Options options_;
   const uint64_t start_ns_;
   const bool ring_mode_;
+  const bool taps_only_;
   std::unique_ptr<DumpWriter> dump_;           // stream mode
   std::unique_ptr<OutputFile> final_capture_;  // ring mode: where stop() writes the ring
   std::string output_path_;
@@ -167,6 +188,13 @@ class Session {
   bool final_drain_done_ = false;  // by stop(), at exit; under writer_mutex_
   bool writer_finished_ = false;   // its loop has returned (then); under writer_mutex_
   bool paused_ = false;
+  // The record taps attached; taps_ under taps_mutex_, tap_count_ read first without it.
+  std::mutex taps_mutex_;
+  std::vector<RecordTap*> taps_;
+  // What a stream that does not rotate took from metadata_, kept (pruned) for taps attached later.
+  MetadataQueue tap_metadata_{MetadataQueue::Mode::kRetain};
+  std::atomic<size_t> tap_count_{0};
+  uint64_t drains_done_ = 0;  // the writer's drains, under writer_mutex_ (drain_for_taps)
   uint64_t markers_dropped_at_start_ = 0;
   // Whether the kernel's records follow the threads' activity (StatsRecord::activity_followed).
   std::atomic<uint64_t> activity_followed_{0};

@@ -58,6 +58,8 @@ void Session::writer_loop() {
     } else {
       drain(false);
     }
+    ++drains_done_;
+    writer_cv_.notify_all();  // drain_for_taps()
   }
   if (final_drain_done_) {
     // stop() drained the last records itself, at exit, and closes the dump.
@@ -116,6 +118,8 @@ void Session::add_metadata(RecordType type, std::span<const uint8_t> payload) {
 void Session::drain_records() {
   auto add = [this](uint8_t raw_type, std::span<const uint8_t> payload) {
     auto type = static_cast<RecordType>(raw_type);
+    feed_taps(type, payload);
+    if (!dump_) return;  // taps only
     if (rotating_) payload = window_repeats_.pass(&type, payload);
     dump_->add_payload(type, payload);
     if (lifeboat_) {
@@ -130,15 +134,19 @@ void Session::drain_records() {
   const uint64_t until = ring_->reserved_end();
   if (rotating_) {
     for (auto& [type, payload] : metadata_.snapshot(next_metadata_, &next_metadata_)) {
+      feed_taps(type, payload);
       if (type == RecordType::kThreadEnd) {
         ByteReader r(payload);
         uint64_t tid = 0;
         if (r.varint(tid)) window_repeats_.thread_ended(tid);
       }
-      dump_->add_payload(type, payload);
+      if (dump_) dump_->add_payload(type, payload);
     }
   } else {
-    for (auto& [type, payload] : metadata_.take()) add_metadata(type, payload);
+    for (auto& [type, payload] : metadata_.take()) {
+      feed_taps_metadata(type, payload);
+      if (dump_) add_metadata(type, payload);
+    }
   }
   if (lifeboat_) {
     ring_->drain_held(add, until);  // the space stays the ring's until its chunk is written
@@ -148,7 +156,9 @@ void Session::drain_records() {
 }
 
 void Session::drain(bool final) {
-  if (!dump_) return;  // a rotation failed to open the next window: write_status_ says why
+  // No dump: a rotation failed to open the next window (write_status_ says why), or the session
+  // serves record taps only.
+  if (!dump_ && !taps_only_) return;
   drain_records();
   if (final) {
     // The sampler has stopped; marker writers racing with the end get refused from here on,
@@ -158,6 +168,10 @@ void Session::drain(bool final) {
     drain_records();
   }
   const uint64_t now = monotonic_ns();
+  if (!dump_) {
+    last_flush_ns_ = now;  // taps only: drained as often as a dump would be flushed
+    return;
+  }
   if (final) {
     end_window(now);
     return;

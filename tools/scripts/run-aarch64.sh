@@ -49,7 +49,7 @@ fi
 # The cross compiler and qemu-user; arm64 libraries from Debian multiarch. GoogleTest's
 # libgtest-dev is Multi-Arch: same, so the arm64 archives install next to the amd64 ones.
 packages=(g++-aarch64-linux-gnu qemu-user
-  libzstd-dev:arm64 libdw-dev:arm64 libelf-dev:arm64 libgtest-dev:arm64)
+  libzstd-dev:arm64 libdeflate-dev:arm64 libdw-dev:arm64 libelf-dev:arm64 libgtest-dev:arm64)
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -7,57 +7,25 @@
 #include <unordered_map>
 
 #include "convert/sample_weight.h"
-#include "write/proto_encoder.h"
+#include "pprof/profile_fields.h"
+#include "pprof/proto_encoder.h"
+#include "pprof/string_table.h"
 #include "write/stack_walk.h"
 
 namespace inprof::symbolicate {
 namespace {
 
-// profile.proto's field numbers.
-namespace profile_field {
-constexpr uint32_t kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4, kFunction = 5,
-                   kStringTable = 6, kTimeNanos = 9, kDurationNanos = 10, kPeriodType = 11,
-                   kPeriod = 12, kComment = 13, kDefaultSampleType = 14;
-}
-namespace value_type_field {
-constexpr uint32_t kType = 1, kUnit = 2;
-}
-namespace sample_field {
-constexpr uint32_t kLocationId = 1, kValue = 2, kLabel = 3;
-}
-namespace label_field {
-constexpr uint32_t kKey = 1, kStr = 2, kNum = 3;
-}
-namespace mapping_field {
-constexpr uint32_t kId = 1, kMemoryStart = 2, kMemoryLimit = 3, kFileOffset = 4, kFilename = 5,
-                   kBuildId = 6, kHasFunctions = 7, kHasFilenames = 8, kHasLineNumbers = 9,
-                   kHasInlineFrames = 10;
-}
-namespace location_field {
-constexpr uint32_t kId = 1, kMappingId = 2, kAddress = 3, kLine = 4;
-}
-namespace line_field {
-constexpr uint32_t kFunctionId = 1, kLine = 2;
-}
-namespace function_field {
-constexpr uint32_t kId = 1, kName = 2, kSystemName = 3, kFilename = 4, kStartLine = 5;
-}
-
-// profile.proto's string table: entry 0 is "".
-class StringTable {
- public:
-  StringTable() { index(""); }
-  uint64_t index(std::string_view s) {
-    auto [it, inserted] = ids_.try_emplace(std::string(s), strings_.size());
-    if (inserted) strings_.emplace_back(s);
-    return it->second;
-  }
-  const std::vector<std::string>& strings() const { return strings_; }
-
- private:
-  std::unordered_map<std::string, uint64_t> ids_;
-  std::vector<std::string> strings_;
-};
+// profile.proto's field numbers (lib/pprof/profile_fields.h).
+namespace profile_field = internal::pprof_field::profile;
+namespace value_type_field = internal::pprof_field::value_type;
+namespace sample_field = internal::pprof_field::sample;
+namespace label_field = internal::pprof_field::label;
+namespace mapping_field = internal::pprof_field::mapping;
+namespace location_field = internal::pprof_field::location;
+namespace line_field = internal::pprof_field::line;
+namespace function_field = internal::pprof_field::function;
+using internal::ProtoEncoder;
+using StringTable = internal::PprofStringTable;
 
 // What the symbolication found for a library, from the frames it named.
 struct LibFindings {

@@ -1,6 +1,6 @@
 // The profile as pprof's profile.proto (github.com/google/pprof/proto/profile.proto), the format
 // of `go tool pprof` and of the fleet profilers (Grafana Pyroscope, Parca, Google Cloud
-// Profiler). Encoded by hand (write/proto_encoder.h); the caller gzips it.
+// Profiler). Encoded by hand (lib/pprof/proto_encoder.h); the caller gzips it.
 //
 // Sample types: samples/count, cpu/nanoseconds (an on-CPU sample's weight, as the summary gives
 // it: convert/sample_weight.h; 0 for an idle sample) and wall/nanoseconds (the time since the

@@ -1,16 +1,17 @@
 // A protocol buffers encoder for the few wire types profile.proto uses (varint and
 // length-delimited), written by hand so that the pprof output needs no protobuf library. A
 // message is built bottom-up: a nested message is encoded into its own ProtoEncoder, then added
-// to its parent as bytes.
-#ifndef INPROF_TOOLS_SYMBOLICATE_PROTO_ENCODER_H_
-#define INPROF_TOOLS_SYMBOLICATE_PROTO_ENCODER_H_
+// to its parent as bytes. Used by symbolicate's pprof writer and by the library's own
+// (pprof_builder.h), which serves pull-mode scrapes.
+#ifndef INPROF_LIB_PPROF_PROTO_ENCODER_H_
+#define INPROF_LIB_PPROF_PROTO_ENCODER_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace inprof::symbolicate {
+namespace inprof::internal {
 
 class ProtoEncoder {
  public:
@@ -53,6 +54,6 @@ class ProtoEncoder {
   std::string out_;
 };
 
-}  // namespace inprof::symbolicate
+}  // namespace inprof::internal
 
-#endif  // INPROF_TOOLS_SYMBOLICATE_PROTO_ENCODER_H_
+#endif  // INPROF_LIB_PPROF_PROTO_ENCODER_H_

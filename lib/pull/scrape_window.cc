@@ -1,0 +1,124 @@
+#include "pull/scrape_window.h"
+
+#include <algorithm>
+
+#include "pull/module_mappings.h"
+#include "sampling/sampler_constants.h"
+#include "session/process_info.h"
+
+namespace inprof::internal {
+
+ScrapeWindow::ScrapeWindow(uint64_t duration_ns)
+    : duration_ns_(duration_ns),
+      builder_({{"samples", "count"}, {"cpu", "nanoseconds"}, {"wall", "nanoseconds"}}, "cpu",
+               {"cpu", "nanoseconds"}, 0) {}
+
+void ScrapeWindow::attached(uint64_t session_start_ns, const Options& options) {
+  const auto interval_ns = static_cast<uint64_t>(options.interval.count());
+  interval_ns_ = interval_ns;
+  const uint64_t now = monotonic_ns();
+  from_ns_ = now > session_start_ns ? now - session_start_ns : 0;
+  until_ns_ = from_ns_ + duration_ns_;
+  builder_.set_period(static_cast<int64_t>(interval_ns));
+}
+
+void ScrapeWindow::record(RecordType type, std::span<const uint8_t> payload) {
+  ByteReader r(payload);
+  switch (type) {
+    case RecordType::kThreadStart:
+    case RecordType::kThreadName: {
+      ThreadRecord t;
+      if (decode(r, t)) threads_[t.tid].name = std::move(t.name);
+      return;
+    }
+    case RecordType::kString: {
+      StringRecord s;
+      if (decode(r, s)) strings_[s.id] = std::move(s.text);
+      return;
+    }
+    case RecordType::kModuleLoad: {
+      ModuleRecord m;
+      if (decode(r, m)) modules_[m.id] = std::move(m);
+      return;
+    }
+    case RecordType::kSample:
+      add_sample(payload);
+      return;
+    case RecordType::kSampleRepeat:
+      add_repeat(payload);
+      return;
+    default:
+      return;
+  }
+}
+
+void ScrapeWindow::add_sample(std::span<const uint8_t> payload) {
+  SampleHead head;
+  std::span<const uint8_t> stack;
+  if (!split_sample(payload, head, stack) || head.time_ns >= until_ns_) return;
+  ByteReader r(stack);
+  if (!decode_stack(r, scratch_)) return;
+  ThreadWindow& t = threads_[head.tid];
+  t.frames.assign(scratch_.frames.begin(), scratch_.frames.end());
+  t.labels.assign(scratch_.labels.begin(), scratch_.labels.end());
+  t.flags = scratch_.flags;
+  t.have_stack = true;
+  weigh(t, head.tid, head.time_ns, head.cpu_delta_ns);
+}
+
+void ScrapeWindow::add_repeat(std::span<const uint8_t> payload) {
+  ByteReader r(payload);
+  SampleRepeatRecord repeat;
+  if (!decode(r, repeat) || repeat.time_ns >= until_ns_) return;
+  ThreadWindow& t = threads_[repeat.tid];
+  if (!t.have_stack) return;  // its sample came before the tap was attached
+  weigh(t, repeat.tid, repeat.time_ns, repeat.cpu_delta_ns);
+}
+
+void ScrapeWindow::weigh(ThreadWindow& t, uint64_t tid, uint64_t time_ns,
+                         std::optional<uint64_t> cpu_delta) {
+  const uint64_t wall =
+      t.have_previous && time_ns >= t.previous_ns ? time_ns - t.previous_ns : interval_ns_;
+  t.have_previous = true;
+  t.previous_ns = time_ns;
+  if (time_ns < from_ns_) return;
+  const bool unseen = t.flags & kSampleRanUnseen;
+  uint64_t cpu = 0;
+  if (t.flags & kSampleOnCpu) {
+    cpu = std::min(cpu_delta.value_or(interval_ns_), kMostIntervalsPerSample * interval_ns_);
+  } else if (unseen) {
+    cpu = std::min(cpu_delta.value_or(0), kMostIntervalsPerSample * interval_ns_);
+  }
+  std::vector<uint64_t> locations;
+  locations.reserve(t.frames.size() + 1);
+  if (unseen && cpu > 0) locations.push_back(builder_.named_location("[ran between samples]"));
+  for (size_t i = 0; i < t.frames.size(); ++i) {
+    locations.push_back(builder_.location(t.frames[i], /*call_site=*/i > 0));
+  }
+  if (t.frames.empty()) locations.push_back(builder_.named_location("[no stack]"));
+  const std::vector<PprofLabel> labels = sample_labels(tid, t);
+  const int64_t values[] = {1, static_cast<int64_t>(cpu), static_cast<int64_t>(wall)};
+  builder_.add_sample(locations, labels, values);
+  ++samples_;
+}
+
+std::vector<PprofLabel> ScrapeWindow::sample_labels(uint64_t tid, const ThreadWindow& t) {
+  std::vector<PprofLabel> labels;
+  labels.push_back({builder_.string("thread_name"), builder_.string(t.name), 0});
+  labels.push_back({builder_.string("tid"), 0, static_cast<int64_t>(tid)});
+  // The program's label scopes (inprof::LabelScope), outermost first.
+  for (auto l = t.labels.rbegin(); l != t.labels.rend(); ++l) {
+    auto text = strings_.find(l->string_id);
+    if (text != strings_.end()) {
+      labels.push_back({builder_.string("label"), builder_.string(text->second), 0});
+    }
+  }
+  return labels;
+}
+
+std::string ScrapeWindow::pprof(uint64_t start_unix_ns, uint64_t duration_ns) {
+  add_module_mappings(modules_, builder_);
+  return builder_.encode(static_cast<int64_t>(start_unix_ns), static_cast<int64_t>(duration_ns));
+}
+
+}  // namespace inprof::internal

@@ -1,0 +1,123 @@
+// Names from the mapped dynamic symbol tables on Linux (lib/pull/loaded_symbols.h).
+#include <elf.h>
+#include <link.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "pull/loaded_symbols.h"
+
+namespace inprof::internal {
+namespace {
+
+struct Lookup {
+  std::span<const uint64_t> addresses;
+  std::vector<std::string>* names;
+};
+
+struct DynamicTables {
+  const ElfW(Sym) * symbols = nullptr;
+  const char* strings = nullptr;
+  size_t strings_size = 0;
+  size_t count = 0;
+};
+
+// The loader leaves the vDSO's dynamic entries unrelocated (file addresses); every other
+// module's are run-time addresses.
+uintptr_t runtime(const dl_phdr_info* info, ElfW(Addr) value) {
+  return value < info->dlpi_addr ? info->dlpi_addr + value : value;
+}
+
+// How many symbols DT_GNU_HASH lists: one past the last index any chain reaches.
+size_t gnu_hash_count(const uint32_t* table) {
+  const uint32_t buckets = table[0], first = table[1], bloom_words = table[2];
+  const uint32_t* bucket = table + 4 + bloom_words * (sizeof(ElfW(Addr)) / 4);
+  const uint32_t* chain = bucket + buckets;
+  uint32_t last = 0;
+  for (uint32_t b = 0; b < buckets; ++b) last = std::max(last, bucket[b]);
+  if (last < first) return first;
+  while ((chain[last - first] & 1) == 0) ++last;
+  return last + 1;
+}
+
+bool dynamic_tables(const dl_phdr_info* info, DynamicTables* out) {
+  const ElfW(Dyn)* dynamic = nullptr;
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
+      dynamic = reinterpret_cast<const ElfW(Dyn)*>(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    }
+  }
+  if (!dynamic) return false;
+  for (const ElfW(Dyn)* d = dynamic; d->d_tag != DT_NULL; ++d) {
+    switch (d->d_tag) {
+      case DT_SYMTAB:
+        out->symbols = reinterpret_cast<const ElfW(Sym)*>(runtime(info, d->d_un.d_ptr));
+        break;
+      case DT_STRTAB:
+        out->strings = reinterpret_cast<const char*>(runtime(info, d->d_un.d_ptr));
+        break;
+      case DT_STRSZ:
+        out->strings_size = d->d_un.d_val;
+        break;
+      case DT_HASH:
+        out->count = reinterpret_cast<const uint32_t*>(runtime(info, d->d_un.d_ptr))[1];
+        break;
+      case DT_GNU_HASH:
+        if (out->count == 0) {
+          out->count =
+              gnu_hash_count(reinterpret_cast<const uint32_t*>(runtime(info, d->d_un.d_ptr)));
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return out->symbols && out->strings && out->count > 0;
+}
+
+bool in_module(const dl_phdr_info* info, uint64_t address) {
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& p = info->dlpi_phdr[i];
+    const uint64_t start = info->dlpi_addr + p.p_vaddr;
+    if (p.p_type == PT_LOAD && address >= start && address - start < p.p_memsz) return true;
+  }
+  return false;
+}
+
+int name_in_module(dl_phdr_info* info, size_t, void* data) {
+  auto* lookup = static_cast<Lookup*>(data);
+  std::vector<size_t> mine;
+  for (size_t i = 0; i < lookup->addresses.size(); ++i) {
+    if ((*lookup->names)[i].empty() && in_module(info, lookup->addresses[i])) mine.push_back(i);
+  }
+  DynamicTables t;
+  if (mine.empty() || !dynamic_tables(info, &t)) return 0;
+  for (size_t s = 0; s < t.count; ++s) {
+    const ElfW(Sym)& sym = t.symbols[s];
+    const unsigned type = ELF64_ST_TYPE(sym.st_info);
+    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+        sym.st_size == 0 || sym.st_name >= t.strings_size) {
+      continue;
+    }
+    const uint64_t start = info->dlpi_addr + sym.st_value;
+    for (size_t i : mine) {
+      const uint64_t a = lookup->addresses[i];
+      if (a >= start && a - start < sym.st_size && (*lookup->names)[i].empty()) {
+        const char* name = t.strings + sym.st_name;
+        (*lookup->names)[i].assign(name, strnlen(name, t.strings_size - sym.st_name));
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::vector<std::string> name_loaded_addresses(std::span<const uint64_t> addresses) {
+  std::vector<std::string> names(addresses.size());
+  Lookup lookup{addresses, &names};
+  dl_iterate_phdr(name_in_module, &lookup);
+  return names;
+}
+
+}  // namespace inprof::internal
