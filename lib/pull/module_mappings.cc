@@ -9,9 +9,9 @@
 namespace inprof::internal {
 namespace {
 
-constexpr uint64_t kPageBytes = 4096;
+constexpr uint64_t kMappingPageBytes = 4096;
 
-std::string hex(const std::vector<uint8_t>& bytes) {
+std::string build_id_hex(const std::vector<uint8_t>& bytes) {
   std::string out;
   char two[3];
   for (uint8_t b : bytes) {
@@ -26,7 +26,7 @@ std::string hex(const std::vector<uint8_t>& bytes) {
 void add_module_mappings(const std::map<uint64_t, ModuleRecord>& modules, PprofBuilder& builder) {
   const std::vector<CodeSegment> segments = loaded_code_segments();
   for (const auto& [id, m] : modules) {
-    const std::string build_id = hex(m.build_id);
+    const std::string build_id = build_id_hex(m.build_id);
     bool found = false;
     for (const CodeSegment& s : segments) {
       if (s.start < m.start || s.start >= m.end) continue;
@@ -34,7 +34,7 @@ void add_module_mappings(const std::map<uint64_t, ModuleRecord>& modules, PprofB
       found = true;
     }
     if (!found) {
-      const uint64_t limit = (m.end + kPageBytes - 1) & ~(kPageBytes - 1);
+      const uint64_t limit = (m.end + kMappingPageBytes - 1) & ~(kMappingPageBytes - 1);
       builder.add_mapping(PprofMapping{m.start, limit, m.file_offset, m.path, build_id});
     }
   }

@@ -17,7 +17,7 @@ namespace {
 std::mutex g_server_mutex;  // start() and stop(), on the program's threads
 PullServer* g_server = nullptr;
 
-constexpr const char* kIndex =
+constexpr const char* kPullIndexPage =
     "<html><head><title>/debug/pprof/</title></head><body>\n"
     "<p>inprof: profiles of this process, as Go's net/http/pprof serves them.</p>\n"
     "<table>\n"
@@ -29,7 +29,7 @@ constexpr const char* kIndex =
     "</table></body></html>\n";
 
 // Whole seconds from 1 to `most`; `fallback` without the parameter.
-bool profile_seconds(const HttpRequest& request, uint64_t most, uint64_t* seconds) {
+bool scrape_seconds(const HttpRequest& request, uint64_t most, uint64_t* seconds) {
   const std::string* text = request.query_value("seconds");
   if (!text) {
     *seconds = std::min<uint64_t>(30, most);
@@ -41,7 +41,7 @@ bool profile_seconds(const HttpRequest& request, uint64_t most, uint64_t* second
   return true;
 }
 
-std::optional<uint64_t> parse_hex(std::string_view digits) {
+std::optional<uint64_t> parse_hex_address(std::string_view digits) {
   if (digits.empty() || digits.size() > 16) return std::nullopt;
   uint64_t value = 0;
   for (char c : digits) {
@@ -101,8 +101,12 @@ Status PullServer::stop() {
 void PullServer::forget_in_child() {
   // The thread is the parent's; the descriptors here are copies: closed, the object left.
   if (!g_server) return;
-  for (Connection& c : g_server->connections_) pull_close(c.fd);
-  pull_close(g_server->listener_.fd);
+  for (Connection& c : g_server->connections_) {
+    if (pull_identity(c.fd) == c.identity) pull_close(c.fd);
+  }
+  if (pull_identity(g_server->listener_.fd) == g_server->listener_.identity) {
+    pull_close(g_server->listener_.fd);
+  }
   g_server = nullptr;
 }
 
@@ -111,7 +115,7 @@ PullServer::~PullServer() {
   pull_shutdown(listener_);
   thread_.join();
   for (Connection& c : connections_) close(c);
-  pull_close(listener_.fd);
+  if (pull_identity(listener_.fd) == listener_.identity) pull_close(listener_.fd);
   remove_pull_socket_file(address_);
 }
 
@@ -133,11 +137,20 @@ void PullServer::serve() {
     pull_wait(items.data(), items.size(), wait_ms(monotonic_ns()));
     if (stop_.load()) break;
     const uint64_t now = monotonic_ns();
-    if (items[0].ready) accept_all(now);
+    if (items[0].ready) {
+      if (pull_identity(listener_.fd) != listener_.identity) {
+        listener_.fd = -1;  // the program closed it (and may have the number again): given up
+      } else {
+        accept_all(now);
+      }
+    }
     for (size_t i = 0; i < connections_.size(); ++i) {
       Connection& c = connections_[i];
       const bool ready = i + 1 < items.size() && items[i + 1].ready;
-      if (c.scrape) {
+      if (pull_identity(c.fd) != c.identity) {
+        c.fd = -1;  // no longer ours: forgotten, never closed
+        close(c);
+      } else if (c.scrape) {
         if (now >= c.scrape_end_ns || c.scrape->ended()) finish_profile(c, now);
       } else if (now >= c.deadline_ns) {
         close(c);  // a client that sends no request, or takes no response, in time
@@ -151,6 +164,7 @@ void PullServer::serve() {
   }
   for (Connection& c : connections_) {
     if (c.scrape) here::finish_scrape(c.scrape.get(), /*drain=*/false);
+    c.scrape.reset();
   }
 }
 
@@ -160,6 +174,7 @@ void PullServer::accept_all(uint64_t now) {
     if (fd < 0) return;
     Connection c;
     c.fd = fd;
+    c.identity = pull_identity(fd);
     c.deadline_ns = now + kHeadTimeoutNs;
     if (connections_.size() >= kMaxConnections) {
       // Said, not waited for: the answer fits the socket's buffer, or is lost.
@@ -208,13 +223,13 @@ void PullServer::read_request(Connection& c, uint64_t now) {
 
 void PullServer::handle(Connection& c, const HttpRequest& request, std::string_view body,
                         uint64_t now) {
-  if (request.method != "GET" && request.method != "HEAD" && request.method != "POST") {
-    respond_error(c, 405, "only GET is served", now);
+  if (request.method != "GET" && request.method != "POST") {
+    respond_error(c, 405, "only GET (and POST to /debug/pprof/symbol) is served", now);
     return;
   }
   const std::string_view path = request.path;
   if (path == "/debug/pprof/" || path == "/debug/pprof") {
-    respond(c, 200, "text/html; charset=utf-8", kIndex, now);
+    respond(c, 200, "text/html; charset=utf-8", kPullIndexPage, now);
   } else if (path == "/debug/pprof/profile") {
     start_profile(c, request, now);
   } else if (path == "/debug/pprof/heap" || path == "/debug/pprof/allocs") {
@@ -260,7 +275,8 @@ void PullServer::answer_symbols(Connection& c, const HttpRequest& request, std::
       word.remove_suffix(1);
     }
     if (word.size() > 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X')) {
-      if (const std::optional<uint64_t> a = parse_hex(word.substr(2))) addresses.push_back(*a);
+      if (const std::optional<uint64_t> a = parse_hex_address(word.substr(2)))
+        addresses.push_back(*a);
     }
     at = end + 1;
   }
@@ -279,7 +295,7 @@ void PullServer::answer_symbols(Connection& c, const HttpRequest& request, std::
 
 void PullServer::start_profile(Connection& c, const HttpRequest& request, uint64_t now) {
   uint64_t seconds = 0;
-  if (!profile_seconds(request, settings_.max_seconds, &seconds)) {
+  if (!scrape_seconds(request, settings_.max_seconds, &seconds)) {
     respond_error(
         c, 400, "seconds must be a whole number from 1 to " + std::to_string(settings_.max_seconds),
         now);
@@ -344,7 +360,7 @@ void PullServer::close(Connection& c) {
     here::finish_scrape(c.scrape.get(), /*drain=*/false);
     c.scrape.reset();
   }
-  pull_close(c.fd);
+  if (c.fd >= 0 && pull_identity(c.fd) == c.identity) pull_close(c.fd);
   c.fd = -1;
 }
 

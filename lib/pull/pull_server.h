@@ -48,6 +48,7 @@ class PullServer {
  private:
   struct Connection {
     int fd = -1;
+    uint64_t identity = 0;  // pull_identity() when accepted
     std::string in;
     std::string out;
     size_t out_done = 0;

@@ -32,6 +32,10 @@ struct PullListener {
 PullListener pull_listen(const PullAddress& address, std::string* error);
 // A connection, or -1 (none waiting, or the listener is no longer ours).
 int pull_accept(const PullListener& listener);
+// A socket's identity (its inode; 0: not a socket, or closed): a descriptor is used only while
+// it still is the socket it was (a program that closes every descriptor, then opens its own
+// files, gets the same numbers).
+uint64_t pull_identity(int fd);
 // Bytes read or written; 0 at end of input; -1 would block; -2 on error.
 long pull_read(int fd, char* buffer, size_t size);
 long pull_write(int fd, const char* buffer, size_t size);

@@ -47,6 +47,11 @@ void ScrapeWindow::record(RecordType type, std::span<const uint8_t> payload) {
     case RecordType::kSampleRepeat:
       add_repeat(payload);
       return;
+    case RecordType::kMarker: {
+      MarkerRecord m;
+      if (decode(r, m)) markers_.marker(m);
+      return;
+    }
     default:
       return;
   }
@@ -96,9 +101,8 @@ void ScrapeWindow::weigh(ThreadWindow& t, uint64_t tid, uint64_t time_ns,
     locations.push_back(builder_.location(t.frames[i], /*call_site=*/i > 0));
   }
   if (t.frames.empty()) locations.push_back(builder_.named_location("[no stack]"));
-  const std::vector<PprofLabel> labels = sample_labels(tid, t);
-  const int64_t values[] = {1, static_cast<int64_t>(cpu), static_cast<int64_t>(wall)};
-  builder_.add_sample(locations, labels, values);
+  markers_.add(tid, time_ns, std::move(locations), sample_labels(tid, t),
+               {1, static_cast<int64_t>(cpu), static_cast<int64_t>(wall)});
   ++samples_;
 }
 
@@ -117,6 +121,7 @@ std::vector<PprofLabel> ScrapeWindow::sample_labels(uint64_t tid, const ThreadWi
 }
 
 std::string ScrapeWindow::pprof(uint64_t start_unix_ns, uint64_t duration_ns) {
+  markers_.flush();
   add_module_mappings(modules_, builder_);
   return builder_.encode(static_cast<int64_t>(start_unix_ns), static_cast<int64_t>(duration_ns));
 }

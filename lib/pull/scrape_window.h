@@ -4,7 +4,9 @@
 // weighs them (tools/symbolicate/convert/sample_weight.h): an on-CPU sample by the CPU its thread
 // used since its previous sample (at most kMostIntervalsPerSample intervals), a sample of a
 // sleeping thread by no CPU, and both by the wall time since the thread's previous sample. CPU a
-// thread ran where no sample saw it goes under a "[ran between samples]" frame.
+// thread ran where no sample saw it goes under a "[ran between samples]" frame. Labels:
+// thread_name, tid, each label scope active (label=TEXT) and each interval marker around the
+// sample (marker=NAME, marker_labels.h).
 //
 // Fed by the session's writer thread while attached (record()); read by the pull thread once
 // detached (pprof()).
@@ -20,6 +22,7 @@
 
 #include "dump/dump_records.h"
 #include "pprof/pprof_builder.h"
+#include "pull/marker_labels.h"
 #include "session/record_tap.h"
 
 namespace inprof::internal {
@@ -61,6 +64,7 @@ class ScrapeWindow final : public RecordTap {
   uint64_t until_ns_ = 0;
   std::atomic<bool> ended_{false};
   PprofBuilder builder_;
+  MarkerLabels markers_{builder_};  // samples go to the builder through it
   std::unordered_map<uint64_t, ThreadWindow> threads_;
   std::unordered_map<uint64_t, std::string> strings_;  // label strings (kString)
   std::map<uint64_t, ModuleRecord> modules_;           // by id

@@ -6,16 +6,17 @@
 namespace inprof::internal {
 namespace {
 
-constexpr uint64_t kPage = 4096;
+constexpr uint64_t kCodePageBytes = 4096;
 
-int add_module(dl_phdr_info* info, size_t, void* data) {
+int add_code_segments(dl_phdr_info* info, size_t, void* data) {
   auto* out = static_cast<std::vector<CodeSegment>*>(data);
   for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& p = info->dlpi_phdr[i];
     if (p.p_type != PT_LOAD || !(p.p_flags & PF_X) || p.p_memsz == 0) continue;
     const uint64_t start = info->dlpi_addr + p.p_vaddr;
-    out->push_back(CodeSegment{start & ~(kPage - 1), (start + p.p_memsz + kPage - 1) & ~(kPage - 1),
-                               p.p_offset & ~(kPage - 1)});
+    out->push_back(CodeSegment{start & ~(kCodePageBytes - 1),
+                               (start + p.p_memsz + kCodePageBytes - 1) & ~(kCodePageBytes - 1),
+                               p.p_offset & ~(kCodePageBytes - 1)});
   }
   return 0;
 }
@@ -24,7 +25,7 @@ int add_module(dl_phdr_info* info, size_t, void* data) {
 
 std::vector<CodeSegment> loaded_code_segments() {
   std::vector<CodeSegment> out;
-  dl_iterate_phdr(add_module, &out);
+  dl_iterate_phdr(add_code_segments, &out);
   return out;
 }
 

@@ -10,12 +10,12 @@
 namespace inprof::internal {
 namespace {
 
-struct Lookup {
+struct SymbolLookup {
   std::span<const uint64_t> addresses;
   std::vector<std::string>* names;
 };
 
-struct DynamicTables {
+struct DynamicSymbolTables {
   const ElfW(Sym) * symbols = nullptr;
   const char* strings = nullptr;
   size_t strings_size = 0;
@@ -24,12 +24,12 @@ struct DynamicTables {
 
 // The loader leaves the vDSO's dynamic entries unrelocated (file addresses); every other
 // module's are run-time addresses.
-uintptr_t runtime(const dl_phdr_info* info, ElfW(Addr) value) {
+uintptr_t dynamic_address(const dl_phdr_info* info, ElfW(Addr) value) {
   return value < info->dlpi_addr ? info->dlpi_addr + value : value;
 }
 
 // How many symbols DT_GNU_HASH lists: one past the last index any chain reaches.
-size_t gnu_hash_count(const uint32_t* table) {
+size_t gnu_hash_symbol_count(const uint32_t* table) {
   const uint32_t buckets = table[0], first = table[1], bloom_words = table[2];
   const uint32_t* bucket = table + 4 + bloom_words * (sizeof(ElfW(Addr)) / 4);
   const uint32_t* chain = bucket + buckets;
@@ -40,7 +40,7 @@ size_t gnu_hash_count(const uint32_t* table) {
   return last + 1;
 }
 
-bool dynamic_tables(const dl_phdr_info* info, DynamicTables* out) {
+bool dynamic_tables(const dl_phdr_info* info, DynamicSymbolTables* out) {
   const ElfW(Dyn)* dynamic = nullptr;
   for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
     if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) {
@@ -51,21 +51,21 @@ bool dynamic_tables(const dl_phdr_info* info, DynamicTables* out) {
   for (const ElfW(Dyn)* d = dynamic; d->d_tag != DT_NULL; ++d) {
     switch (d->d_tag) {
       case DT_SYMTAB:
-        out->symbols = reinterpret_cast<const ElfW(Sym)*>(runtime(info, d->d_un.d_ptr));
+        out->symbols = reinterpret_cast<const ElfW(Sym)*>(dynamic_address(info, d->d_un.d_ptr));
         break;
       case DT_STRTAB:
-        out->strings = reinterpret_cast<const char*>(runtime(info, d->d_un.d_ptr));
+        out->strings = reinterpret_cast<const char*>(dynamic_address(info, d->d_un.d_ptr));
         break;
       case DT_STRSZ:
         out->strings_size = d->d_un.d_val;
         break;
       case DT_HASH:
-        out->count = reinterpret_cast<const uint32_t*>(runtime(info, d->d_un.d_ptr))[1];
+        out->count = reinterpret_cast<const uint32_t*>(dynamic_address(info, d->d_un.d_ptr))[1];
         break;
       case DT_GNU_HASH:
         if (out->count == 0) {
-          out->count =
-              gnu_hash_count(reinterpret_cast<const uint32_t*>(runtime(info, d->d_un.d_ptr)));
+          out->count = gnu_hash_symbol_count(
+              reinterpret_cast<const uint32_t*>(dynamic_address(info, d->d_un.d_ptr)));
         }
         break;
       default:
@@ -75,7 +75,7 @@ bool dynamic_tables(const dl_phdr_info* info, DynamicTables* out) {
   return out->symbols && out->strings && out->count > 0;
 }
 
-bool in_module(const dl_phdr_info* info, uint64_t address) {
+bool module_holds(const dl_phdr_info* info, uint64_t address) {
   for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& p = info->dlpi_phdr[i];
     const uint64_t start = info->dlpi_addr + p.p_vaddr;
@@ -84,13 +84,13 @@ bool in_module(const dl_phdr_info* info, uint64_t address) {
   return false;
 }
 
-int name_in_module(dl_phdr_info* info, size_t, void* data) {
-  auto* lookup = static_cast<Lookup*>(data);
+int name_in_module_symbols(dl_phdr_info* info, size_t, void* data) {
+  auto* lookup = static_cast<SymbolLookup*>(data);
   std::vector<size_t> mine;
   for (size_t i = 0; i < lookup->addresses.size(); ++i) {
-    if ((*lookup->names)[i].empty() && in_module(info, lookup->addresses[i])) mine.push_back(i);
+    if ((*lookup->names)[i].empty() && module_holds(info, lookup->addresses[i])) mine.push_back(i);
   }
-  DynamicTables t;
+  DynamicSymbolTables t;
   if (mine.empty() || !dynamic_tables(info, &t)) return 0;
   for (size_t s = 0; s < t.count; ++s) {
     const ElfW(Sym)& sym = t.symbols[s];
@@ -115,8 +115,8 @@ int name_in_module(dl_phdr_info* info, size_t, void* data) {
 
 std::vector<std::string> name_loaded_addresses(std::span<const uint64_t> addresses) {
   std::vector<std::string> names(addresses.size());
-  Lookup lookup{addresses, &names};
-  dl_iterate_phdr(name_in_module, &lookup);
+  SymbolLookup lookup{addresses, &names};
+  dl_iterate_phdr(name_in_module_symbols, &lookup);
   return names;
 }
 

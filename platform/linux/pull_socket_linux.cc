@@ -16,7 +16,7 @@
 namespace inprof::internal {
 namespace {
 
-bool parse_port(std::string_view text, uint16_t* port) {
+bool parse_pull_port(std::string_view text, uint16_t* port) {
   if (text.empty() || text.size() > 5) return false;
   unsigned value = 0;
   for (char c : text) {
@@ -28,7 +28,7 @@ bool parse_port(std::string_view text, uint16_t* port) {
   return true;
 }
 
-uint64_t inode_of(int fd) {
+uint64_t socket_inode(int fd) {
   struct stat st;
   return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) ? static_cast<uint64_t>(st.st_ino) : 0;
 }
@@ -47,7 +47,7 @@ bool parse_pull_address(std::string_view text, PullAddress* out, std::string* er
     return true;
   }
   const size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos || !parse_port(text.substr(colon + 1), &out->port)) {
+  if (colon == std::string_view::npos || !parse_pull_port(text.substr(colon + 1), &out->port)) {
     *error = "HOST:PORT (a loopback host) or unix:PATH, not \"" + std::string(text) + "\"";
     return false;
   }
@@ -114,12 +114,14 @@ PullListener pull_listen(const PullAddress& address, std::string* error) {
                                       : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
   }
   l.fd = fd;
-  l.identity = inode_of(fd);
+  l.identity = socket_inode(fd);
   return l;
 }
 
+uint64_t pull_identity(int fd) { return fd < 0 ? 0 : socket_inode(fd); }
+
 int pull_accept(const PullListener& listener) {
-  if (listener.fd < 0 || inode_of(listener.fd) != listener.identity) return -1;
+  if (listener.fd < 0 || socket_inode(listener.fd) != listener.identity) return -1;
   return accept4(listener.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
@@ -146,7 +148,7 @@ void remove_pull_socket_file(const PullAddress& address) {
 }
 
 void pull_shutdown(const PullListener& listener) {
-  if (listener.fd >= 0 && inode_of(listener.fd) == listener.identity) {
+  if (listener.fd >= 0 && socket_inode(listener.fd) == listener.identity) {
     shutdown(listener.fd, SHUT_RDWR);
   }
 }

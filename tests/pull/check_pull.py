@@ -283,6 +283,7 @@ def check_concurrent_and_rude_clients(args):
         if p["types"] != ["samples", "cpu", "wall"] or cpu_ms(p) < 100 or p["mappings"] < 2:
             fail("concurrent scrape %d: %s, %.0f ms of CPU, %d mappings" %
                  (i, p["types"], cpu_ms(p), p["mappings"]))
+    check_labels(address, parse_profile(results[0][2]) if results[0][0] == 200 else None)
     # Symbols: a GET says they are served; garbage addresses are named nothing.
     status, _, body = get(address, "/debug/pprof/symbol")
     if status != 200 or b"num_symbols: 1" not in body:
@@ -301,6 +302,37 @@ def check_concurrent_and_rude_clients(args):
         fail("service after rude clients: status %d, stderr %r" % (status, err))
     if os.path.exists(address[5:]):
         fail("the UNIX socket's file is left behind")
+
+
+def name_addresses(address, addresses):
+    query = b"+".join(b"%#x" % a for a in addresses)
+    status, _, body = request(address, b"POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: %d"
+                              b"\r\n\r\n%s" % (len(query), query))
+    names = {}
+    for line in body.decode().splitlines():
+        a, _, name = line.partition(" ")
+        names[int(a, 16)] = name
+    return names
+
+
+def check_labels(address, p):
+    """The service's label scope `hot` and interval marker `cold`: each on the CPU of its own
+    function (the leaves named by the service)."""
+    if p is None:
+        return
+    leaves = {p["locations"][s[2][0]] for s in p["samples"] if s[2]}
+    names = name_addresses(address, sorted(leaves))
+    cpu = p["types"].index("cpu")
+    for key, value, function in (("label", "hot", "hot_spin"), ("marker", "cold", "cold_spin")):
+        by_leaf = {}
+        for values, labels, stack in p["samples"]:
+            if labels.get(key) == value and stack:
+                leaf = names.get(p["locations"][stack[0]], "?")
+                by_leaf[leaf] = by_leaf.get(leaf, 0) + values[cpu]
+        total = sum(by_leaf.values())
+        # The symbol table's names are mangled (_Z8hot_spinv).
+        if not total or sum(v for k, v in by_leaf.items() if function in k) < 0.8 * total:
+            fail("%s=%s: CPU by leaf %s, want mostly %s" % (key, value, by_leaf, function))
 
 
 def check_heap(args):
@@ -333,17 +365,45 @@ def check_heap(args):
     # The leaf of the stack that retains most: the call in keep_blocks(), named by the service.
     top = max(p["samples"], key=lambda s: s[0][3])
     leaf = p["locations"][top[2][0]]
-    status, _, names = request(address, b"POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: %d"
-                               b"\r\n\r\n%s" % (len(b"%#x" % leaf), b"%#x" % leaf))
+    names = name_addresses(address, [leaf]).get(leaf, "")
     code, _, err = service.finish()
     # keep_blocks() keeps 8 MiB (2,048 blocks of 4 KiB); sampled every 64 KiB on average.
-    if not 6 <= inuse <= 11 or b"keep_blocks" not in names:
+    if not 6 <= inuse <= 11 or "keep_blocks" not in names:
         fail("heap: %.1f MiB in use (8 kept), retained most by %r" % (inuse, names))
     if alloc < inuse + 64:
         fail("heap: %.1f MiB allocated, %.1f in use: the churned blocks are missing" % (alloc, inuse))
     if code != 0 or os.listdir(workdir):
         fail("heap service: status %d, left %s in its directory" % (code, os.listdir(workdir)))
     print("heap: %.1f MiB in use under keep_blocks, %.0f MiB allocated" % (inuse, alloc))
+
+
+def check_descriptors_closed_by_the_program(args):
+    """A program that closes every descriptor (a daemon) and opens files that get the numbers of
+    the listener and of a connection: the server gives them up, never using or closing them, and
+    does not spin on them."""
+    address = "unix:" + os.path.join(args.work, "closed.sock")
+    service = Service(args, 2.5, {"INPROF_PULL": address}, ("--close-descriptors",))
+    silent = connect(address)  # a connection open when the program closes everything
+    time.sleep(2)
+    pull_cpu = None
+    for tid in os.listdir("/proc/%d/task" % service.proc.pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (service.proc.pid, tid)) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if "(inprof-pull)" in stat:
+            fields = stat.rsplit(")", 1)[1].split()
+            pull_cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    fds = set(os.listdir("/proc/%d/fd" % service.proc.pid))
+    silent.close()
+    status, _, err = service.finish()
+    if status != 0 or err:
+        fail("descriptors closed by the program: status %d, stderr %r" % (status, err))
+    if pull_cpu is None or pull_cpu > 0.5:
+        fail("descriptors closed by the program: the pull thread used %s s of CPU" % pull_cpu)
+    if not {"3", "4", "5", "6"} <= fds:
+        fail("descriptors closed by the program: its own files were closed (%s)" % sorted(fds))
 
 
 def check_never_enabled(args):
@@ -385,7 +445,7 @@ def main():
     shutil.rmtree(args.work, ignore_errors=True)
     os.makedirs(args.work)
     for check in (check_go_tool_pprof, check_concurrent_and_rude_clients, check_heap,
-                  check_never_enabled,
+                  check_descriptors_closed_by_the_program, check_never_enabled,
                   check_refused_address, check_api):
         check(args)
     if FAILURES:

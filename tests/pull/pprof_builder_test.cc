@@ -256,5 +256,41 @@ TEST_F(ScrapeWindowTest, CpuRunUnseenGoesUnderItsOwnFrameAndALongGapIsCapped) {
   EXPECT_DOUBLE_EQ(leaves.at(std::to_string(0x10100)).first, 16.0);
 }
 
+TEST_F(ScrapeWindowTest, IntervalMarkersLabelTheSamplesTheyCoverWhicheverComesFirst) {
+  auto marker = [&](uint8_t phase, uint64_t start_ms, uint64_t end_ms, const char* name) {
+    std::vector<uint8_t> payload;
+    {
+      ByteWriter w(&payload);
+      encode_marker(w, 7, 0, phase, start_ms * kMs, end_ms * kMs, name, 0, {});
+    }
+    window_.record(RecordType::kMarker, payload);
+  };
+  sample(110, 1, kSampleOnCpu, {0x10110});  // before its marker, recorded at the end
+  marker(1, 105, 115, "request");
+  marker(1, 125, 135, "parse");
+  sample(130, 1, kSampleOnCpu, {0x10130});  // after its marker: a collection's lag
+  sample(140, 1, kSampleOnCpu, {0x10140});  // in none
+  marker(2, 150, 150, "phase");
+  sample(155, 1, kSampleOnCpu, {0x10155});  // inside an interval still open
+  marker(3, 160, 160, "phase");
+  sample(165, 1, kSampleOnCpu, {0x10165});  // after it closed
+  marker(0, 166, 166, "instant");
+  sample(166, 1, kSampleOnCpu, {0x10166});  // an instant covers nothing
+  const Profile p = read_profile(window_.pprof(0, 1000 * kMs));
+  std::map<uint64_t, std::vector<std::string>> markers;
+  for (const Sample& s : p.samples) {
+    const uint64_t leaf = p.location_address.at(s.location_ids.front());
+    auto it = s.labels.find("marker");
+    markers[leaf] = it == s.labels.end() ? std::vector<std::string>{} : it->second;
+  }
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(markers.at(0x10110), Names{"request"});
+  EXPECT_EQ(markers.at(0x10130), Names{"parse"});
+  EXPECT_EQ(markers.at(0x10140), Names{});
+  EXPECT_EQ(markers.at(0x10155), Names{"phase"});
+  EXPECT_EQ(markers.at(0x10165), Names{});
+  EXPECT_EQ(markers.at(0x10166), Names{});
+}
+
 }  // namespace
 }  // namespace inprof::internal

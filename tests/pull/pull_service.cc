@@ -2,7 +2,10 @@
 // cold_spin()), one sleeps in a condition variable, for the seconds given (default 10), then it
 // exits 0. With INPROF_PULL set, scrapes profile it; it never calls the profiler itself unless
 // given `--serve ADDRESS` (the API's way). `--allocate`: a third thread allocates (see below).
+#include <fcntl.h>
+#include <inprof/markers.h>
 #include <inprof/profiler.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -57,8 +60,13 @@ void allocator() {
 }
 
 void worker() {
+  // A label around the hot part, an interval marker around the cold one: pprof labels.
   while (!g_done.load(std::memory_order_relaxed)) {
-    for (int i = 0; i < 9; ++i) hot_spin();
+    {
+      inprof::LabelScope hot("hot");
+      for (int i = 0; i < 9; ++i) hot_spin();
+    }
+    inprof::MarkerScope cold("cold");
     cold_spin();
   }
 }
@@ -76,9 +84,12 @@ int main(int argc, char** argv) {
   double seconds = 10;
   const char* serve = nullptr;
   bool allocate = false;
+  bool close_descriptors = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--allocate") == 0) {
       allocate = true;
+    } else if (std::strcmp(argv[i], "--close-descriptors") == 0) {
+      close_descriptors = true;
     } else if (std::strcmp(argv[i], "--serve") == 0 && i + 1 < argc) {
       serve = argv[++i];
     } else {
@@ -94,6 +105,15 @@ int main(int argc, char** argv) {
   }
   std::printf("ready\n");
   std::fflush(stdout);
+  if (close_descriptors) {
+    // As a daemon does: every descriptor but the standard ones closed, then files of its own,
+    // which get the numbers the profiler's sockets had.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    for (int fd = 3; fd < 1024; ++fd) close(fd);
+    for (int i = 0; i < 4; ++i) {
+      if (open("/dev/zero", O_RDONLY) < 0) return 3;
+    }
+  }
   std::thread work(worker);
   std::thread sleep(sleeper);
   std::thread allocating;
