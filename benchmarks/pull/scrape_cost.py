@@ -39,17 +39,16 @@ def free_port():
 
 
 def pull_thread_cpu(pid):
-    """CPU seconds of the process's inprof-pull thread, or None."""
-    tick = os.sysconf("SC_CLK_TCK")
+    """CPU seconds of the process's inprof-pull thread (schedstat: nanoseconds), or None."""
     for tid in os.listdir("/proc/%d/task" % pid):
         try:
-            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                stat = f.read()
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                if f.read().strip() != "inprof-pull":
+                    continue
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                return int(f.read().split()[0]) / 1e9
         except OSError:
             continue
-        if "(inprof-pull)" in stat:
-            fields = stat.rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / tick
     return None
 
 

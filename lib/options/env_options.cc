@@ -129,7 +129,7 @@ std::optional<std::string> apply_env_variable(const std::string& name, const std
     config->lifeboat = value;
   } else if (name == "INPROF_PULL") {
     if (value.size() > 200) return "expected HOST:PORT or unix:PATH";
-    config->pull = value;
+    config->pull = expand_output_path(value, process_id());
   } else if (name == "INPROF_PULL_MAX_SECONDS") {
     char* end = nullptr;
     const unsigned long long seconds = std::strtoull(value.c_str(), &end, 10);
