@@ -148,8 +148,10 @@ def cpu_ms(profile):
 
 # --- the service ------------------------------------------------------------------------------
 class Service:
+    """pull_service, which links the library (so its INPROF_* variables are read at load, as a
+    preloaded library's are; and under a sanitizer, which cannot be preloaded)."""
     def __init__(self, args, seconds, env_extra, argv_extra=()):
-        env = dict(os.environ, LD_PRELOAD=args.library)
+        env = dict(os.environ)
         env.pop("INPROF_STARTUP", None)
         env.update(env_extra)
         self.proc = subprocess.Popen([args.service, str(seconds), *argv_extra], env=env,
@@ -342,7 +344,7 @@ def check_heap(args):
     workdir = os.path.join(args.work, "heap-cwd")
     os.makedirs(workdir)
     env = {"INPROF_PULL": address, "INPROF_STARTUP": "1", "INPROF_ALLOCATIONS": "64K",
-           "LD_PRELOAD": args.allocations_library + ":" + args.library}
+           "LD_PRELOAD": args.allocations_library}
     cwd = os.getcwd()
     os.chdir(workdir)
     try:

@@ -38,7 +38,7 @@ supp="$root/tests/sanitizers"
 # Only what the sanitized tests need.
 targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_checker_test
          torture torture_dump_check torture_spin_a torture_spin_b torture_killed_child
-         output_safety_test inprof_allocation_tests eh_frame_tests)
+         output_safety_test inprof_allocation_tests eh_frame_tests pull_service)
 
 # ctest entries not built here, or with nothing a sanitizer adds (whole-program runs of code the
 # tests above already cover): the e2e tests (node + the Firefox Profiler's code, minutes each),
