@@ -274,6 +274,7 @@ void PullServer::answer_symbols(Connection& c, const HttpRequest& request, std::
     while (!word.empty() && (word.back() == '\n' || word.back() == '\r' || word.back() == ' ')) {
       word.remove_suffix(1);
     }
+    if (addresses.size() >= kMaxSymbolAddresses) break;  // the rest stays unnamed
     if (word.size() > 2 && word[0] == '0' && (word[1] == 'x' || word[1] == 'X')) {
       if (const std::optional<uint64_t> a = parse_hex_address(word.substr(2)))
         addresses.push_back(*a);

@@ -36,6 +36,7 @@ class PullServer {
   static constexpr uint64_t kWriteTimeoutNs = 30'000'000'000;
   static constexpr size_t kMaxHead = 16 << 10;
   static constexpr size_t kMaxSymbolRequest = 1 << 20;
+  static constexpr size_t kMaxSymbolAddresses = 1 << 16;  // named per request
 
   // The process's one server: started, or why not.
   static Status start(std::string_view address, const PullSettings& settings);

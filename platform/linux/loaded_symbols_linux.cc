@@ -92,19 +92,29 @@ int name_in_module_symbols(dl_phdr_info* info, size_t, void* data) {
   }
   DynamicSymbolTables t;
   if (mine.empty() || !dynamic_tables(info, &t)) return 0;
+  // The defined functions by start, then each address against the nearest few below it (aliases
+  // share a start; a function inside another's range is rare): a name only where it contains it.
+  std::vector<std::pair<uint64_t, const ElfW(Sym)*>> functions;
   for (size_t s = 0; s < t.count; ++s) {
     const ElfW(Sym)& sym = t.symbols[s];
     const unsigned type = ELF64_ST_TYPE(sym.st_info);
-    if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-        sym.st_size == 0 || sym.st_name >= t.strings_size) {
-      continue;
+    if ((type == STT_FUNC || type == STT_GNU_IFUNC) && sym.st_shndx != SHN_UNDEF &&
+        sym.st_size != 0 && sym.st_name < t.strings_size) {
+      functions.emplace_back(info->dlpi_addr + sym.st_value, &sym);
     }
-    const uint64_t start = info->dlpi_addr + sym.st_value;
-    for (size_t i : mine) {
-      const uint64_t a = lookup->addresses[i];
-      if (a >= start && a - start < sym.st_size && (*lookup->names)[i].empty()) {
-        const char* name = t.strings + sym.st_name;
-        (*lookup->names)[i].assign(name, strnlen(name, t.strings_size - sym.st_name));
+  }
+  std::sort(functions.begin(), functions.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i : mine) {
+    const uint64_t a = lookup->addresses[i];
+    auto above = std::upper_bound(functions.begin(), functions.end(), a,
+                                  [](uint64_t x, const auto& f) { return x < f.first; });
+    for (int tries = 0; above != functions.begin() && tries < 8; ++tries) {
+      --above;
+      if (a - above->first < above->second->st_size) {
+        const char* name = t.strings + above->second->st_name;
+        (*lookup->names)[i].assign(name, strnlen(name, t.strings_size - above->second->st_name));
+        break;
       }
     }
   }
