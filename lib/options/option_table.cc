@@ -121,7 +121,8 @@ const OptionSpec kOptions[] = {
      "pull mode: serve `/debug/pprof/` (`go tool pprof`, Parca, Grafana Alloy scrapes) on this "
      "loopback address or UNIX socket (docs/fleet.md); a scrape samples for its window alone, "
      "or reads the session `INPROF_STARTUP` runs (which then writes no dump unless `OUTPUT` is "
-     "given); the heap needs that session to record allocations. `%p` in a UNIX socket's path "
+     "given); with the allocation interposer in the process such a session starts anyway, "
+     "recording allocations, for the heap. `%p` in a UNIX socket's path "
      "is the process id (child processes inherit the variable)",
      "127.0.0.1:6060", +[] { return std::string("off"); }, nullptr},
     {"INPROF_PULL_MAX_SECONDS", nullptr, nullptr, nullptr,

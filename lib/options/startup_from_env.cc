@@ -7,9 +7,11 @@
 #include <cstdlib>
 #include <thread>
 
+#include "allocations/allocation_recorder.h"
 #include "api/copies.h"
 #include "inprof/profiler.h"
 #include "options/env_options.h"
+#include "options/option_limits.h"
 #if defined(__linux__)
 #include "pull/pull_server.h"
 #endif
@@ -20,8 +22,8 @@
 namespace inprof::internal {
 namespace {
 
-// INPROF_PULL: scrapes sample with the settings the other variables give.
-void serve_from_environment(const EnvConfig& config) {
+// INPROF_PULL: scrapes sample with the settings the other variables give. Whether it serves.
+bool serve_from_environment(const EnvConfig& config) {
 #if defined(__linux__)
   PullSettings settings;
   settings.options = config.options;
@@ -29,11 +31,26 @@ void serve_from_environment(const EnvConfig& config) {
   settings.symbols = config.pull_symbols;
   if (Status s = PullServer::start(config.pull, settings); !s) {
     std::fprintf(stderr, "inprof: not serving pprof: %s\n", s.message().c_str());
+    return false;
   }
+  return true;
 #else
   (void)config;
   std::fprintf(stderr, "inprof: not serving pprof: pull mode is served on Linux only\n");
+  return false;
 #endif
+}
+
+// Pull mode's heap is what a session records from its start: with the allocation interposer in
+// the process (or INPROF_ALLOCATIONS asked), a session runs for the scrapes from now on, as
+// INPROF_STARTUP would start it, recording allocations (at the default rate unless asked).
+void start_for_the_heap(EnvConfig& config) {
+  const bool interposer = AllocationRecorder::instance().find_hooks();
+  if (config.startup || (!interposer && config.options.allocation_sample_bytes == 0)) return;
+  config.startup = true;
+  if (config.options.allocation_sample_bytes == 0) {
+    config.options.allocation_sample_bytes = kDefaultAllocationSampleBytes;
+  }
 }
 
 void start_from_environment() {
@@ -45,7 +62,7 @@ void start_from_environment() {
   }
   if (config->help) std::fputs(env_help().c_str(), stderr);
   set_lifeboat_dock(config->lifeboat);
-  if (!config->pull.empty()) serve_from_environment(*config);
+  if (!config->pull.empty() && serve_from_environment(*config)) start_for_the_heap(*config);
   if (!config->startup) return;
   // With INPROF_PULL and no INPROF_OUTPUT, the session runs for the scrapes: no dump grows.
   const bool for_scrapes = !config->pull.empty() && !config->output_given;

@@ -244,8 +244,8 @@ void PullServer::handle(Connection& c, const HttpRequest& request, std::string_v
 void PullServer::answer_heap(Connection& c, uint64_t now) {
   if (!heap_.has_session()) {
     respond_error(c, 501,
-                  "no allocation profile: allocations are recorded by a session that runs with "
-                  "INPROF_ALLOCATIONS (libinprof_allocations.so preloaded) and INPROF_STARTUP=1",
+                  "no allocation profile: preload libinprof_allocations.so beside libinprof.so (with "
+                  "INPROF_PULL a session then records allocations from the process's start)",
                   now);
     return;
   }

@@ -381,6 +381,15 @@ def check_heap(args):
     if code != 0 or os.listdir(workdir):
         fail("heap service: status %d, left %s in its directory" % (code, os.listdir(workdir)))
     print("heap: %.1f MiB in use under keep_blocks, %.0f MiB allocated" % (inuse, alloc))
+    # The interposer preloaded and INPROF_PULL alone: pull mode starts the session itself.
+    address = "unix:" + os.path.join(args.work, "heap2.sock")
+    service = Service(args, 2, {"INPROF_PULL": address, "LD_PRELOAD": args.allocations_library},
+                      ("--allocate",))
+    time.sleep(0.5)
+    status, _, body = get(address, "/debug/pprof/heap")
+    code, _, err = service.finish()
+    if status != 200 or sum(s[0][3] for s in parse_profile(body)["samples"]) <= 0 or code != 0:
+        fail("heap with the interposer alone: status %d, service %d %s" % (status, code, err))
 
 
 def check_descriptors_closed_by_the_program(args):
