@@ -22,9 +22,11 @@ done
 clang_include="$(clang++ -print-resource-dir)/include"
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-# zstd.h only (the dump writer's): the header is the same on every platform.
+# zstd.h (the dump writer's) and libdeflate.h (pull mode's gzip; lib/pull and lib/pprof are built
+# on Linux only, but compiled here too, so that they stay portable) only: the headers are the
+# same on every platform.
 mkdir -p "$out/zstd"
-cp /usr/include/zstd.h /usr/include/zstd_errors.h "$out/zstd/"
+cp /usr/include/zstd.h /usr/include/zstd_errors.h /usr/include/libdeflate.h "$out/zstd/"
 
 macos_sources=("$root"/platform/macos/*.cc)
 lib_sources=("$root"/lib/*/*.cc)
