@@ -62,7 +62,13 @@ void start_from_environment() {
   }
   if (config->help) std::fputs(env_help().c_str(), stderr);
   set_lifeboat_dock(config->lifeboat);
-  if (!config->pull.empty() && serve_from_environment(*config)) start_for_the_heap(*config);
+  if (!config->pull.empty()) {
+    // Decided before the pull thread exists: what the interposer's lookup writes, a session that
+    // thread starts later reads.
+    const bool startup_asked = config->startup;
+    start_for_the_heap(*config);
+    if (!serve_from_environment(*config)) config->startup = startup_asked;
+  }
   if (!config->startup) return;
   // With INPROF_PULL and no INPROF_OUTPUT, the session runs for the scrapes: no dump grows.
   const bool for_scrapes = !config->pull.empty() && !config->output_given;

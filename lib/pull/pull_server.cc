@@ -154,6 +154,8 @@ void PullServer::serve() {
         if (now >= c.scrape_end_ns || c.scrape->ended()) finish_profile(c, now);
       } else if (now >= c.deadline_ns) {
         close(c);  // a client that sends no request, or takes no response, in time
+      } else if (c.lingering) {
+        if (ready) drop_input(c);
       } else if (ready && c.out.empty()) {
         read_request(c, now);
       } else if (ready) {
@@ -243,10 +245,11 @@ void PullServer::handle(Connection& c, const HttpRequest& request, std::string_v
 
 void PullServer::answer_heap(Connection& c, uint64_t now) {
   if (!heap_.has_session()) {
-    respond_error(c, 501,
-                  "no allocation profile: preload libinprof_allocations.so beside libinprof.so (with "
-                  "INPROF_PULL a session then records allocations from the process's start)",
-                  now);
+    respond_error(
+        c, 501,
+        "no allocation profile: preload libinprof_allocations.so beside libinprof.so (with "
+        "INPROF_PULL a session then records allocations from the process's start)",
+        now);
     return;
   }
   std::string body = gzip(heap_.pprof(wall_clock_ns()));
@@ -350,10 +353,27 @@ void PullServer::write_some(Connection& c) {
   while (c.out_done < c.out.size()) {
     const long n = pull_write(c.fd, c.out.data() + c.out_done, c.out.size() - c.out_done);
     if (n == -1) return;  // the socket's buffer is full: later
-    if (n < 0) break;     // the client went away
+    if (n < 0) {
+      close(c);  // the client went away
+      return;
+    }
     c.out_done += static_cast<size_t>(n);
   }
-  close(c);  // every response ends its connection (Connection: close)
+  // Every response ends its connection (Connection: close), once the client has closed its side.
+  pull_shutdown_write(c.fd);
+  c.out.clear();
+  c.lingering = true;
+  c.deadline_ns = monotonic_ns() + kLingerNs;
+}
+
+void PullServer::drop_input(Connection& c) {
+  char buffer[4096];
+  for (;;) {
+    const long n = pull_read(c.fd, buffer, sizeof buffer);
+    if (n == -1) return;  // nothing more for now
+    if (n <= 0) break;    // the client closed (or failed): done
+  }
+  close(c);
 }
 
 void PullServer::close(Connection& c) {

@@ -36,6 +36,7 @@ class PullServer {
   static constexpr uint64_t kWriteTimeoutNs = 30'000'000'000;
   static constexpr size_t kMaxHead = 16 << 10;
   static constexpr size_t kMaxSymbolRequest = 1 << 20;
+  static constexpr uint64_t kLingerNs = 2'000'000'000;
   static constexpr size_t kMaxSymbolAddresses = 1 << 16;  // named per request
 
   // The process's one server: started, or why not.
@@ -54,6 +55,7 @@ class PullServer {
     std::string out;
     size_t out_done = 0;
     uint64_t deadline_ns = 0;
+    bool lingering = false;  // answered; what the client still sends is dropped until it closes
     std::unique_ptr<ScrapeWindow> scrape;  // while a profile is taken
     uint64_t scrape_end_ns = 0;
     uint64_t scrape_start_ns = 0;
@@ -75,6 +77,7 @@ class PullServer {
   void respond(Connection& c, int status, std::string_view type, std::string body, uint64_t now);
   void respond_error(Connection& c, int status, std::string_view message, uint64_t now);
   void write_some(Connection& c);
+  void drop_input(Connection& c);
   void close(Connection& c);
 
   PullListener listener_;

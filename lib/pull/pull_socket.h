@@ -40,6 +40,10 @@ uint64_t pull_identity(int fd);
 long pull_read(int fd, char* buffer, size_t size);
 long pull_write(int fd, const char* buffer, size_t size);
 void pull_close(int fd);
+// No more output (the answer is whole): the client sees its end, while what it still sends is read
+// and dropped before the close (closing with unread input resets the connection, and the client
+// may lose the answer).
+void pull_shutdown_write(int fd);
 // A UNIX socket's file, removed as the server stops (nothing for the others).
 void remove_pull_socket_file(const PullAddress& address);
 // Wakes a pull_wait() on the listener for good (the server stops).

@@ -137,6 +137,10 @@ long pull_write(int fd, const char* buffer, size_t size) {
   return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? -1 : -2;
 }
 
+void pull_shutdown_write(int fd) {
+  if (fd >= 0) shutdown(fd, SHUT_WR);
+}
+
 void pull_close(int fd) {
   if (fd >= 0) close(fd);
 }
