@@ -1,5 +1,6 @@
 #include "lifeboat_dock.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
