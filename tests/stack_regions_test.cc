@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include "stack_regions_linux.h"
 
@@ -52,6 +53,58 @@ TEST(StackRegions, ReadsThisProcess) {
       find_stack_region(regions.data(), regions.size(), reinterpret_cast<uint64_t>(&local));
   ASSERT_NE(r, nullptr);
   EXPECT_TRUE(r->main_stack);  // gtest runs tests on the main thread
+}
+
+// The kernel's answer for one address is the line of the table that holds it (where the kernel
+// can answer: Linux 6.11). Asked for the main stack, a thread's stack (over its guard page),
+// and for an address nothing maps.
+void expect_query_matches_table(uint64_t address) {
+  StackRegion asked;
+  const RegionQuery result = query_stack_region(address, &asked);
+  if (result == RegionQuery::kUnsupported) GTEST_SKIP() << "no PROCMAP_QUERY in this kernel";
+  std::vector<StackRegion> regions;
+  ASSERT_TRUE(read_stack_regions(&regions));
+  const StackRegion* listed = find_stack_region(regions.data(), regions.size(), address);
+  ASSERT_NE(listed, nullptr);
+  ASSERT_EQ(result, RegionQuery::kFound);
+  EXPECT_EQ(asked.begin, listed->begin);
+  EXPECT_EQ(asked.end, listed->end);
+  EXPECT_EQ(asked.main_stack, listed->main_stack);
+  EXPECT_EQ(asked.guarded, listed->guarded);
+}
+
+TEST(StackRegions, TheKernelsAnswerForOneAddressIsTheTablesLine) {
+  int local = 0;
+  expect_query_matches_table(reinterpret_cast<uint64_t>(&local));
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(
+                &thread, nullptr,
+                [](void*) -> void* {
+                  int on_thread = 0;
+                  expect_query_matches_table(reinterpret_cast<uint64_t>(&on_thread));
+                  return nullptr;
+                },
+                nullptr),
+            0);
+  pthread_join(thread, nullptr);
+  StackRegion none;
+  const RegionQuery unmapped = query_stack_region(0x1000, &none);
+  EXPECT_NE(unmapped, RegionQuery::kFound);
+}
+
+TEST(StackRegions, ARegionPutInTheTableReplacesTheEntriesItOverlaps) {
+  std::vector<StackRegion> regions = {
+      {0x1000, 0x2000}, {0x3000, 0x4000}, {0x5000, 0x6000}, {0x8000, 0x9000}};
+  insert_stack_region(&regions, {0x3800, 0x5800, false, true});  // over two of them
+  ASSERT_EQ(regions.size(), 3u);
+  EXPECT_EQ(regions[1].begin, 0x3800u);
+  EXPECT_TRUE(regions[1].guarded);
+  insert_stack_region(&regions, {0x6000, 0x7000});  // between two
+  insert_stack_region(&regions, {0x100, 0x200});    // first
+  insert_stack_region(&regions, {0xa000, 0xb000});  // last
+  ASSERT_EQ(regions.size(), 6u);
+  for (size_t i = 1; i < regions.size(); ++i) EXPECT_LE(regions[i - 1].end, regions[i].begin);
+  EXPECT_EQ(find_stack_region(regions.data(), regions.size(), 0x6800)->begin, 0x6000u);
 }
 
 }  // namespace

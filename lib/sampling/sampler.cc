@@ -74,8 +74,12 @@ void Sampler::run() {
       // constructor allocated, ticks 50 ms apart without CPU samples) is listed before they are
       // unwound, and is in the dump for the records drained before.
       if (module_lister_->changed()) refresh_modules(monotonic_ns());
-      // Threads started (and named) since the last tick.
-      if (visitor_.watching()) visitor_.drain_activity();
+      // Threads started (and named) since the last tick; those whose start record was lost
+      // from a listing.
+      if (visitor_.watching()) {
+        visitor_.drain_activity();
+        visitor_.list_if_records_lost(monotonic_ns(), /*last=*/true);
+      }
       drain_allocations();
       collector_.stop_all(visitor_.threads(), /*collect_first=*/true);  // queued snapshots kept
       write_final_repeats(monotonic_ns());

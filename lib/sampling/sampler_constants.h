@@ -19,6 +19,9 @@ inline constexpr uint64_t kWatchedFullListingPeriodNs = 1000000000;
 // the records name every start and end, and a loss of any asks for a listing at once: the
 // periodic one is only a safety net (at 10,000 threads each cost the sampler ~15 ms).
 inline constexpr uint64_t kAllWatchedFullListingPeriodNs = 10000000000;
+// Within a tick, a listing after records were lost at most this often (each listing of 10,000
+// threads takes ~15 ms).
+inline constexpr uint64_t kLostRecordsListingPeriodNs = 50000000;
 // Without CPU samples a tick lists threads (for their names and ends: an allocating thread is
 // added when its first allocation is drained) and drains the allocation pool, which wakes the
 // sampler itself when half full.

@@ -75,10 +75,13 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   if (state.activity.watched && cpu_delta == 0u) {
     // It has not run since its last check, so it is off every CPU, and from now on its records
     // say when it is switched on again (records were lost, or none came yet: a thread listed
-    // before its records were read is on a CPU until one says not).
+    // before its records were read is on a CPU until one says not). Nor did it rename itself.
     state.activity.resync = false;
     state.activity.on_cpu = false;
     state.activity.switched_on = false;
+    state.activity.name_unsure = false;
+  } else if (state.activity.resync && !state.activity.name_unsure) {
+    state.mark_name_unsure();  // it ran while its records were lost
   }
   if (!state.ran_since_tick) {
     // It has not run since its last sample, so its stack cannot have changed: no need to stop it.

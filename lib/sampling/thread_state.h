@@ -22,11 +22,14 @@ struct ThreadActivity {
   // When it was first switched on since its last check: its previous stack (where it slept) is
   // its stack until then.
   uint64_t first_on_ns = 0;
-  uint64_t at_ns = 0;        // time of the record on_cpu comes from
-  std::string name;          // the name it gave itself, if a record said so
-  uint64_t name_ns = 0;      // and that record's time
-  bool ended = false;        // not listed yet, and already ended
-  bool resync = false;       // records were lost since its last check (asked by its clock)
+  uint64_t at_ns = 0;    // time of the record on_cpu comes from
+  std::string name;      // the name it gave itself, if a record said so
+  uint64_t name_ns = 0;  // and that record's time
+  bool ended = false;    // not listed yet, and already ended
+  bool resync = false;   // records were lost since its last check (asked by its clock)
+  // A rename of its own may be among the records lost: its OS name is read until a check finds
+  // it did not run since (a thread that did not run named nobody).
+  bool name_unsure = false;
   uint8_t ended_drains = 0;  // drains since then
 };
 
@@ -91,6 +94,13 @@ struct ThreadState {
   bool parked = false;
   uint64_t parked_until = 0;
   uint64_t visited_tick = ~uint64_t(0);
+
+  // A rename of its own may be among records lost: its OS name is read from the next names pass.
+  void mark_name_unsure() {
+    activity.name_unsure = true;
+    next_os_name_ns = 0;
+    os_name_reads = 0;
+  }
 
   // Notes its CPU time as just read.
   void observe_cpu(std::optional<uint64_t> cpu, uint64_t now) {

@@ -13,6 +13,8 @@ ThreadVisitor::ThreadVisitor(const SamplerConfig& config, std::unique_ptr<Thread
                              MetadataQueue& metadata, const std::atomic<bool>& stopping,
                              Visits& visits)
     : config_(config),
+      process_id_(process_id()),
+      main_thread_(main_thread_id()),
       lister_(std::move(lister)),
       metadata_(metadata),
       stopping_(stopping),
@@ -71,7 +73,10 @@ void ThreadVisitor::visit_threads(uint64_t now) {
   for (const uint64_t tid : visiting_) {
     // A tick that visits thousands of new threads is long: the kernel's records are read
     // between them too, before its rings overflow (each loss asks every thread again).
-    if (activity_ && ++visited % kVisitsBetweenDrains == 0) drain_activity();
+    if (activity_ && ++visited % kVisitsBetweenDrains == 0) {
+      drain_activity();
+      list_if_records_lost(monotonic_ns());
+    }
     auto it = threads_.find(tid);
     if (it == threads_.end()) continue;  // ended since
     ThreadState& state = it->second;
@@ -115,7 +120,7 @@ void ThreadVisitor::wake_thread(uint64_t tid, ThreadState& state) {
 }
 
 bool ThreadVisitor::program_has_threads() const {
-  const uint64_t leader = process_id();
+  const uint64_t leader = process_id_;
   for (uint64_t tid : tids_) {
     if (is_profiler_thread(tid)) continue;
     // The main thread stays listed, a zombie, after it called pthread_exit().
@@ -131,13 +136,22 @@ bool ThreadVisitor::program_may_have_ended() const {
   // zombie): a listing tells.
   if (!program_ended_) return false;
   if (threads_.empty()) return true;
-  return main_thread_ended_ && threads_.size() == 1 && threads_.begin()->first == process_id();
+  return main_thread_ended_ && threads_.size() == 1 && threads_.begin()->first == process_id_;
 }
 
-void ThreadVisitor::refresh_threads(uint64_t now) {
+void ThreadVisitor::list_if_records_lost(uint64_t now, bool last) {
+  if (!records_lost_ || (!last && now - last_full_listing_ns_ < kLostRecordsListingPeriodNs)) {
+    return;
+  }
+  last_full_listing_ns_ = now;
+  refresh_threads(now, last);
+}
+
+void ThreadVisitor::refresh_threads(uint64_t now, bool last) {
   if (!lister_->list(tids_)) return;
   threads_known_by_records_ = every_thread_watched_;
-  if (program_ended_ && !tids_.empty() && !program_has_threads()) {
+  records_lost_ = false;
+  if (!last && program_ended_ && !tids_.empty() && !program_has_threads()) {
     std::exchange(program_ended_, nullptr)();
   }
   visits_.listing();  // the allocations of threads missing from it first
@@ -265,6 +279,7 @@ void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
   using Kind = ThreadLister::Activity::Kind;
   if (record.kind == Kind::kLost) {
     threads_known_by_records_ = false;  // until a listing
+    records_lost_ = true;
     // Any watched thread may have run, may be on a CPU now, or may have ended: each is asked
     // by its clock until a check finds it did not run (then it is off every CPU, and its
     // records tell again), and a listing without it ends it (its end record may be lost).
@@ -276,8 +291,11 @@ void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
     };
     for (auto& [tid, state] : threads_) {
       resync(state.activity);
-      state.next_os_name_ns = 0;  // a rename may be among the records lost
-      state.os_name_reads = 0;
+      // A rename may be among the records lost. Known at its check, which reads its clock: a
+      // thread copied at its checks has its name read only if it ran (Sampler::sample_thread;
+      // after each loss of 10,000 threads' records, reading every name cost ~50 ms). The others
+      // (self-sampled, or not sampled) are read now.
+      if (state.self_handle >= 0 || !state.selected) state.mark_name_unsure();
       wake_thread(tid, state);
     }
     for (auto& [tid, activity] : activity_pending_) resync(activity);
@@ -315,7 +333,7 @@ void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
       break;
     case Kind::kEnded:
       activity->ended = true;  // forgotten after this drain, unless it was listed meanwhile
-      if (record.tid == process_id()) main_thread_ended_ = true;
+      if (record.tid == process_id_) main_thread_ended_ = true;
       if (it != threads_.end()) ending_.push_back(record.tid);
       break;
     case Kind::kNamed:
@@ -395,7 +413,7 @@ void ThreadVisitor::refresh_names(uint64_t now) {
   for (auto& [tid, state] : threads_) {
     // (A watched thread's renames come as records.)
     const bool os_name_due = os_names_due && now >= state.next_os_name_ns &&
-                             !(state.activity.watched && !state.activity.resync);
+                             (!state.activity.watched || state.activity.name_unsure);
     // Nothing to learn: no name or choice was given since the last pass, and its OS name is
     // not to be read now (10,000 watched threads were 40,000 lookups a second under a lock).
     if (!given_changed && !os_name_due) continue;
@@ -455,7 +473,7 @@ void ThreadVisitor::select(uint64_t tid, ThreadState& state, uint64_t now) {
     state.announced = true;
     metadata_.push(
         RecordType::kThreadStart,
-        ThreadRecord{tid, relative(now), tid == main_thread_id() ? kThreadMain : 0u, state.name});
+        ThreadRecord{tid, relative(now), tid == main_thread_ ? kThreadMain : 0u, state.name});
   }
 }
 

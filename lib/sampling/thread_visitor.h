@@ -65,6 +65,11 @@ class ThreadVisitor {
   bool watching() const { return activity_; }
   // Reads the kernel's records since the last drain (where watching()).
   void drain_activity();
+  // Lists the threads if records were lost since the last listing (at most every
+  // kLostRecordsListingPeriodNs, unless `last`: the session ends): a thread whose start record
+  // was lost is known only from a listing, and one that ends before any would be missing from the
+  // profile. A long tick (thousands of threads visited after a loss) lists within it.
+  void list_if_records_lost(uint64_t now, bool last = false);
 
   // A tick's bookkeeping: lists the threads when due (or where the records say the count
   // changed), reads their names, drains the kernel's records.
@@ -85,7 +90,8 @@ class ThreadVisitor {
 
  private:
   void on_activity(const ThreadLister::Activity& record);
-  void refresh_threads(uint64_t now);
+  // A listing; `last`: the session is ending (it does not end the program).
+  void refresh_threads(uint64_t now, bool last = false);
   // A thread's OS name, and a time it held (see ThreadState::os_name).
   struct OsName {
     std::string name;
@@ -121,6 +127,9 @@ class ThreadVisitor {
   uint64_t relative(uint64_t t) const { return config_.relative(t); }
 
   const SamplerConfig& config_;
+  // Asked once (each is a system call; the sampler does not outlive a fork).
+  const uint64_t process_id_;
+  const uint64_t main_thread_;
   std::unique_ptr<ThreadLister> lister_;
   MetadataQueue& metadata_;
   const std::atomic<bool>& stopping_;
@@ -141,6 +150,7 @@ class ThreadVisitor {
   // thread count needs no listing of /proc/self/task (at 10,000 threads, listing every 4 ms while
   // they started was a fifth of what the sampler spent).
   bool threads_known_by_records_ = false;
+  bool records_lost_ = false;  // since the last listing
   // Records of threads not listed yet (bounded: cleared when it grows past kMostPendingActivity,
   // those threads then asked as unwatched ones are).
   std::unordered_map<uint64_t, ThreadActivity> activity_pending_;

@@ -1,6 +1,12 @@
 #include "stack_regions_linux.h"
 
+#include <errno.h>
+#include <sys/ioctl.h>
+
+#include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <cstring>
 #include <string>
 
 #include "file_util_linux.h"
@@ -12,6 +18,66 @@ bool parse_hex(std::string_view s, uint64_t* out) {
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, 16);
   return ec == std::errc() && ptr == s.data() + s.size();
 }
+
+// The kernel's PROCMAP_QUERY (uapi linux/fs.h, Linux 6.11), declared here: Debian 12's headers
+// predate it.
+struct ProcmapQuery {
+  uint64_t size;
+  uint64_t query_flags;
+  uint64_t query_addr;
+  uint64_t vma_start;
+  uint64_t vma_end;
+  uint64_t vma_flags;
+  uint64_t vma_page_size;
+  uint64_t vma_offset;
+  uint64_t inode;
+  uint32_t dev_major;
+  uint32_t dev_minor;
+  uint32_t vma_name_size;
+  uint32_t build_id_size;
+  uint64_t vma_name_addr;
+  uint64_t build_id_addr;
+};
+static_assert(sizeof(ProcmapQuery) == 104);
+constexpr unsigned long kProcmapQuery = _IOWR('f', 17, ProcmapQuery);
+constexpr uint64_t kVmaReadable = 0x01;
+constexpr uint64_t kVmaWritable = 0x02;
+constexpr uint64_t kVmaExecutable = 0x04;
+
+std::atomic<bool> g_query_unsupported{false};
+
+// The covering mapping of `address`, its name into `name` (if given): 0, or the errno.
+int ask_mapping(int maps, uint64_t address, ProcmapQuery* q, char* name, uint32_t name_size) {
+  std::memset(q, 0, sizeof(*q));
+  q->size = sizeof(*q);
+  q->query_addr = address;
+  if (name != nullptr) {
+    q->vma_name_addr = reinterpret_cast<uint64_t>(name);
+    q->vma_name_size = name_size;
+  }
+  return ioctl(maps, kProcmapQuery, q) == 0 ? 0 : errno;
+}
+
+// /proc/self/maps for the queries: kept open on a descriptor table of the calling thread's own
+// (nothing of the program's is held), else opened for the one query.
+class MapsDescriptor {
+ public:
+  MapsDescriptor() {
+    __attribute__((tls_model("initial-exec"))) static thread_local int t_kept = -2;
+    if (on_private_descriptor_table()) {
+      if (t_kept == -2) t_kept = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+      fd_ = t_kept;
+      return;
+    }
+    file_ = OwnedFd("/proc/self/maps", O_RDONLY);
+    fd_ = file_.checked_fd();
+  }
+  int fd() const { return fd_; }
+
+ private:
+  OwnedFd file_;
+  int fd_ = -1;
+};
 
 }  // namespace
 
@@ -49,6 +115,48 @@ bool read_stack_regions(std::vector<StackRegion>* regions) {
   if (!read_small_file("/proc/self/maps", &maps, 64u << 20)) return false;
   *regions = parse_stack_regions(maps);
   return true;
+}
+
+RegionQuery query_stack_region(uint64_t address, StackRegion* out) {
+  if (g_query_unsupported.load(std::memory_order_relaxed)) return RegionQuery::kUnsupported;
+  MapsDescriptor maps;
+  if (maps.fd() < 0) return RegionQuery::kUnsupported;
+  ProcmapQuery q;
+  char name[16];  // enough to tell "[stack]"; a longer name is a file's, not a stack
+  int error = ask_mapping(maps.fd(), address, &q, name, sizeof(name));
+  if (error == ENAMETOOLONG) error = ask_mapping(maps.fd(), address, &q, nullptr, 0);
+  const bool named = error == 0 && q.vma_name_size != 0;
+  if (error == ENOENT) return RegionQuery::kNotFound;
+  if (error != 0) {
+    // ENOTTY or EINVAL: no such query here. Anything else: not asked again either.
+    g_query_unsupported.store(true, std::memory_order_relaxed);
+    return RegionQuery::kUnsupported;
+  }
+  if ((q.vma_flags & kVmaReadable) == 0 || (q.vma_flags & kVmaWritable) == 0) {
+    return RegionQuery::kNotFound;  // not a mapping the table keeps
+  }
+  StackRegion region;
+  region.begin = q.vma_start;
+  region.end = q.vma_end;
+  const std::string_view shown = named ? std::string_view(name) : std::string_view();
+  region.main_stack = shown == "[stack]";
+  // Right above an inaccessible mapping (as parse_stack_regions tells from the lines).
+  ProcmapQuery below;
+  if (region.begin > 0 && shown != "[heap]" &&
+      ask_mapping(maps.fd(), region.begin - 1, &below, nullptr, 0) == 0) {
+    region.guarded = below.vma_end == region.begin &&
+                     (below.vma_flags & (kVmaReadable | kVmaWritable | kVmaExecutable)) == 0;
+  }
+  *out = region;
+  return RegionQuery::kFound;
+}
+
+void insert_stack_region(std::vector<StackRegion>* regions, const StackRegion& region) {
+  auto first = std::lower_bound(regions->begin(), regions->end(), region.begin,
+                                [](const StackRegion& r, uint64_t at) { return r.end <= at; });
+  auto last = first;
+  while (last != regions->end() && last->begin < region.end) ++last;
+  regions->insert(regions->erase(first, last), region);
 }
 
 const StackRegion* find_stack_region(const StackRegion* regions, size_t count, uint64_t address) {

@@ -70,6 +70,7 @@ bool ThreadActivityLinux::open(uint64_t starter) {
   if (rings == MAP_FAILED) return false;
   rings_ = new (rings) Ring[configured];
   cpus_ = static_cast<int>(configured);
+  own_pid_ = static_cast<uint32_t>(getpid());
   int opened = 0;
   for (int cpu = 0; cpu < cpus_; ++cpu) {
     const int fd = open_event(&attr, starter, cpu);
@@ -140,7 +141,7 @@ void ThreadActivityLinux::drain_ring(Ring& ring,
     std::memcpy(out, ring.data + at, first);
     if (first < n) std::memcpy(static_cast<uint8_t*>(out) + first, ring.data, n - first);
   };
-  const uint32_t own_pid = static_cast<uint32_t>(getpid());
+  const uint32_t own_pid = own_pid_;
   while (head - tail >= sizeof(perf_event_header)) {
     perf_event_header header;
     read(tail, &header, sizeof(header));

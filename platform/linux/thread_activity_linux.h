@@ -51,6 +51,7 @@ class ThreadActivityLinux {
   size_t rings_bytes_ = 0;
   int cpus_ = 0;
   size_t map_bytes_ = 0;
+  uint32_t own_pid_ = 0;  // as open() found it
 };
 
 }  // namespace inprof::internal
