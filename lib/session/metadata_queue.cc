@@ -15,7 +15,10 @@ void MetadataQueue::push_payload(RecordType type, std::vector<uint8_t> payload) 
   }
   if (mode_ == Mode::kRetainWithCrashImage) append_to_image(type, payload);
   kept_.push_back(Kept{next_seq_++, type, std::move(payload)});
-  if (kept_.size() >= kPruneAt) prune();
+  if (kept_.size() >= prune_at_) {
+    prune();
+    prune_at_ = std::max(kPruneAt, 2 * kept_.size());
+  }
 }
 
 void MetadataQueue::push_image(const ModuleRecord& module) {
@@ -63,6 +66,7 @@ uint64_t leading_id(const std::vector<uint8_t>& payload) {
 }  // namespace
 
 void MetadataQueue::prune() {
+  ++prunes_;
   // Ended threads and unloaded modules, newest last.
   std::vector<uint64_t> ended_threads, unloaded_modules;
   for (const Kept& k : kept_) {

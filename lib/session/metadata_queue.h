@@ -63,11 +63,17 @@ class MetadataQueue {
 
   Mode mode() const { return mode_; }
 
-  // How many entries are kept now (tests watch it stay bounded).
+  // How many entries are kept now (tests watch it stay bounded), and how many times they were
+  // pruned (tests watch that stay logarithmic while nothing can be).
   size_t retained() const;
+  size_t prunes() const {
+    std::lock_guard lock(mutex_);
+    return prunes_;
+  }
 
   // Pruning starts once this many entries are kept; it leaves the newest kKeepEnded of the ended
-  // threads and unloaded modules.
+  // threads and unloaded modules. The next one comes once twice as many as it left are kept (so
+  // that 10,000 live threads, nothing to prune, are not scanned again at every push).
   static constexpr size_t kPruneAt = 2048;
   static constexpr size_t kKeepEnded = 256;
 
@@ -95,6 +101,8 @@ class MetadataQueue {
   mutable std::mutex mutex_;
   std::vector<Entry> entries_;  // kTake
   std::deque<Kept> kept_;       // kRetain*
+  size_t prune_at_ = kPruneAt;
+  size_t prunes_ = 0;
   uint64_t next_seq_ = 0;
   std::atomic<Image*> image_{nullptr};
   std::unique_ptr<Image> images_[3];  // the current image and the two before it
