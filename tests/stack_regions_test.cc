@@ -93,18 +93,31 @@ TEST(StackRegions, TheKernelsAnswerForOneAddressIsTheTablesLine) {
 }
 
 TEST(StackRegions, ARegionPutInTheTableReplacesTheEntriesItOverlaps) {
-  std::vector<StackRegion> regions = {
-      {0x1000, 0x2000}, {0x3000, 0x4000}, {0x5000, 0x6000}, {0x8000, 0x9000}};
-  insert_stack_region(&regions, {0x3800, 0x5800, false, true});  // over two of them
-  ASSERT_EQ(regions.size(), 3u);
-  EXPECT_EQ(regions[1].begin, 0x3800u);
-  EXPECT_TRUE(regions[1].guarded);
-  insert_stack_region(&regions, {0x6000, 0x7000});  // between two
-  insert_stack_region(&regions, {0x100, 0x200});    // first
-  insert_stack_region(&regions, {0xa000, 0xb000});  // last
-  ASSERT_EQ(regions.size(), 6u);
-  for (size_t i = 1; i < regions.size(); ++i) EXPECT_LE(regions[i - 1].end, regions[i].begin);
-  EXPECT_EQ(find_stack_region(regions.data(), regions.size(), 0x6800)->begin, 0x6000u);
+  StackRegionTable table;
+  for (const StackRegion& r : std::vector<StackRegion>{
+           {0x1000, 0x2000}, {0x3000, 0x4000}, {0x5000, 0x6000}, {0x8000, 0x9000}}) {
+    table.insert(r);
+  }
+  ASSERT_EQ(table.size(), 4u);
+  table.insert({0x3800, 0x5800, false, true});  // over two of them
+  ASSERT_EQ(table.size(), 3u);
+  ASSERT_NE(table.find(0x3800), nullptr);
+  EXPECT_EQ(table.find(0x3800)->begin, 0x3800u);
+  EXPECT_TRUE(table.find(0x57ff)->guarded);
+  EXPECT_EQ(table.find(0x3000), nullptr);  // its old entry is gone
+  table.insert({0x6000, 0x7000});          // between two
+  table.insert({0x100, 0x200});            // first
+  table.insert({0xa000, 0xb000});          // last
+  ASSERT_EQ(table.size(), 6u);
+  EXPECT_EQ(table.find(0x6800)->begin, 0x6000u);
+  EXPECT_EQ(table.find(0x7000), nullptr);
+  EXPECT_EQ(table.find(0x100)->end, 0x200u);
+  EXPECT_EQ(table.find(0xff), nullptr);
+  EXPECT_EQ(table.find(0xb000), nullptr);
+  // A full read replaces it: this thread's stack is there.
+  ASSERT_TRUE(table.read());
+  int local = 0;
+  EXPECT_NE(table.find(reinterpret_cast<uint64_t>(&local)), nullptr);
 }
 
 }  // namespace

@@ -153,7 +153,7 @@ uint64_t thread_cpu_ns(uint64_t tid) { return read_thread_cpu_ns(tid).value_or(U
 class SignalStackCopier final : public StackCopier {
  public:
   SignalStackCopier(int sig, const Config& config) : signal_(sig) {
-    read_stack_regions(&regions_);
+    regions_.read();
     SamplingSignalOwner owner;
     owner.signal = sig;
     owner.locate_stack = [this](uint64_t tid, uint64_t sp) { return locate(tid, sp); };
@@ -236,14 +236,14 @@ class SignalStackCopier final : public StackCopier {
   // The mapping holding `sp`. One the table does not hold (a new thread's stack, a grown main
   // stack) is asked of the kernel, or where it cannot answer, found by reading the table again:
   // at most every 100 ms per thread and, for a copy (`paced`: it can do without), only after a
-  // pause of four times the last read (at 10,000 threads each read is 1.5 MB of text).
+  // pause of 19 times the last read (at 10,000 threads each read is 1.5 MB of text).
   std::optional<StackRegion> locate(uint64_t tid, uint64_t sp, bool paced = false) {
-    const StackRegion* region = find_stack_region(regions_.data(), regions_.size(), sp);
+    const StackRegion* region = regions_.find(sp);
     if (region != nullptr) return *region;
     StackRegion asked;
     switch (query_stack_region(sp, &asked)) {
       case RegionQuery::kFound:
-        insert_stack_region(&regions_, asked);
+        regions_.insert(asked);
         return asked;
       case RegionQuery::kNotFound:
         return std::nullopt;
@@ -251,7 +251,7 @@ class SignalStackCopier final : public StackCopier {
         break;
     }
     if (!refresh_regions(tid, paced)) return std::nullopt;
-    region = find_stack_region(regions_.data(), regions_.size(), sp);
+    region = regions_.find(sp);
     return region ? std::optional<StackRegion>(*region) : std::nullopt;
   }
 
@@ -264,15 +264,15 @@ class SignalStackCopier final : public StackCopier {
       it->second = now;
     }
     if (last_refresh_ns_.size() > 4096) last_refresh_ns_.clear();  // ids of exited threads
-    const bool read = read_stack_regions(&regions_);
+    const bool read = regions_.read();
     const uint64_t done = monotonic_ns();
-    next_paced_read_ns_ = done + 4 * (done - now);
+    next_paced_read_ns_ = done + 19 * (done - now);
     return read;
   }
 
   const int signal_;
   const int pid_ = getpid();
-  std::vector<StackRegion> regions_;
+  StackRegionTable regions_;
   std::unique_ptr<SelfSamplingRouter> self_sampling_;
   std::unordered_map<uint64_t, uint64_t> last_refresh_ns_;  // by thread id
   uint64_t next_paced_read_ns_ = 0;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "file_util_linux.h"
@@ -151,12 +152,29 @@ RegionQuery query_stack_region(uint64_t address, StackRegion* out) {
   return RegionQuery::kFound;
 }
 
-void insert_stack_region(std::vector<StackRegion>* regions, const StackRegion& region) {
-  auto first = std::lower_bound(regions->begin(), regions->end(), region.begin,
-                                [](const StackRegion& r, uint64_t at) { return r.end <= at; });
+bool StackRegionTable::read() {
+  std::vector<StackRegion> regions;
+  if (!read_stack_regions(&regions)) return false;
+  by_begin_.clear();
+  for (const StackRegion& r : regions) by_begin_.emplace_hint(by_begin_.end(), r.begin, r);
+  return true;
+}
+
+const StackRegion* StackRegionTable::find(uint64_t address) const {
+  auto it = by_begin_.upper_bound(address);  // the first beginning above it
+  if (it == by_begin_.begin()) return nullptr;
+  --it;
+  return address < it->second.end ? &it->second : nullptr;
+}
+
+void StackRegionTable::insert(const StackRegion& region) {
+  auto first = by_begin_.lower_bound(region.begin);
+  // One beginning below may reach into it.
+  if (first != by_begin_.begin() && std::prev(first)->second.end > region.begin) --first;
   auto last = first;
-  while (last != regions->end() && last->begin < region.end) ++last;
-  regions->insert(regions->erase(first, last), region);
+  while (last != by_begin_.end() && last->first < region.end) ++last;
+  by_begin_.erase(first, last);
+  by_begin_.emplace(region.begin, region);
 }
 
 const StackRegion* find_stack_region(const StackRegion* regions, size_t count, uint64_t address) {

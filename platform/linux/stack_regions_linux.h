@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -31,8 +32,22 @@ bool read_stack_regions(std::vector<StackRegion>* regions);
 // table); kNotFound where no readable and writable mapping holds it.
 enum class RegionQuery { kFound, kNotFound, kUnsupported };
 RegionQuery query_stack_region(uint64_t address, StackRegion* out);
-// Puts `region` in the sorted table in place of every entry it overlaps (an older mapping there).
-void insert_stack_region(std::vector<StackRegion>* regions, const StackRegion& region);
+// The sampler's table of the mappings, by address: filled by a read of /proc/self/maps, then one
+// mapping at a time as query_stack_region() finds them (a map: 10,000 new threads' stacks
+// inserted into a sorted array moved it whole each time).
+class StackRegionTable {
+ public:
+  // Replaces the table with what /proc/self/maps says now; false (the table kept) if it cannot.
+  bool read();
+  // The entry holding `address`, or null.
+  const StackRegion* find(uint64_t address) const;
+  // Puts `region` in place of every entry it overlaps (an older mapping there).
+  void insert(const StackRegion& region);
+  size_t size() const { return by_begin_.size(); }
+
+ private:
+  std::map<uint64_t, StackRegion> by_begin_;
+};
 
 // SUSPENDED-safe: binary search, no allocation. Null if no region holds `address`.
 const StackRegion* find_stack_region(const StackRegion* regions, size_t count, uint64_t address);
