@@ -165,6 +165,13 @@ class Service:
             out, err = self.proc.communicate(timeout=60)
             raise RuntimeError("service did not start: %r %s" % (line, err))
 
+    def wait_for(self, expected):
+        """Reads the service's output up to the line `expected` (what it prints once done)."""
+        for line in self.proc.stdout:
+            if line.strip() == expected:
+                return
+        raise RuntimeError("service ended before printing %r" % expected)
+
     def thread_names(self):
         names = []
         for tid in os.listdir("/proc/%d/task" % self.proc.pid):
@@ -297,10 +304,13 @@ def check_concurrent_and_rude_clients(args):
     status, _, body = request(address, b"POST /debug/pprof/symbol HTTP/1.1\r\nContent-Length: 9\r\n\r\n0x0+0x1+z")
     if status != 200 or body:
         fail("POST /debug/pprof/symbol of nothing: %d %r" % (status, body))
-    # Between scrapes nothing samples: the session the scrapes started has stopped.
-    time.sleep(0.2)
+    # Between scrapes nothing samples: the session the scrapes started stops (its threads gone
+    # within seconds, however busy the machine).
+    deadline = time.monotonic() + 20
+    while "inprof-sampler" in service.thread_names() and time.monotonic() < deadline:
+        time.sleep(0.05)
     if "inprof-sampler" in service.thread_names():
-        fail("the scrapes' session still runs after the last scrape")
+        fail("the scrapes' session still runs 20 s after the last scrape")
     for s in rude:
         s.close()
     status, out, err = service.finish()
@@ -355,7 +365,8 @@ def check_heap(args):
         service = Service(args, 4, env, ("--allocate",))
     finally:
         os.chdir(cwd)
-    time.sleep(1.5)  # keep_blocks() is done long before; churn_blocks() goes on
+    service.wait_for("kept")  # keep_blocks() is done (a busy machine may take a while)
+    time.sleep(1.5)  # churn_blocks() goes on meanwhile: the allocated space grows past 64 MiB
     status, head, body = get(address, "/debug/pprof/heap")
     if status != 200:
         fail("heap: status %d %s" % (status, body[:300]))
@@ -385,7 +396,7 @@ def check_heap(args):
     address = "unix:" + os.path.join(args.work, "heap2.sock")
     service = Service(args, 2, {"INPROF_PULL": address, "LD_PRELOAD": args.allocations_library},
                       ("--allocate",))
-    time.sleep(0.5)
+    service.wait_for("kept")
     status, _, body = get(address, "/debug/pprof/heap")
     code, _, err = service.finish()
     if status != 200 or sum(s[0][3] for s in parse_profile(body)["samples"]) <= 0 or code != 0:

@@ -34,8 +34,8 @@ __attribute__((noinline)) void cold_spin() {
   g_sink = g_sink + x;
 }
 
-// With --allocate: keep_blocks() allocates 8 MiB that stay (4 KiB blocks), churn_blocks()
-// allocates and frees 64 KiB blocks all along.
+// With --allocate: keep_blocks() allocates 8 MiB that stay (4 KiB blocks; "kept" is printed
+// then), churn_blocks() allocates and frees 64 KiB blocks all along.
 std::vector<void*> g_kept;
 void* volatile g_last_churned = nullptr;  // so that the compiler keeps the malloc and free
 
@@ -53,6 +53,8 @@ namespace {
 
 void allocator() {
   keep_blocks();
+  std::printf("kept\n");  // the checker asks for the heap only after this
+  std::fflush(stdout);
   while (!g_done.load(std::memory_order_relaxed)) {
     for (int i = 0; i < 64; ++i) churn_blocks();
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
