@@ -67,8 +67,12 @@ class FakeLister : public ThreadLister {
   FakeOs& os_;
 };
 
-struct NoVisits : ThreadVisitor::Visits {
-  void visit(uint64_t, ThreadState&, uint64_t) override {}
+// The sampler's side: nothing, unless a test scripts what a visit does.
+struct ScriptedVisits : ThreadVisitor::Visits {
+  std::function<void(uint64_t tid, ThreadState& state)> on_visit;
+  void visit(uint64_t tid, ThreadState& state, uint64_t) override {
+    if (on_visit) on_visit(tid, state);
+  }
   void ending(uint64_t, ThreadState&) override {}
   void listing() override {}
 };
@@ -112,7 +116,7 @@ class ThreadVisitorEnd : public ::testing::Test {
   SamplerConfig config_;
   MetadataQueue metadata_;
   std::atomic<bool> stopping_{false};
-  NoVisits visits_;
+  ScriptedVisits visits_;
   ThreadVisitor visitor_{config_, std::make_unique<FakeLister>(os_), metadata_, stopping_, visits_};
   uint64_t now_ = 1000000000;
   int program_ended_ = 0;
@@ -251,24 +255,12 @@ TEST_F(ThreadVisitorNames, AThreadGoneBeforeItsNameIsReadIsNamedByItsRecord) {
 }
 
 // Records lost (a burst of thread starts overflowed the kernel's rings): what the visitor asks
-// the OS again, and when. Ticks visit every thread here, as the sampler's do.
-struct ScriptedVisits : ThreadVisitor::Visits {
-  std::function<void(uint64_t tid, ThreadState& state)> on_visit;
-  void visit(uint64_t tid, ThreadState& state, uint64_t) override {
-    if (on_visit) on_visit(tid, state);
-  }
-  void ending(uint64_t, ThreadState&) override {}
-  void listing() override {}
-};
-
-class ThreadVisitorLoss : public ::testing::Test {
+// the OS again, and when. Ticks here visit every thread, as the sampler's do.
+class ThreadVisitorLoss : public ThreadVisitorEnd {
  protected:
   // The main thread and, created by it, more threads than a tick visits between two drains.
   static constexpr uint64_t kWorkers = 2 * kVisitsBetweenDrains;
   ThreadVisitorLoss() {
-    os_.tids = {main_};
-    EXPECT_TRUE(visitor_.watch_activity(main_));
-    tick();
     for (uint64_t i = 1; i <= kWorkers; ++i) {
       os_.records.push_back({{Kind::kCreated, main_ + i, now_, nullptr, main_}, ""});
       os_.tids.push_back(main_ + i);
@@ -286,15 +278,6 @@ class ThreadVisitorLoss : public ::testing::Test {
   void ticks_for(int ms) {
     for (int i = 0; i < ms / 5; ++i) tick();
   }
-
-  const uint64_t main_ = process_id();
-  FakeOs os_;
-  SamplerConfig config_;
-  MetadataQueue metadata_;
-  std::atomic<bool> stopping_{false};
-  ScriptedVisits visits_;
-  ThreadVisitor visitor_{config_, std::make_unique<FakeLister>(os_), metadata_, stopping_, visits_};
-  uint64_t now_ = 1000000000;
   int reads_before_ = 0;
 };
 
