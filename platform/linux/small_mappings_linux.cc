@@ -1,6 +1,5 @@
 #include "small_mappings_linux.h"
 
-#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -20,21 +19,19 @@ std::atomic<uint32_t> g_count{0};
 std::atomic<uint64_t> g_begin[kCapacity];
 std::atomic<uint64_t> g_end[kCapacity];
 
-// The sampler's: no read before this time. Each read is paced to a twentieth of the time at most,
-// and one that found small stacks is taken as the answer for a second: 10,000 threads found
-// running as they start each asked for one, and each was 1.5 MB of text.
-uint64_t g_next_read_ns = 0;
+// The sampler's: a read that found small stacks is taken as the answer for a second (10,000
+// threads found running as they start each asked for one, and each read was 1.5 MB of text).
+// Not paced otherwise: a timer refused until the next read left a thread started beside others
+// unsampled for hundreds of milliseconds where reads are slow (under qemu).
+uint64_t g_small_found_until_ns = 0;
 constexpr uint64_t kSmallStacksKeptNs = 1000000000;
 
 }  // namespace
 
 bool refresh_small_mappings(uint64_t smaller_than) {
-  const uint64_t start = monotonic_ns();
-  if (start < g_next_read_ns) return true;  // not read again yet: unknown, as if there were
+  if (monotonic_ns() < g_small_found_until_ns) return true;
   std::vector<StackRegion> regions;
   const bool read = read_stack_regions(&regions);
-  const uint64_t done = monotonic_ns();
-  g_next_read_ns = done + 19 * (done - start);
   if (!read) return true;  // unknown: as if there were
   const uint32_t sequence = g_sequence.load(std::memory_order_relaxed);
   g_sequence.store(sequence + 1, std::memory_order_relaxed);
@@ -51,7 +48,7 @@ bool refresh_small_mappings(uint64_t smaller_than) {
   }
   g_count.store(count, std::memory_order_relaxed);
   g_sequence.store(sequence + 2, std::memory_order_release);
-  if (small_stack) g_next_read_ns = std::max(g_next_read_ns, done + kSmallStacksKeptNs);
+  if (small_stack) g_small_found_until_ns = monotonic_ns() + kSmallStacksKeptNs;
   return small_stack;
 }
 

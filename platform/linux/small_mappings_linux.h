@@ -12,9 +12,9 @@ namespace inprof::internal {
 
 // Re-reads the mappings (the sampler, before it arms a timer on a thread of unknown stack).
 // Returns whether one of them is laid out as a small thread stack (over a guard page): a thread
-// whose stack is not known may then be running on it. Also true, without reading, until a pause
-// 19 times as long as the last read has passed, and for a second after a read that found small
-// stacks (the arm waits: a sample given up, not a read of 1.5 MB at 10,000 threads).
+// whose stack is not known may then be running on it. Also true, without reading, for a second
+// after a read that found small stacks (the arm waits: a sample given up, not a read of 1.5 MB at
+// 10,000 threads).
 bool refresh_small_mappings(uint64_t smaller_than);
 
 // SUSPENDED: whether `address` lies in one of them; false when unsure (being rewritten).
