@@ -49,8 +49,8 @@ uint64_t marker_writer(const std::atomic<bool>& done, int id, inprof::Counter& c
 }  // namespace
 
 // 250 start/stop cycles (and on to the deadline in soak mode: thousands) while two threads compute
-// and write markers; every Status must be ok. A cycle sometimes pauses and resumes. The last session runs for
-// a while so that its dump has samples to check.
+// and write markers; every Status must be ok. A cycle sometimes pauses and resumes. The last
+// session runs for a while so that its dump has samples to check.
 TORTURE_SCENARIO(start_stop_loop) {
   inprof::Counter counter("torture-loop-counter");
   std::atomic<bool> done{false};
