@@ -8,8 +8,33 @@
 
 #include "memory/pages.h"
 
+#if defined(INPROF_ASAN)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/lsan_interface.h>
+#endif
+
 namespace inprof::internal {
 namespace {
+
+// Under ASan the heap says what it holds. Its mappings are roots for LeakSanitizer, which does
+// not see into memory it did not allocate (a program's block referenced only from here would be
+// reported leaked). A freed block is poisoned until it is handed out again (a use after free in
+// the profiler's threads is reported), and made addressable before the heap itself writes it:
+// clang's ASan poisons the cookie of every `new T[n]`, which a heap of its own must clear.
+#if defined(INPROF_ASAN)
+void mark_mapped(void* first, size_t bytes) { __lsan_register_root_region(first, bytes); }
+void mark_unmapped(void* first, size_t bytes) {
+  ASAN_UNPOISON_MEMORY_REGION(first, bytes);  // (the pages may be mapped again, by anyone)
+  __lsan_unregister_root_region(first, bytes);
+}
+void mark_in_use(void* block, size_t bytes) { ASAN_UNPOISON_MEMORY_REGION(block, bytes); }
+void mark_free(void* block, size_t bytes) { ASAN_POISON_MEMORY_REGION(block, bytes); }
+#else
+void mark_mapped(void*, size_t) {}
+void mark_unmapped(void*, size_t) {}
+void mark_in_use(void*, size_t) {}
+void mark_free(void*, size_t) {}
+#endif
 
 // Size classes: every 16 bytes to 128, then four steps per doubling to kOwnHeapLargestSmall (a
 // block wastes at most a quarter of itself).
@@ -116,6 +141,7 @@ void* allocate_small(Heap& h, size_t bytes) {
   const size_t c = class_of(bytes == 0 ? 1 : bytes);
   std::lock_guard lock(h.mutex);
   if (FreeBlock* block = h.free_lists[c]) {
+    mark_in_use(block, kClassBytes[c]);
     h.free_lists[c] = block->next;
     return block;
   }
@@ -127,6 +153,7 @@ void* allocate_small(Heap& h, size_t bytes) {
       return nullptr;
     }
     h.mapped_bytes.fetch_add(kOwnHeapChunkBytes, std::memory_order_relaxed);
+    mark_mapped(chunk, kOwnHeapChunkBytes);
     h.bump_next[c] = reinterpret_cast<uintptr_t>(chunk);
     h.bump_end[c] = h.bump_next[c] + kOwnHeapChunkBytes;
   }
@@ -151,6 +178,7 @@ void* allocate_large(Heap& h, size_t bytes) {
     return nullptr;
   }
   h.mapped_bytes.fetch_add(mapped, std::memory_order_relaxed);
+  mark_mapped(block, mapped);
   return block;
 }
 
@@ -190,14 +218,17 @@ bool own_heap_release(void* block) {
       remove(h, slot);
     }
     const size_t mapped = static_cast<size_t>(what & ~kLargeFlag);
+    mark_unmapped(block, mapped);
     unmap_pages(block, mapped);
     h.mapped_bytes.fetch_sub(mapped, std::memory_order_relaxed);
     return true;
   }
   std::lock_guard lock(h.mutex);
   auto* freed = static_cast<FreeBlock*>(block);
+  mark_in_use(freed, kClassBytes[what - 1]);
   freed->next = h.free_lists[what - 1];
   h.free_lists[what - 1] = freed;
+  mark_free(freed, kClassBytes[what - 1]);
   return true;
 }
 
