@@ -21,6 +21,15 @@ struct SplitFunction {
   symtest::FunctionSymbol hot, cold;
 };
 
+// The target is built by the compiler of this file: clang splits no .cold parts off without a
+// profile to guide it.
+#if defined(__clang__)
+constexpr bool kNoColdParts = true;
+#else
+constexpr bool kNoColdParts = false;
+#endif
+constexpr const char* kNoColdPartsWhy = "clang makes no .cold parts (GCC's hot/cold splitting)";
+
 std::vector<SplitFunction> split_functions(const std::string& path) {
   std::map<std::string, symtest::FunctionSymbol> by_name;
   for (const auto& s : symtest::function_symbols(path)) by_name[s.name] = s;
@@ -51,6 +60,7 @@ std::unique_ptr<ModuleSymbolizer> open(const std::string& path) {
 }
 
 TEST(ColdSplit, BothPartsAreNamedAsTheFunction) {
+  if (kNoColdParts) GTEST_SKIP() << kNoColdPartsWhy;
   const std::vector<SplitFunction> split = split_functions(COLD_SPLIT_TARGET);
   // All five of the program's functions with internal linkage and an external one, at least.
   ASSERT_GE(split.size(), 5u) << "GCC split fewer functions than expected";

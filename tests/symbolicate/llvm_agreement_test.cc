@@ -377,8 +377,10 @@ TEST(LlvmAgreement, ColdSplitProgram) {
   if (llvm.empty()) GTEST_SKIP() << kNoLlvm;
   Outcome o = walk(llvm, "cold_split_target", COLD_SPLIT_TARGET, "");
   expect_agreement(o);
+#if !defined(__clang__)  // (clang splits no .cold parts off without a profile to guide it)
   // The program has .cold parts, and the walk went through them.
   EXPECT_GT(o.kinds[size_t(Kind::kColdPartNamedAsItsFunction)], 0u);
+#endif
 }
 
 TEST(LlvmAgreement, Libc) {

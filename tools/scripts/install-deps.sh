@@ -23,6 +23,9 @@ packages=(
   # The macOS compile check (run-macos-compile.sh): clang targets Darwin; the arm64 C++ and C
   # headers stand in for the SDK's on that target.
   clang libstdc++-12-dev-arm64-cross libc6-dev-arm64-cross
+  # The ASan + UBSan tree the sanitizer job and the fuzzers share (configure-asan-tree.sh):
+  # clang-14 with its sanitizer runtimes and libFuzzer.
+  clang-14 libclang-rt-14-dev
   # Regenerating symbolicate's Mach-O test binaries (tests/symbolicate/testdata/macho):
   # ld64.lld links them, llvm-14's dsymutil and llvm-lipo make the .dSYM and the fat file.
   lld

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz) with clang-14 + ASan + UBSan, replays the committed
+# Builds the libFuzzer targets (tests/fuzz) with clang-14 + ASan + UBSan, in the tree the sanitizer
+# job's ASan tests use (build-asan, configure-asan-tree.sh), replays the committed
 # corpus of each and fuzzes each for a while. Any crash, sanitizer report, leak, timeout or
 # out-of-memory fails the run; the input that caused it is kept in the work directory.
 #
@@ -16,7 +17,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds=30
 only=
-build="$root/build-fuzz"
+build="${INPROF_SANITIZER_BUILD_ROOT:-$root}/build-asan"
 work=
 merge=0
 build_only=0
@@ -34,35 +35,14 @@ done
 : "${work:=$build/fuzz-work}"
 jobs="${INPROF_JOBS:-$(nproc)}"
 
-# clang-14 and its runtime libraries (libFuzzer is in libclang-rt-14-dev), if missing.
-if [[ -z ${INPROF_SKIP_INSTALL:-} ]]; then
-  bash "$root/tools/scripts/install-deps.sh"
-  missing=()
-  for p in clang-14 libclang-rt-14-dev zstd; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  if ((${#missing[@]})); then
-    sudo=""
-    [[ $(id -u) -eq 0 ]] || sudo=sudo
-    echo "run-fuzz: installing ${missing[*]}"
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      "${missing[@]}"
-  fi
-fi
+[[ -n ${INPROF_SKIP_INSTALL:-} ]] || bash "$root/tools/scripts/install-deps.sh"
 
 targets=(fuzz_dump_reader fuzz_dump_records fuzz_symbolicate_profile fuzz_jit_map
          fuzz_macho_file fuzz_dwarf_expression fuzz_eh_frame fuzz_unwinders)
 if [[ -n $only ]]; then targets=("$only"); fi
 
 start=$SECONDS
-# -O1 with line tables only, as OSS-Fuzz builds: a finding's stack still says file:line, the
-# build takes a third less time than -O2 -g.
-CC=clang-14 CXX=clang++-14 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-  -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-  -DINPROF_BUILD_FUZZERS=ON -DINPROF_BUILD_TESTS=OFF -DINPROF_BUILD_EXAMPLES=OFF \
-  -DINPROF_BUILD_BENCHMARKS=OFF -DINPROF_BUILD_TOOLS=ON -DCMAKE_UNITY_BUILD=ON >/dev/null
+bash "$root/tools/scripts/configure-asan-tree.sh" "$build"
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 echo "== fuzz: build $((SECONDS - start)) s"
 ((build_only)) && exit 0

@@ -5,11 +5,13 @@
 #
 #   run-sanitizers.sh [--build-only] [asan|tsan|all]      (default: all)
 #
-#   asan: ASan + UBSan in build-asan; any report, leak or undefined behaviour fails the run.
+#   asan: ASan + UBSan in build-asan (clang-14, the tree the fuzzers share:
+#     configure-asan-tree.sh); any report, leak or undefined behaviour fails the run.
 #   tsan: TSan in build-tsan; any data race fails the run.
 #   --build-only: configure and build, run nothing (run-tests.sh builds ahead in the background).
 # Each job is meant to take at most ~10 minutes on 2 cores (build + tests), so it is lean:
-#   - only the targets its tests need are built (no examples, benchmarks, launcher, fuzzers);
+#   - only the targets its tests need are built (no examples, benchmarks, launcher), and under
+#     ASan the fuzzers, which run-fuzz.sh then finds built;
 #   - -O1 -g1 instead of RelWithDebInfo's -O2 -g: the sanitizers' own recommendation for
 #     speed with usable reports (line tables are enough for file:line in every stack); the
 #     symbolicate tests and their targets keep their own -g (tests/symbolicate/CMakeLists.txt);
@@ -39,6 +41,8 @@ supp="$root/tests/sanitizers"
 targets=(inprof_unit_tests symbolicate_tests symbolicate profile_check profile_checker_test
          torture torture_dump_check torture_spin_a torture_spin_b torture_killed_child
          output_safety_test inprof_allocation_tests eh_frame_tests pull_service)
+fuzzers=(fuzz_dump_reader fuzz_dump_records fuzz_symbolicate_profile fuzz_jit_map fuzz_macho_file
+         fuzz_dwarf_expression fuzz_eh_frame fuzz_unwinders)
 
 # ctest entries not built here, or with nothing a sanitizer adds (whole-program runs of code the
 # tests above already cover): the e2e tests (node + the Firefox Profiler's code, minutes each),
@@ -63,15 +67,21 @@ never_here=('e2e_.*' 'consumer_.*' 'preload_.*' 'perf\..*' 'inprof_perf_tests.*'
             c_api_features c_api_rotation 'truth_.*' 'mach\..*' 'mach_backend_tests.*'
             'allocations_.*' 'torture_allocations_.*' 'docs_.*')
 
-configure_and_build() {
-  local dir=$1 sanitize=$2 flags=$3
+# TSan: gcc's.
+configure_and_build_tsan() {
+  local dir=$1
   cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-    -DINPROF_SANITIZE="$sanitize" -DINPROF_BUILD_BENCHMARKS=OFF -DINPROF_BUILD_EXAMPLES=OFF \
-    -DINPROF_BUILD_TOOLS=ON -DINPROF_BUILD_TESTS=ON -DCMAKE_UNITY_BUILD=ON \
-    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
-    >/dev/null
+    -DINPROF_SANITIZE=thread -DINPROF_BUILD_BENCHMARKS=OFF -DINPROF_BUILD_EXAMPLES=OFF \
+    -DINPROF_BUILD_TOOLS=ON -DINPROF_BUILD_TESTS=ON -DCMAKE_UNITY_BUILD=ON >/dev/null
   nice -n 5 cmake --build "$dir" -j"$jobs" --target "${targets[@]}"
+}
+
+# ASan + UBSan: clang-14, in the tree the fuzzers share; their targets are built here too.
+configure_and_build_asan() {
+  local dir=$1
+  bash "$root/tools/scripts/configure-asan-tree.sh" "$dir"
+  nice -n 5 cmake --build "$dir" -j"$jobs" --target "${targets[@]}" "${fuzzers[@]}"
 }
 
 # A ctest regex matching exactly the given test names (ctest regex syntax; `.*` allowed).
@@ -89,10 +99,8 @@ run_ctest() {
 
 run_asan() {
   local dir="$build_root/build-asan" start=$SECONDS
-  # Undefined behaviour is fatal, except pointer-overflow: it stays recoverable so that the one
-  # suppression in ubsan.supp (inside RapidJSON) can apply; halt_on_error makes any other fatal.
-  configure_and_build "$dir" "address,undefined" \
-    "-fno-sanitize-recover=all -fsanitize-recover=pointer-overflow"
+  # (Undefined behaviour is fatal but for pointer-overflow, for ubsan.supp: configure-asan-tree.sh.)
+  configure_and_build_asan "$dir"
   local built=$((SECONDS - start))
   ((build_only)) && return 0
   # abort_on_error: a report is a death by SIGABRT, which every runner counts as a failure.
@@ -119,7 +127,7 @@ run_asan() {
 
 run_tsan() {
   local dir="$build_root/build-tsan" start=$SECONDS
-  configure_and_build "$dir" "thread" ""
+  configure_and_build_tsan "$dir"
   local built=$((SECONDS - start))
   ((build_only)) && return 0
   export TSAN_OPTIONS="halt_on_error=1:abort_on_error=1:second_deadlock_stack=1:suppressions=$supp/tsan.supp"

@@ -41,15 +41,15 @@ start_builds_ahead() {
   ahead_dir="$build/builds-ahead"
   rm -rf "$ahead_dir" && mkdir -p "$ahead_dir" || return 0
   local scripts="$root/tools/scripts"
+  # The ASan tree first: the fuzzers are built in it (configure-asan-tree.sh), and the fuzzing
+  # step comes next.
   (
-    ahead fuzz bash "$scripts/run-fuzz.sh" --build-only
+    ahead asan env INPROF_SKIP_INSTALL=1 bash "$scripts/run-sanitizers.sh" --build-only asan
     ahead macos env INPROF_SKIP_INSTALL=1 bash "$scripts/run-macos-compile.sh"
     ahead aarch64 env INPROF_HOST_BUILD_DIR="$build" bash "$scripts/run-aarch64.sh" --build-only
     ahead windows env INPROF_HOST_BUILD_DIR="$build" bash "$scripts/run-windows.sh" --build-only
-    for which in asan tsan; do
-      [[ $sanitizers == all || $sanitizers == "$which" ]] || continue
-      ahead "$which" env INPROF_SKIP_INSTALL=1 bash "$scripts/run-sanitizers.sh" --build-only "$which"
-    done
+    [[ $sanitizers != all && $sanitizers != tsan ]] ||
+      ahead tsan env INPROF_SKIP_INSTALL=1 bash "$scripts/run-sanitizers.sh" --build-only tsan
   ) </dev/null &
   ahead_pid=$!
 }
@@ -121,8 +121,8 @@ native() {
 
 step "native build and tests" native
 if [[ -z ${INPROF_QUICK:-} ]]; then
-  step "fuzzing (short run over the corpus)" after_ahead fuzz \
-    bash "$root/tools/scripts/run-fuzz.sh" --seconds 5
+  step "fuzzing (short run over the corpus)" after_ahead asan \
+    env INPROF_SKIP_INSTALL=1 bash "$root/tools/scripts/run-fuzz.sh" --seconds 5
   step "aarch64 under qemu-user" after_ahead aarch64 env INPROF_HOST_BUILD_DIR="$build" \
     bash "$root/tools/scripts/run-aarch64.sh"
   step "Windows (MinGW-w64) under Wine" after_ahead windows env INPROF_HOST_BUILD_DIR="$build" \
