@@ -152,6 +152,15 @@ TEST(LineTableTest, AgreesWithLibdwOnThisTest) { expect_agreement("/proc/self/ex
 
 TEST(LineTableTest, AgreesWithLibdwOnDwarf4) { expect_agreement(DWARF4_TARGET); }
 
+// clang's line programs: DWARF 5's MD5 checksums and DW_FORM_line_strp names, and DWARF 4's.
+TEST(LineTableTest, AgreesWithLibdwOnClangBuilds) {
+  const std::string dir = CLANG_TARGETS_DIR;
+  if (dir.empty()) GTEST_SKIP() << "clang++ was not found when the build was configured";
+  for (const char* variant : {"dwarf5", "dwarf4", "line_tables"}) {
+    expect_agreement(dir + "/cold_split_" + variant);
+  }
+}
+
 TEST(LineTableTest, AgreesWithLibdwOnLibcDebugFile) {
   // The libc this test runs on (a cross toolchain may have others).
   void* handle = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);

@@ -1,11 +1,11 @@
 // Agreement with llvm-symbolizer over a dense walk of real binaries' code: every 16th byte of
 // .text (at shifting offsets inside the 16) plus the first and last byte of every function
-// symbol, of an -O2 C++ program whose functions have .cold parts, of libc (libc6-dbg's DWARF)
-// and of python3.11 (python3.11-dbg's). At each address the inline chain's function names, and
-// each level's file and line, must be llvm-symbolizer's, but for the differences listed in
-// `Kind` and `Place` below, each counted and printed (ctest -V); any other difference fails.
-// Skipped when llvm-symbolizer, or the program's debug file, is not installed
-// (tools/scripts/install-deps.sh installs them).
+// symbol, of an -O2 C++ program whose functions have .cold parts, of the same program built by
+// clang (no .debug_aranges), of libc (libc6-dbg's DWARF) and of python3.11 (python3.11-dbg's). At
+// each address the inline chain's function names, and each level's file and line, must be
+// llvm-symbolizer's, but for the differences listed in `Kind` and `Place` below, each counted and
+// printed (ctest -V); any other difference fails. Skipped when llvm-symbolizer, or the program's
+// debug file, is not installed (tools/scripts/install-deps.sh installs them).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -381,6 +381,23 @@ TEST(LlvmAgreement, ColdSplitProgram) {
   // The program has .cold parts, and the walk went through them.
   EXPECT_GT(o.kinds[size_t(Kind::kColdPartNamedAsItsFunction)], 0u);
 #endif
+}
+
+// clang writes no .debug_aranges: the units are found by their own ranges (unit_ranges.h), in
+// DWARF 5 and 4, and with -gline-tables-only's functions that have only a name.
+TEST(LlvmAgreement, ClangPrograms) {
+  const std::string llvm = llvm_symbolizer();
+  if (llvm.empty()) GTEST_SKIP() << kNoLlvm;
+  const std::string dir = CLANG_TARGETS_DIR;
+  if (dir.empty()) GTEST_SKIP() << "clang++ was not found when the build was configured";
+  for (const char* variant : {"dwarf5", "dwarf4", "line_tables"}) {
+    const std::string target = dir + "/cold_split_" + variant;
+    SCOPED_TRACE(target);
+    Outcome o = walk(llvm, std::string("clang_") + variant, target, "");
+    expect_agreement(o);
+    // Lines, not only names: most levels have llvm-symbolizer's file and line.
+    EXPECT_GT(o.places[size_t(Place::kSame)], o.addresses / 2);
+  }
 }
 
 TEST(LlvmAgreement, Libc) {

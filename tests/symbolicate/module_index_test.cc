@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -213,6 +214,37 @@ TEST(ModuleIndex, AReaderGivenTheKnownSymbolsAnswersAsWithout) {
   EXPECT_EQ(describe_answer(reader->symbolize(m.addresses[1])),
             describe_answer(fresh->symbolize(m.addresses[1])));
   EXPECT_EQ(describe_answer(reader->symbolize(vaddr)), before);
+}
+
+// A symbol without a size runs to the next one, but not past the end of its section (_init:
+// .init, then the PLT, which no symbol holds). The reader marks that end with a nameless entry,
+// which the index keeps with the symbols: there, too, no symbol holds the address, and no
+// function is named "".
+TEST(ModuleIndex, NoSymbolPastTheSectionOfASizeLessSymbol) {
+  Module m = module_at(fs::canonical("/proc/self/exe"));
+  const std::vector<symtest::FunctionSymbol> symbols = symtest::function_symbols(m.record.path);
+  auto init = std::find_if(symbols.begin(), symbols.end(), [](const symtest::FunctionSymbol& s) {
+    return s.name == "_init" && s.size == 0;
+  });
+  if (init == symbols.end()) GTEST_SKIP() << "this build's executable has no size-less _init";
+  std::string why;
+  auto first = ModuleSymbolizer::open(m.record, &why);
+  auto fresh = ModuleSymbolizer::open(m.record, &why);
+  ASSERT_TRUE(first && fresh) << why;
+  first->symbolize(init->start);
+  ModuleIndex exported;
+  first->export_index(exported);
+  std::optional<ModuleIndex> index = read_back(files_of(exported));
+  ASSERT_TRUE(index);
+  size_t past = 0;  // answers without a symbol, past .init's end
+  for (uint64_t vaddr = init->start; vaddr < init->start + 0x100; ++vaddr) {
+    std::optional<AddressSymbol> answer = index->symbolize(vaddr);
+    if (!answer) continue;
+    EXPECT_EQ(describe_answer(*answer), describe_answer(fresh->symbolize(vaddr)))
+        << std::hex << vaddr;
+    past += !answer->symbol;
+  }
+  EXPECT_GT(past, 0u);
 }
 
 TEST(ModuleIndex, DamageNeverAnswers) {

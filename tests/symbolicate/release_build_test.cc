@@ -21,6 +21,7 @@
 #include <map>
 #include <sstream>
 
+#include "release_target_facts.h"
 #include "symbolize/elf/debug_image.h"
 #include "symbolize/elf/elf_file.h"
 #include "test_support.h"
@@ -32,34 +33,8 @@ namespace fs = std::filesystem;
 
 constexpr uint64_t kBias = 0x10000000;
 
-struct TargetFacts {
-  uint64_t leaf = 0;
-  int leaf_line = 0;
-  uint64_t inline_return = 0;
-  int helper_call_line = 0;
-  int outer_line = 0;
-};
-
-TargetFacts run_target(const std::string& path) {
-  TargetFacts f;
-  std::FILE* p = popen(("'" + path + "'").c_str(), "r");
-  if (!p) return f;
-  char line[256];
-  while (std::fgets(line, sizeof line, p)) {
-    unsigned long a;
-    int x, y;
-    if (std::sscanf(line, "leaf %lx %d", &a, &x) == 2) {
-      f.leaf = a;
-      f.leaf_line = x;
-    } else if (std::sscanf(line, "inline_return %lx %d %d", &a, &x, &y) == 3) {
-      f.inline_return = a;
-      f.helper_call_line = x;
-      f.outer_line = y;
-    }
-  }
-  pclose(p);
-  return f;
-}
+using symtest::run_target;
+using symtest::TargetFacts;
 
 void sh(const std::string& command) {
   ASSERT_EQ(std::system(command.c_str()), 0) << command << " failed (binutils installed?)";

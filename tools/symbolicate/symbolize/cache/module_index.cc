@@ -63,7 +63,9 @@ std::optional<AddressSymbol> ModuleIndex::symbolize(uint64_t vaddr) {
   if (!module_) return std::nullopt;
   const Module& m = *module_;
   AddressSymbol out;
-  if (const Symbol* s = symbol_containing(m.symbols, vaddr)) {
+  const Symbol* s = symbol_containing(m.symbols, vaddr);
+  // A nameless entry ends a size-less symbol's section: no symbol holds the address there.
+  if (s && !s->name.empty()) {
     const size_t i = static_cast<size_t>(s - m.symbols.data());
     auto [it, inserted] = demangled_.try_emplace(i);
     if (inserted) it->second = demangle(s->name.data());  // NUL-terminated (Module::names)

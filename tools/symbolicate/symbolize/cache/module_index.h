@@ -31,13 +31,16 @@
 namespace inprof::symbolicate {
 
 // Bumped whenever the file form or what the reader makes of the DWARF changes.
-// 2: line rows in blocks; 3: a size-less symbol ends with its section (a nameless entry).
-inline constexpr uint32_t kModuleIndexVersion = 3;
+// 2: line rows in blocks; 3: a size-less symbol ends with its section (a nameless entry);
+// 4: the ranges of units .debug_aranges leaves out (all of clang's) are theirs, not "no unit".
+inline constexpr uint32_t kModuleIndexVersion = 4;
 
 class ModuleIndex {
  public:
   using Symbol = KnownSymbol;
-  struct Arange {  // libdw's address ranges: [addr, addr + length) is in the unit at `unit`
+  // libdw's address ranges, and those of the units they leave out (unit_ranges.h):
+  // [addr, addr + length) is in the unit at `unit`.
+  struct Arange {
     uint64_t addr, length, unit;
   };
   // An Arange::unit: the range's addresses are left to the reader (libdwfl places them

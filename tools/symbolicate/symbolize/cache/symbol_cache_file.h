@@ -32,7 +32,9 @@ namespace inprof::symbolicate {
 // 2: the .sym's checksum is byte_io.h's fast_checksum (FNV-1a went a byte at a time).
 // 3: no address past the end of a size-less symbol's section is named after it (PLT stubs were
 // "_init"): what version 2 cached may hold such names.
-inline constexpr uint32_t kSymbolCacheVersion = 3;
+// 4: the units of modules without .debug_aranges (clang's) are found, with their files and
+// lines: version 3 cached their addresses without.
+inline constexpr uint32_t kSymbolCacheVersion = 4;
 
 // The file a module was read from, as it was: what appending to it needs (SymbolCache::store).
 struct SymbolFileOrigin {

@@ -10,12 +10,12 @@
 
 #include "dump/dump_records.h"
 #include "symbolize/binary_code.h"
-#include "symbolize/cache/module_index.h"
 #include "symbolize/elf/cfi_slot.h"
 #include "symbolize/elf/debug_image.h"
 #include "symbolize/elf/die_attributes.h"
 #include "symbolize/elf/elf_file.h"
 #include "symbolize/elf/libdw_line_tables.h"
+#include "symbolize/elf/unit_ranges.h"
 #include "symbolize/macho/macho_symbolizer.h"
 #include "symbolize/unit_tree.h"
 
@@ -142,25 +142,46 @@ DwarfModuleSymbolizer::DwarfModuleSymbolizer(Dwfl* dwfl, Dwfl_Module* module)
   if (dwarf_) line_sections_ = line_sections_of(dwarf_);
 }
 
+Dwarf_Die* DwarfModuleSymbolizer::unit_die(uint64_t offset) {
+  auto [it, inserted] = unit_dies_.try_emplace(offset);
+  if (inserted && !dwarf_offdie(dwarf_, offset, &it->second)) {
+    unit_dies_.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+const std::vector<UnitRange>& DwarfModuleSymbolizer::unlisted_units() {
+  if (!unlisted_units_) unlisted_units_ = ranges_of_units_without_aranges(dwarf_);
+  return *unlisted_units_;
+}
+
 Dwarf_Die* DwarfModuleSymbolizer::unit_at(uint64_t vaddr, Dwarf_Addr* bias) {
-  if (known_units_ && dwarf_) {
-    // The unit libdwfl and the aranges agreed on when the index was made (export_index): the
-    // same CU DIE, found without libdwfl's search. Elsewhere, libdwfl decides as below.
+  if (!dwarf_) return nullptr;
+  const uint64_t pc = vaddr - dwarf_bias_;
+  if (known_units_) {
+    // The unit the index found for the address when it was made (export_index): the same CU
+    // DIE, found without libdwfl's search. Elsewhere, the reader decides as below.
     const std::vector<KnownUnits::Range>& ranges = known_units_->ranges;
-    const uint64_t pc = vaddr - dwarf_bias_;
     auto r = std::upper_bound(ranges.begin(), ranges.end(), pc,
                               [](uint64_t a, const KnownUnits::Range& k) { return a < k.addr; });
     if (r != ranges.begin() && pc - (r - 1)->addr < (r - 1)->length && (r - 1)->unit != 0) {
-      auto [it, inserted] = known_unit_dies_.try_emplace((r - 1)->unit);
-      if (inserted && !dwarf_offdie(dwarf_, (r - 1)->unit, &it->second)) {
-        known_unit_dies_.erase(it);
-      } else {
+      if (Dwarf_Die* cudie = unit_die((r - 1)->unit)) {
         *bias = dwarf_bias_;
-        return &it->second;
+        return cudie;
       }
     }
   }
-  Dwarf_Die* cudie = dwarf_ ? dwfl_module_addrdie(module_, vaddr, bias) : nullptr;
+  if (Dwarf_Die* cudie = listed_unit_at(vaddr, bias)) return cudie;
+  // libdwfl searches only the units .debug_aranges lists: clang's are in none.
+  const uint64_t unit = unit_holding(unlisted_units(), pc);
+  Dwarf_Die* cudie = unit ? unit_die(unit) : nullptr;
+  if (cudie) *bias = dwarf_bias_;
+  return cudie;
+}
+
+Dwarf_Die* DwarfModuleSymbolizer::listed_unit_at(uint64_t vaddr, Dwarf_Addr* bias) {
+  Dwarf_Die* cudie = dwfl_module_addrdie(module_, vaddr, bias);
   if (!cudie) return nullptr;
   // libdwfl counts the gaps between one unit's address ranges and the next unit's as the first
   // unit's: code of no unit there (crt1.o's _start) would borrow its files and lines. The
@@ -370,47 +391,57 @@ void DwarfModuleSymbolizer::describe(DwarfUnitIndex& unit, uint32_t n, Dwarf_Add
   }
 }
 
-void DwarfModuleSymbolizer::export_index(ModuleIndex& index) {
-  if (!index.has_module()) {
-    ModuleIndex::Module m;
-    m.has_dwarf = dwarf_ != nullptr;
-    m.bias = dwarf_bias_;
-    m.symbols.reserve(symbols().size());
-    for (const ElfSymbol& s : symbols()) m.symbols.push_back({s.start, s.size, s.name});
-    keep_symbol_names(m);  // the reader's names go with it
-    Dwarf_Aranges* aranges = nullptr;
-    size_t count = 0;
-    m.aranges_usable = dwarf_ && dwarf_getaranges(dwarf_, &aranges, &count) == 0;
-    for (size_t i = 0; m.aranges_usable && i < count; ++i) {
-      // unit_at() takes the arange's unit when libdwfl agrees. A range that overlaps no other,
-      // whose start libdwfl places in its unit, is that unit's at every address (both search
-      // sorted ranges). Any other is left to the reader: one where libdwfl disagrees (a
-      // discarded function's range at address 0), and wherever ranges overlap or are empty.
-      Dwarf_Addr addr = 0, bias = 0;
-      Dwarf_Word length = 0;
-      Dwarf_Off unit = 0;
-      Dwarf_Arange* arange = dwarf_onearange(aranges, i);
-      if (!arange || dwarf_getarangeinfo(arange, &addr, &length, &unit) != 0 ||
-          addr + std::max<Dwarf_Word>(length, 1) < addr ||
-          (!m.aranges.empty() && m.aranges.back().addr > addr)) {
-        m.aranges_usable = false;
-        break;
-      }
-      Dwarf_Die* cudie = dwfl_module_addrdie(module_, addr + dwarf_bias_, &bias);
-      const bool agrees = length > 0 && unit != ModuleIndex::kAskTheReader && cudie &&
-                          bias == dwarf_bias_ && dwarf_dieoffset(cudie) == unit;
-      const uint64_t end = addr + std::max<Dwarf_Word>(length, 1);
-      if (!m.aranges.empty() && m.aranges.back().addr + m.aranges.back().length > addr) {
-        ModuleIndex::Arange& last = m.aranges.back();  // overlapping: the reader's, together
-        last.length = std::max(last.addr + last.length, end) - last.addr;
-        last.unit = ModuleIndex::kAskTheReader;
-        continue;
-      }
-      m.aranges.push_back({addr, end - addr, agrees ? unit : ModuleIndex::kAskTheReader});
+ModuleIndex::Module DwarfModuleSymbolizer::module_part() {
+  ModuleIndex::Module m;
+  m.has_dwarf = dwarf_ != nullptr;
+  m.bias = dwarf_bias_;
+  m.symbols.reserve(symbols().size());
+  for (const ElfSymbol& s : symbols()) m.symbols.push_back({s.start, s.size, s.name});
+  keep_symbol_names(m);  // the reader's names go with it
+  Dwarf_Aranges* aranges = nullptr;
+  size_t count = 0;
+  m.aranges_usable = dwarf_ && dwarf_getaranges(dwarf_, &aranges, &count) == 0;
+  if (!m.aranges_usable) return m;
+  // unit_at() takes the arange's unit when libdwfl agrees. A range that overlaps no other, whose
+  // start libdwfl places in its unit, is that unit's at every address (both search sorted
+  // ranges). Any other is left to the reader: one where libdwfl disagrees (a discarded
+  // function's range at address 0), and wherever ranges overlap or are empty.
+  std::vector<ModuleIndex::Arange> ranges;
+  for (size_t i = 0; i < count; ++i) {
+    Dwarf_Addr addr = 0, bias = 0;
+    Dwarf_Word length = 0;
+    Dwarf_Off unit = 0;
+    Dwarf_Arange* arange = dwarf_onearange(aranges, i);
+    if (!arange || dwarf_getarangeinfo(arange, &addr, &length, &unit) != 0 ||
+        addr + std::max<Dwarf_Word>(length, 1) < addr ||
+        (!ranges.empty() && ranges.back().addr > addr)) {
+      m.aranges_usable = false;
+      return m;
     }
-    if (!m.aranges_usable) m.aranges.clear();
-    index.set_module(std::move(m));
+    Dwarf_Die* cudie = dwfl_module_addrdie(module_, addr + dwarf_bias_, &bias);
+    const bool agrees = length > 0 && unit != ModuleIndex::kAskTheReader && cudie &&
+                        bias == dwarf_bias_ && dwarf_dieoffset(cudie) == unit;
+    ranges.push_back(
+        {addr, std::max<Dwarf_Word>(length, 1), agrees ? unit : ModuleIndex::kAskTheReader});
   }
+  // Where no arange is, unit_at() takes the unit of its own unlisted ranges (none overlap).
+  for (const UnitRange& r : unlisted_units()) ranges.push_back({r.addr, r.end - r.addr, r.unit});
+  std::stable_sort(ranges.begin(), ranges.end(),
+                   [](const auto& a, const auto& b) { return a.addr < b.addr; });
+  for (const ModuleIndex::Arange& r : ranges) {
+    if (!m.aranges.empty() && m.aranges.back().addr + m.aranges.back().length > r.addr) {
+      ModuleIndex::Arange& last = m.aranges.back();  // overlapping: the reader's, together
+      last.length = std::max(last.addr + last.length, r.addr + r.length) - last.addr;
+      last.unit = ModuleIndex::kAskTheReader;
+      continue;
+    }
+    m.aranges.push_back(r);
+  }
+  return m;
+}
+
+void DwarfModuleSymbolizer::export_index(ModuleIndex& index) {
+  if (!index.has_module()) index.set_module(module_part());
   if (!dwarf_ || !index.module()->aranges_usable) return;
   for (const auto& [offset, touched] : units_) {
     if (!touched || index.has_unit(offset)) continue;

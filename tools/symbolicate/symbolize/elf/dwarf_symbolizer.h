@@ -17,7 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "symbolize/cache/module_index.h"
 #include "symbolize/elf/dwarf_unit_index.h"
+#include "symbolize/elf/unit_ranges.h"
 #include "symbolize/line_table.h"
 #include "symbolize/module_symbolizer.h"
 
@@ -64,6 +66,14 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   void add_section_end(const GElf_Sym& sym, uint64_t addr, GElf_Word shndx, Elf* elf);
   // The compilation unit whose address ranges hold `vaddr`, or null; *bias as libdwfl's.
   Dwarf_Die* unit_at(uint64_t vaddr, Dwarf_Addr* bias);
+  // The unit libdwfl finds through .debug_aranges, if an arange agrees; else null.
+  Dwarf_Die* listed_unit_at(uint64_t vaddr, Dwarf_Addr* bias);
+  // The units .debug_aranges leaves out, by their DIEs' ranges (unit_ranges.h), read once.
+  const std::vector<UnitRange>& unlisted_units();
+  // The CU DIE at `offset`, kept; null if there is none.
+  Dwarf_Die* unit_die(uint64_t offset);
+  // The module part of the index (ModuleIndex::Module), as this reader finds units.
+  ModuleIndex::Module module_part();
   // The ELF symbol containing `vaddr`, or null.
   const ElfSymbol* symbol_at(uint64_t vaddr);
   const std::string& demangled(const ElfSymbol& symbol);
@@ -92,7 +102,8 @@ class DwarfModuleSymbolizer final : public ModuleSymbolizer {
   std::unordered_map<const char*, std::string> demangled_;
   std::unordered_map<uint64_t, std::unique_ptr<DwarfUnitIndex>> units_;    // by CU DIE offset
   std::shared_ptr<const KnownUnits> known_units_;                          // null: none
-  std::unordered_map<uint64_t, Dwarf_Die> known_unit_dies_;                // by CU DIE offset
+  std::unordered_map<uint64_t, Dwarf_Die> unit_dies_;                      // by CU DIE offset
+  std::optional<std::vector<UnitRange>> unlisted_units_;                   // unset: not read yet
   std::unordered_map<uint64_t, std::unique_ptr<DwarfScopeIndex>> scopes_;  // by CU DIE offset
   std::optional<LineSections> line_sections_;  // unset: every line question goes to libdw
   struct UnitLines {
