@@ -241,7 +241,58 @@ std::optional<uint64_t> SelfSampleCollector::snapshot_cpu_delta(ThreadState& sta
   return delta;
 }
 
+namespace {
+
+// Off every CPU as the kernel's records say, and not switched on since its last check.
+bool asleep_by_records(const ThreadActivity& a) {
+  return a.watched && !a.resync && !a.on_cpu && !a.switched_on;
+}
+
+}  // namespace
+
+bool SelfSampleCollector::collect_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t now) {
+  // A thread keeps its ring for a second after it last ran; collected in full at every tick, 100
+  // such threads asleep cost the sampler two clock reads and a record each per tick. Its last
+  // collection drained what the ring took before the thread was switched off, and nothing ran
+  // since: neither its ring nor its clock has anything new.
+  if (!state.off_cpu_at_collect || !asleep_by_records(state.activity) || !state.has_stack ||
+      state.sleep_stack_due) {
+    return false;
+  }
+  // Ticks stay at the interval a while after it last ran: off a CPU may be preempted, and a ring
+  // still finding its size must be read at every interval once it runs again (a deep stack's
+  // walks were cut short for longer beside two busy loops).
+  state.ran_since_tick = now - state.last_ran_ns < kSelfSamplingWindowNs;
+  if (scarce() || now - state.last_ran_ns >= kKeepWhileRanWithinNs) {
+    encoder_.write_tail(tid, state);
+    stop(state);
+    return true;
+  }
+  // The wall-clock view: repeats backing off as a parked thread's; its wake-up gets its own.
+  if (now >= state.next_check_ns) {
+    encoder_.write_repeat(tid, state, now, uint64_t{0});
+    state.idle_checks = std::min<uint32_t>(state.idle_checks + 1, kMostWatchedIdleBackoffShift);
+    state.next_check_ns = now + (period_ns() << state.idle_checks) - period_ns() / 2;
+  }
+  return true;
+}
+
+void SelfSampleCollector::write_wake_up(uint64_t tid, ThreadState& state) {
+  const ThreadActivity& a = state.activity;
+  const bool woke = state.off_cpu_at_collect && a.watched && !a.resync && a.switched_on;
+  state.off_cpu_at_collect = false;
+  state.idle_checks = 0;
+  state.next_check_ns = 0;
+  if (!woke || !state.has_stack || a.first_on_ns <= state.last_record_ns + period_ns() ||
+      a.first_on_ns > monotonic_ns()) {
+    return;
+  }
+  encoder_.write_repeat(tid, state, a.first_on_ns, uint64_t{0});
+}
+
 void SelfSampleCollector::collect(uint64_t tid, ThreadState& state, uint64_t now) {
+  if (collect_while_off_cpu(tid, state, now)) return;
+  write_wake_up(tid, state);
   // Since the last tick (the sampler may have collected between ticks).
   const uint64_t answered_before = state.answered_at_tick;
   const uint64_t drained_before = state.drained_at_tick;
@@ -268,6 +319,12 @@ void SelfSampleCollector::collect(uint64_t tid, ThreadState& state, uint64_t now
   // where it sleeps now (if it sleeps: when it runs, its timer has it).
   if (state.drained == drained_before) sample_without_snapshot(tid, state, now, *cpu);
   probe_business(tid, state, now, *cpu);
+  // Off every CPU now, by its records: from the next tick, a switch onto one is what says it ran.
+  ThreadActivity& a = state.activity;
+  if (state.self_handle >= 0 && a.watched && !a.resync && !a.on_cpu) {
+    a.switched_on = false;
+    state.off_cpu_at_collect = true;
+  }
 }
 
 bool SelfSampleCollector::drop_if_silent(ThreadState& state, uint64_t now, uint64_t cpu) {
@@ -364,6 +421,7 @@ void SelfSampleCollector::probe_business(uint64_t tid, ThreadState& state, uint6
 void SelfSampleCollector::abandon(ThreadState& state) {
   backend_->abandon(state.self_handle);
   state.self_handle = -1;
+  state.off_cpu_at_collect = false;
   --count_;
   state.arm_refusals = std::min<uint32_t>(state.arm_refusals + 4, 10);
   state.arm_after_tick = tick_ + (uint64_t(1) << state.arm_refusals);
@@ -373,6 +431,7 @@ void SelfSampleCollector::stop(ThreadState& state) {
   if (state.self_handle < 0) return;
   backend_->stop(state.self_handle);
   state.self_handle = -1;
+  state.off_cpu_at_collect = false;
   --count_;
 }
 

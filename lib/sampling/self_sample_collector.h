@@ -95,6 +95,12 @@ class SelfSampleCollector {
   // (`cpu_now`, at this collection) has left unaccounted for; advances state.last_cpu_ns.
   std::optional<uint64_t> snapshot_cpu_delta(ThreadState& state, const StackSnapshot& snapshot,
                                              std::optional<uint64_t> cpu_now);
+  // A collection of a thread off every CPU since its last one, as the kernel's records say:
+  // nothing to drain or read. False where the full collection is needed.
+  bool collect_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t now);
+  // Woken since a collection that found it off every CPU: its sleeping stack was its stack until
+  // then (the wall-clock view's repeat at the wake-up, before what its ring took).
+  void write_wake_up(uint64_t tid, ThreadState& state);
   // Whether the thread lost its timer for not answering (the caller is done with it then).
   bool drop_if_silent(ThreadState& state, uint64_t now, uint64_t cpu);
   // A tick without a snapshot of its own: the wall-clock view's sample, from its last stack or

@@ -82,6 +82,9 @@ struct ThreadState {
   uint64_t last_ran_ns = 0;     // the last tick that found its CPU time grown (with a timer)
   uint32_t os_name_reads = 0;   // its OS name was read this many times; again from:
   uint64_t next_os_name_ns = 0;
+  // Self-sampled: its last collection found it off every CPU by the kernel's records (and took
+  // what its ring held), so while no record says it was switched on since, it did not run.
+  bool off_cpu_at_collect = false;
   // Asleep at its last checks: its CPU clock is read again only from this time (backing off).
   uint32_t idle_checks = 0;
   uint64_t next_check_ns = 0;
