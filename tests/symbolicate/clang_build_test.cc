@@ -62,11 +62,11 @@ class SymbolicateClang : public ::testing::TestWithParam<const char*> {
   std::vector<symtest::FrameView> symbolicate(const std::vector<std::string>& options) {
     std::vector<std::string> args = {dir_.path("d.inprof"), "-o", dir_.path("o.json")};
     args.insert(args.end(), options.begin(), options.end());
-    EXPECT_EQ(symtest::run_symbolicate_binary(args, &err_), 0) << err_;
-    rapidjson::Document doc;
-    if (!symtest::load_json(dir_.path("o.json"), &doc)) return {};
-    EXPECT_TRUE(symtest::check_structure(doc).empty());
-    return symtest::sample_stack(doc, 0, 0);
+    std::string why;
+    std::vector<symtest::FrameView> stack =
+        symtest::symbolicate_first_stack(args, dir_.path("o.json"), &err_, &why);
+    EXPECT_TRUE(why.empty()) << why;
+    return stack;
   }
 
   // The leaf under the inlined call: the outer function, the helper inlined into it, the leaf,

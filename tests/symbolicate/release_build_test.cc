@@ -105,12 +105,11 @@ class ReleaseBuildTest : public ::testing::Test {
     std::vector<std::string> args = {dir_.path("d.inprof"), "-o", dir_.path("o.json"),
                                      "--system-debug-dir", ""};
     args.insert(args.end(), options.begin(), options.end());
-    int rc = symtest::run_symbolicate_binary(args, &err_);
-    EXPECT_EQ(rc, 0) << err_;
-    rapidjson::Document doc;
-    if (!symtest::load_json(dir_.path("o.json"), &doc)) return {};
-    EXPECT_TRUE(symtest::check_structure(doc).empty());
-    return symtest::sample_stack(doc, 0, 0);
+    std::string why;
+    std::vector<symtest::FrameView> stack =
+        symtest::symbolicate_first_stack(args, dir_.path("o.json"), &err_, &why);
+    EXPECT_TRUE(why.empty()) << why;
+    return stack;
   }
 
   // The full, right answer: outer function, the helper inlined into it, then the leaf.

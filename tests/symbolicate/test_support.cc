@@ -473,4 +473,26 @@ std::vector<FrameView> sample_stack(const rapidjson::Document& doc, size_t threa
   return {out.rbegin(), out.rend()};
 }
 
+
+std::vector<FrameView> symbolicate_first_stack(const std::vector<std::string>& args,
+                                               const std::string& json, std::string* err,
+                                               std::string* why) {
+  why->clear();
+  if (run_symbolicate_binary(args, err) != 0) {
+    *why = "symbolicate failed: " + *err;
+    return {};
+  }
+  rapidjson::Document doc;
+  if (!load_json(json, &doc)) {
+    *why = "no profile in " + json;
+    return {};
+  }
+  const std::vector<std::string> wrong = check_structure(doc);
+  if (!wrong.empty()) {
+    *why = "wrong structure: " + wrong.front();
+    return {};
+  }
+  return sample_stack(doc, 0, 0);
+}
+
 }  // namespace symtest

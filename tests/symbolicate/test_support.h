@@ -112,6 +112,12 @@ struct FrameView {
 // The stack of sample `sample` of thread `thread`, root first. Empty for a null stack.
 std::vector<FrameView> sample_stack(const rapidjson::Document& doc, size_t thread, size_t sample);
 int64_t sample_stack_index(const rapidjson::Document& doc, size_t thread, size_t sample);
+// The symbolicate binary run with `args` (its output to `json`), and the stack of thread 0's
+// first sample in the profile it wrote. Empty, with what went wrong in `*why`, where it failed,
+// its output did not load, or its structure is wrong.
+std::vector<FrameView> symbolicate_first_stack(const std::vector<std::string>& args,
+                                               const std::string& json, std::string* err,
+                                               std::string* why);
 
 }  // namespace symtest
 
