@@ -22,6 +22,7 @@
 // sampled blocks are still freed right).
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -58,6 +59,33 @@ std::atomic<uint64_t> g_sampled{0}, g_untracked{0}, g_frees{0};
 uint64_t thread_id(ThreadState& t) {
   if (t.tid == 0) t.tid = static_cast<uint64_t>(syscall(SYS_gettid));
   return t.tid;
+}
+
+// The thread's signals held while glibc makes a tagged block: 16 bytes larger than asked, it
+// comes from another of glibc's size classes, one the program seldom uses, whose per-thread cache
+// is then often empty where the program's own would not be, and glibc takes its arena lock
+// (memalign always does). A program whose signal handler allocates (not async-signal-safe, but
+// programs do) deadlocks on that lock if its signal lands there. Held, the signal is delivered a
+// moment later. (A tagged block's free goes to the seldom-used class's cache, seldom full: no
+// more risk than the program's own free.) Two syscalls per sampled block.
+class SignalsHeld {
+ public:
+  SignalsHeld() {
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &saved_);
+  }
+  ~SignalsHeld() { pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+
+ private:
+  sigset_t saved_;
+};
+
+void* held_malloc(size_t size) {
+  SignalsHeld held;
+  return __libc_malloc(size);
 }
 
 }  // namespace
@@ -152,9 +180,13 @@ __attribute__((noinline)) void* sampled_allocation(Shape shape, size_t size, siz
     user = plain(shape, size, alignment);
     if (user != nullptr) record_large(t, user, size, kind, caller);
   } else {
-    void* block = offset > BlockTag::kMinOffset ? __libc_memalign(offset, bytes + offset)
-                  : shape == Shape::kCalloc     ? __libc_calloc(1, bytes + offset)
-                                                : __libc_malloc(bytes + offset);
+    void* block;
+    {
+      SignalsHeld held;
+      block = offset > BlockTag::kMinOffset ? __libc_memalign(offset, bytes + offset)
+              : shape == Shape::kCalloc     ? __libc_calloc(1, bytes + offset)
+                                            : __libc_malloc(bytes + offset);
+    }
     user = block == nullptr ? nullptr : tag_small(t, block, offset, size, kind, caller);
   }
   if (user != nullptr) errno = saved_errno;  // else glibc's ENOMEM stays
@@ -232,7 +264,7 @@ __attribute__((noinline)) void* sampled_reallocation(void* block, size_t size, v
     result = plain_realloc(block, size);
     if (result != nullptr) record_large(t, result, size, kInprofAllocRealloc, caller);
   } else {
-    void* fresh = __libc_malloc(size + BlockTag::kMinOffset);
+    void* fresh = held_malloc(size + BlockTag::kMinOffset);
     result = nullptr;
     if (fresh != nullptr) {
       const size_t old_size = glibc_usable_size(block);

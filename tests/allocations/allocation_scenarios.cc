@@ -240,7 +240,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fork child failed\n");
     return 1;
   }
-  // A signal handler that allocates, interrupting allocations.
+  // A signal handler that allocates, interrupting allocations. glibc deadlocks if the signal
+  // lands while a malloc holds its arena lock, which a malloc takes when its size class's
+  // per-thread cache is empty; so the size classes both use are filled first, as a program whose
+  // handler allocates has to count on (the profiler's own calls of other sizes hold signals).
+  main_loop_site(10);
+  signal_handler_site();
   struct sigaction action {};
   action.sa_handler = on_alarm;
   sigemptyset(&action.sa_mask);
