@@ -122,6 +122,9 @@ class SuspendStackCopier final : public StackCopier {
     if (tid == GetCurrentThreadId()) return CopyResult::kFailed;  // would never resume
     auto it = threads_.find(tid);
     if (it != threads_.end()) {
+      // Under Wine a thread reports its TEB to the server only once it runs: asked before, the
+      // server answers 0, and a thread opened that early would never have its stack copied.
+      if (it->second.teb == 0) it->second.teb = query_teb(it->second.handle);
       const CopyResult result = copy_open_thread(it->second, out);
       if (result == CopyResult::kOk) return result;
       // The thread is gone, or its id now names a newer thread: open it afresh, once.
@@ -154,14 +157,22 @@ class SuspendStackCopier final : public StackCopier {
                                                        : CopyResult::kFailed;
     }
     ThreadBasicInformation basic{};
-    if (NtQueryInformationThread(thread, static_cast<THREADINFOCLASS>(0) /* basic */, &basic,
-                                 sizeof(basic), nullptr) != 0 ||
-        basic.exit_status != STILL_ACTIVE) {
+    if (!query_basic(thread, &basic) || basic.exit_status != STILL_ACTIVE) {
       CloseHandle(thread);
       return CopyResult::kThreadGone;
     }
     *out = ThreadHandle{thread, reinterpret_cast<uint64_t>(basic.teb_base_address)};
     return CopyResult::kOk;
+  }
+
+  static bool query_basic(HANDLE thread, ThreadBasicInformation* basic) {
+    return NtQueryInformationThread(thread, static_cast<THREADINFOCLASS>(0) /* basic */, basic,
+                                    sizeof(*basic), nullptr) == 0;
+  }
+
+  static uint64_t query_teb(HANDLE thread) {
+    ThreadBasicInformation basic{};
+    return query_basic(thread, &basic) ? reinterpret_cast<uint64_t>(basic.teb_base_address) : 0;
   }
 
   void forget_all() {
