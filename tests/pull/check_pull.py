@@ -17,8 +17,12 @@ Usage: check_pull.py --service S --library LIB --symbolicate SYM --work DIR
                      [--allocations-library A] [--sanitized]
 --sanitized (a sanitizer build): no `go tool pprof` check (built with -g1, the service has line
 tables without function entries, which Go's pprof reads as lines without names, and then asks
-the service for none), and no program closing descriptors (ThreadSanitizer reports that as the
-program's race with the thread that uses them, which is what the check is about).
+the service for none), no program closing descriptors (ThreadSanitizer reports that as the
+program's race with the thread that uses them, which is what the check is about), and no check of
+which function the label's and the marker's CPU went to (ThreadSanitizer runs a signal handler
+only when the thread next calls libc, and slows the marker's own code: under it, the marker
+'cold' had 22 % of its CPU in TSan's runtime once in CI, and 36-41 % in hot_spin twice in 14
+runs beside a busy loop; natively 10 of 10 pass beside it).
 """
 import argparse
 import gzip
@@ -296,7 +300,8 @@ def check_concurrent_and_rude_clients(args):
         if p["types"] != ["samples", "cpu", "wall"] or cpu_ms(p) < 100 or p["mappings"] < 2:
             fail("concurrent scrape %d: %s, %.0f ms of CPU, %d mappings" %
                  (i, p["types"], cpu_ms(p), p["mappings"]))
-    check_labels(address, parse_profile(results[0][2]) if results[0][0] == 200 else None)
+    if not args.sanitized:
+        check_labels(address, parse_profile(results[0][2]) if results[0][0] == 200 else None)
     # Symbols: a GET says they are served; garbage addresses are named nothing.
     status, _, body = get(address, "/debug/pprof/symbol")
     if status != 200 or b"num_symbols: 1" not in body:
