@@ -67,13 +67,18 @@ uint64_t thread_id(ThreadState& t) {
 // (memalign always does). A program whose signal handler allocates (not async-signal-safe, but
 // programs do) deadlocks on that lock if its signal lands there. Held, the signal is delivered a
 // moment later. (A tagged block's free goes to the seldom-used class's cache, seldom full: no
-// more risk than the program's own free.) Two syscalls per sampled block.
+// more risk than the program's own free.) Two syscalls per sampled block. Not the signals of a
+// fault: one blocked when the fault raises it kills the process without the program's handler
+// (a crash reporter's, for a heap glibc finds damaged).
 class SignalsHeld {
  public:
   SignalsHeld() {
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &saved_);
+    sigset_t held;
+    sigfillset(&held);
+    for (int fault : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT}) {
+      sigdelset(&held, fault);
+    }
+    pthread_sigmask(SIG_SETMASK, &held, &saved_);
   }
   ~SignalsHeld() { pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
   SignalsHeld(const SignalsHeld&) = delete;
