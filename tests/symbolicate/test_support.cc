@@ -473,7 +473,6 @@ std::vector<FrameView> sample_stack(const rapidjson::Document& doc, size_t threa
   return {out.rbegin(), out.rend()};
 }
 
-
 std::vector<FrameView> symbolicate_first_stack(const std::vector<std::string>& args,
                                                const std::string& json, std::string* err,
                                                std::string* why) {
