@@ -44,6 +44,9 @@ inline constexpr uint64_t kScarceForTicks = 64;
 // A thread refused a timer or ring for want of room asks again at most 2^this ticks later (those
 // asks cost a few slot checks while every one is taken).
 inline constexpr uint32_t kMostFullRefusalShift = 3;
+// One whose signal mask the OS could not yet show truly (it was waiting for a CPU when asked)
+// asks again at most 2^this ticks later.
+inline constexpr uint32_t kMostUnsureRefusalShift = 1;
 // Timers or rings given at one tick to threads found asleep after a burst: each costs the sampler
 // system calls (a ring: an event opened and mapped), and a pool of threads that all wake at once
 // must not make one tick long.

@@ -95,10 +95,14 @@ void SelfSampleCollector::start(uint64_t tid, ThreadState& state, uint64_t now) 
     // and less often while the answer stays no. Refused for want of room, it is asked again soon
     // (threads that sleep give theirs back while timers are scarce): a thread that runs in bursts
     // refused at 1,000 threads' start waited a second for its next try, and its CPU went unseen.
+    // Not yet known to take the signal (caught waking from sigwait, say): asked again within
+    // a few ticks, not after the long back-off of a thread that blocks it.
     const bool full = backend_->full();
     if (full) refused_at_tick_ = tick_ + 1;
-    state.arm_refusals =
-        std::min<uint32_t>(state.arm_refusals + 1, full ? kMostFullRefusalShift : 10);
+    const uint32_t most = handle == SelfSampling::kAskAgainSoon ? kMostUnsureRefusalShift
+                          : full                                ? kMostFullRefusalShift
+                                                                : 10;
+    state.arm_refusals = std::min<uint32_t>(state.arm_refusals + 1, most);
     state.arm_after_tick = tick_ + (uint64_t(1) << state.arm_refusals);
     return;
   }

@@ -37,8 +37,10 @@ class SelfSampling {
   // Starts interrupting `tid` every interval. `sp` is where its stack was last seen (0: unknown;
   // it bounds the copies), `labels` its label stack (may be null). Returns a handle, or -1 when
   // the thread may not be interrupted (it blocks the signal, runs under seccomp), the OS refuses,
-  // or every queue is taken.
+  // or every queue is taken; kAskAgainSoon when what the OS shows of it cannot be trusted yet
+  // (it may be waking from a wait that showed another signal mask).
   virtual int start(uint64_t tid, uint64_t sp, const LabelStack* labels) = 0;
+  static constexpr int kAskAgainSoon = -2;
   // Stops the interruptions. Snapshots still queued are discarded.
   virtual void stop(int handle) = 0;
   // Stops at once a thread that does not answer (it blocks the signal now): whatever

@@ -305,11 +305,14 @@ bool LinuxSelfSampling::usable() {
 int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels) {
   reap(false);
   if (!usable() || full()) return -1;
-  // Never a signal to a thread that could accept it (sigwait, signalfd) or that a handler's
-  // system calls could get killed in.
-  const std::optional<ThreadSignalState> signal_state =
-      read_thread_signal_state(tid, owner_.signal);
-  if (!signal_state || signal_state->blocks_signal || signal_state->seccomp) return -1;
+  switch (may_take_signal(tid)) {
+    case SignalVerdict::kAllowed:
+      break;
+    case SignalVerdict::kRefused:
+      return -1;
+    case SignalVerdict::kUnsure:
+      return kAskAgainSoon;
+  }
   // A free mailbox no handler is still leaving, else a new one in an empty slot.
   int index = -1;
   for (size_t i = 0; i < kMaxSelfSampledThreads && index < 0; ++i) {
@@ -339,6 +342,57 @@ int LinuxSelfSampling::start(uint64_t tid, uint64_t sp, const LabelStack* labels
     owner_.release();
   }
   return handle;
+}
+
+LinuxSelfSampling::SignalVerdict LinuxSelfSampling::may_take_signal(uint64_t tid) {
+  // Never a signal to a thread that could accept it (sigwait, signalfd) or that a handler's
+  // system calls could get killed in. Its status shows the mask it has now, which inside
+  // sigwait (nothing blocked: what it waits for is let through) or sigsuspend is not the one it
+  // returns to: one that blocks the signal there would keep it pending for the program to take
+  // (signalfd read it after sigtimedwait at 100 us). Asleep in one, it is refused; woken from
+  // one, it keeps the mask it waited under until it runs again, and is "running" all that
+  // time, like a thread preempted in its own code. So its mask is trusted only once it has run
+  // since an earlier reading without going to sleep since: then it left every wait it was in.
+  const std::optional<ThreadSyscallState> call = read_thread_syscall_state(tid);
+  if (!call || (call->in_syscall && syscall_swaps_signal_mask(call->number))) {
+    return SignalVerdict::kRefused;
+  }
+  const std::optional<uint64_t> cpu_before = read_thread_cpu_ns(tid);
+  std::optional<ThreadSignalState> state = read_thread_signal_state(tid, owner_.signal);
+  std::optional<uint64_t> cpu_after = read_thread_cpu_ns(tid);
+  const auto refused = [&] {
+    return !state || !cpu_before || !cpu_after || state->seccomp || state->blocks_signal;
+  };
+  if (refused()) {
+    unsure_.erase(tid);
+    return SignalVerdict::kRefused;
+  }
+  // Against an earlier reading (a tick before), else one more now if it runs (on another CPU).
+  bool settled = false;
+  if (auto earlier = unsure_.find(tid); earlier != unsure_.end()) {
+    settled = *cpu_before > earlier->second.cpu_ns &&
+              state->voluntary_switches == earlier->second.voluntary_switches;
+  }
+  if (!settled) {
+    const std::optional<uint64_t> cpu_now = read_thread_cpu_ns(tid);
+    if (cpu_now && *cpu_now > *cpu_after) {
+      const uint64_t voluntary = state->voluntary_switches;
+      state = read_thread_signal_state(tid, owner_.signal);
+      cpu_after = read_thread_cpu_ns(tid);
+      if (refused()) {
+        unsure_.erase(tid);
+        return SignalVerdict::kRefused;
+      }
+      settled = state->voluntary_switches == voluntary;
+    }
+  }
+  if (settled) {
+    unsure_.erase(tid);
+    return SignalVerdict::kAllowed;
+  }
+  if (unsure_.size() >= kMostUnsureThreads) unsure_.clear();
+  unsure_[tid] = UnsureReading{state->voluntary_switches, *cpu_after};
+  return SignalVerdict::kUnsure;
 }
 
 int LinuxSelfSampling::arm(size_t index, uint64_t tid, uint64_t sp, const LabelStack* labels) {

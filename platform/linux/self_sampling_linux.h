@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <unordered_map>
 
 #include "sampling/self_sampling.h"
 #include "stack_regions_linux.h"
@@ -115,6 +116,10 @@ class LinuxSelfSampling final : public SelfSampling {
   void reap(bool force);
   void release(size_t index);
   bool any_timer() const;
+  // Whether `tid` may be given a timer: it neither blocks the signal nor runs under seccomp
+  // (kUnsure: its mask as shown may be a wait's, not its own).
+  enum class SignalVerdict { kAllowed, kRefused, kUnsure };
+  SignalVerdict may_take_signal(uint64_t tid);
   // Starts mailbox `index`'s timer on `tid`; its handle, or -1.
   int arm(size_t index, uint64_t tid, uint64_t sp, const LabelStack* labels);
 
@@ -123,6 +128,15 @@ class LinuxSelfSampling final : public SelfSampling {
   const size_t stack_copy_size_;
   bool usable_ = true;
   bool signal_held_ = false;  // owner_.acquire() succeeded and no release() since
+
+  // A thread's reading that could not be trusted yet: the next is, if it ran meanwhile and
+  // went to sleep no more times than this one counted.
+  struct UnsureReading {
+    uint64_t voluntary_switches;
+    uint64_t cpu_ns;
+  };
+  static constexpr size_t kMostUnsureThreads = 4096;
+  std::unordered_map<uint64_t, UnsureReading> unsure_;
 
   enum class Slot : uint8_t { kFree, kActive, kStopping };
   Slot slots_[kMaxSelfSampledThreads] = {};

@@ -47,8 +47,9 @@ int SelfSamplingRouter::start(uint64_t tid, uint64_t sp, const LabelStack* label
     if (r.inner >= 0) r.way = Way::kTimer;
   }
   if (r.way == Way::kNone) {
+    const int refusal = r.inner == kAskAgainSoon ? kAskAgainSoon : -1;
     r = Route{};
-    return -1;
+    return refusal;
   }
   r.held = true;
   return index;

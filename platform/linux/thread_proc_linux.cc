@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -76,6 +77,9 @@ std::optional<ThreadSignalState> read_thread_signal_state(uint64_t tid, int sign
     state.signal_pending = (std::strtoull(pending, nullptr, 16) >> (signal - 1)) & 1;
   }
   if (const char* seccomp = field(text, "Seccomp")) state.seccomp = *seccomp != '0';
+  if (const char* switches = field(text, "voluntary_ctxt_switches")) {
+    state.voluntary_switches = std::strtoull(switches, nullptr, 10);
+  }
   return state;
 }
 
@@ -118,6 +122,55 @@ std::optional<ThreadSyscallState> read_thread_syscall_state(uint64_t tid) {
   char text[256];
   if (read_task_file(tid, "syscall", text, sizeof(text)) <= 0) return std::nullopt;
   return parse_syscall_state(text);
+}
+
+bool syscall_swaps_signal_mask(int64_t number) {
+  // Those an architecture lacks are not defined there.
+  static constexpr int64_t kSwapping[] = {
+#ifdef SYS_rt_sigtimedwait
+      SYS_rt_sigtimedwait,
+#endif
+#ifdef SYS_rt_sigtimedwait_time64
+      SYS_rt_sigtimedwait_time64,
+#endif
+#ifdef SYS_rt_sigsuspend
+      SYS_rt_sigsuspend,
+#endif
+#ifdef SYS_sigsuspend
+      SYS_sigsuspend,
+#endif
+#ifdef SYS_pselect6
+      SYS_pselect6,
+#endif
+#ifdef SYS_pselect6_time64
+      SYS_pselect6_time64,
+#endif
+#ifdef SYS_ppoll
+      SYS_ppoll,
+#endif
+#ifdef SYS_ppoll_time64
+      SYS_ppoll_time64,
+#endif
+#ifdef SYS_epoll_pwait
+      SYS_epoll_pwait,
+#endif
+#ifdef SYS_epoll_pwait2
+      SYS_epoll_pwait2,
+#endif
+#ifdef SYS_io_pgetevents
+      SYS_io_pgetevents,
+#endif
+#ifdef SYS_io_pgetevents_time64
+      SYS_io_pgetevents_time64,
+#endif
+#ifdef SYS_io_uring_enter
+      SYS_io_uring_enter,
+#endif
+  };
+  for (const int64_t swapping : kSwapping) {
+    if (number == swapping) return true;
+  }
+  return false;
 }
 
 ThreadSyscallFile::ThreadSyscallFile(uint64_t tid) {

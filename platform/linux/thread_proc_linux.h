@@ -32,10 +32,11 @@ ssize_t read_task_file(uint64_t tid, const char* name, char* buf, size_t size);
 
 // From /proc/self/task/TID/status.
 struct ThreadSignalState {
-  bool blocks_signal = false;   // `signal` is in the thread's blocked mask (SigBlk)
-  bool signal_pending = false;  // `signal` waits in the thread's own pending set (SigPnd)
-  bool seccomp = false;         // the thread runs under seccomp (strict or filter): a handler's
-                                // system calls might kill it
+  bool blocks_signal = false;       // `signal` is in the thread's blocked mask (SigBlk)
+  bool signal_pending = false;      // `signal` waits in the thread's own pending set (SigPnd)
+  bool seccomp = false;             // the thread runs under seccomp (strict or filter): a handler's
+                                    // system calls might kill it
+  uint64_t voluntary_switches = 0;  // times it went to sleep (voluntary_ctxt_switches)
 };
 std::optional<ThreadSignalState> read_thread_signal_state(uint64_t tid, int signal);
 
@@ -49,6 +50,12 @@ struct ThreadSyscallState {
   bool operator==(const ThreadSyscallState&) const = default;
 };
 std::optional<ThreadSyscallState> read_thread_syscall_state(uint64_t tid);
+
+// Whether system call `number` puts a signal mask of its caller's choosing in place while it waits
+// (sigwait and sigtimedwait unblock what they wait for; sigsuspend, pselect, ppoll, epoll_pwait,
+// io_pgetevents and io_uring_enter install the mask they are given): a thread inside one shows
+// that mask in its status (SigBlk), not the one it has again when it returns.
+bool syscall_swaps_signal_mask(int64_t number);
 
 // The same file held open for the length of one copy, read from its start each time: before the
 // copy and after it, with one open (most of what a burst of new threads cost the sampler was
