@@ -188,7 +188,13 @@ bool Sampler::wait_finished(uint64_t timeout_ns) {
 }
 
 void Sampler::set_paused(bool paused) {
-  paused_.store(paused, std::memory_order_relaxed);
+  if (paused) {
+    paused_at_ns_.store(monotonic_ns(), std::memory_order_relaxed);
+    settle_due_.store(true, std::memory_order_release);
+  } else {
+    resume_due_.store(true, std::memory_order_release);
+  }
+  paused_.store(paused, std::memory_order_release);
   wake();  // a pause stops the interruptions now, not at a tick up to kCollectPeriodNs away
 }
 
@@ -210,7 +216,10 @@ SamplerStats Sampler::stats() const {
 
 void Sampler::tick() {
   if (crash_state_.load(std::memory_order_acquire) == kCrashPosted) write_crash_sample();
-  if (paused_.load(std::memory_order_relaxed)) {
+  if (settle_due_.exchange(false, std::memory_order_acq_rel)) {
+    settle_before_pause(paused_at_ns_.load(std::memory_order_relaxed));
+  }
+  if (paused_.load(std::memory_order_acquire)) {
     collector_.stop_all(visitor_.threads(), /*collect_first=*/false);  // paused: nothing recorded
     drain_allocations();  // the allocating threads would wait for the pool
     return;
@@ -220,6 +229,7 @@ void Sampler::tick() {
   if (module_lister_->changed()) refresh_modules(now);
   drain_allocations();
   visitor_.refresh(now);  // the threads, their names, the kernel's records of them
+  if (resume_due_.exchange(false, std::memory_order_acq_rel)) resume_after_pause(now);
   if (!config_.cpu_samples) {
     visitor_.end_tick();
     return;

@@ -154,7 +154,7 @@ class Sampler final : private ThreadVisitor::Visits {
   bool repeat_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t now);
   // A watched thread switched on since its last check: a repeat of the stack it slept in, at
   // the time it woke.
-  void write_wait_end(uint64_t tid, ThreadState& state);
+  void write_wait_end(uint64_t tid, ThreadState& state, uint64_t until_ns = UINT64_MAX);
   // Writes the copy in snapshot_ as the thread's sample (or gives it a timer): `cpu` was read
   // before the copy, `cpu_delta` is what it ran since its last sample by that reading.
   void write_copy(uint64_t tid, ThreadState& state, uint64_t now, uint64_t cpu,
@@ -168,6 +168,12 @@ class Sampler final : private ThreadVisitor::Visits {
   // long since its last repeat (watched threads back off to 1,024 intervals) is in the profile
   // to the end.
   void write_final_repeats(uint64_t now);
+  // Every thread's repeat of where it sleeps, at `at` (the end, a pause).
+  void write_sleep_repeats(uint64_t at);
+  // sampler_pause.cc: what the threads did up to a pause is written at the first tick after it;
+  // at the first tick after a resume, what they did while paused is left out.
+  void settle_before_pause(uint64_t paused_at_ns);
+  void resume_after_pause(uint64_t now);
   void write_crash_sample();
   void write_allocation(const AllocationSlot& slot);
   uint64_t relative(uint64_t t) const { return config_.relative(t); }
@@ -199,6 +205,9 @@ class Sampler final : private ThreadVisitor::Visits {
   // Timers and kernel rings: the busy threads' snapshots (the copier's SelfSampling).
   SelfSampleCollector collector_;
   std::atomic<bool> paused_{false};
+  std::atomic<uint64_t> paused_at_ns_{0};
+  std::atomic<bool> settle_due_{false};  // a pause's settle_before_pause() has not run yet
+  std::atomic<bool> resume_due_{false};  // a resume's resume_after_pause() has not run yet
 
   enum : int { kCrashIdle, kCrashPosted, kCrashWritten, kCrashFailed };
   AllocationPool* allocation_pool_ = nullptr;

@@ -92,17 +92,21 @@ void Sampler::refresh_modules(uint64_t now) {
 
 void Sampler::write_final_repeats(uint64_t now) {
   if (!config_.cpu_samples || paused_.load(std::memory_order_relaxed)) return;
+  write_sleep_repeats(now);
+}
+
+void Sampler::write_sleep_repeats(uint64_t at) {
   for (auto& [tid, state] : visitor_.threads()) {
     const ThreadActivity& a = state.activity;
     // Woken since its last check (to end, often): asleep where it was until then only.
     if (state.selected && a.switched_on) {
-      write_wait_end(tid, state);
+      write_wait_end(tid, state, at);
       continue;
     }
     // Known asleep since its last check (the kernel's records): the time since is idle, exactly.
     if (state.selected && state.has_stack && state.self_handle < 0 && a.watched && !a.resync &&
-        !a.on_cpu && !a.switched_on && state.last_record_ns < now) {
-      encoder_.write_repeat(tid, state, now, uint64_t{0});
+        !a.on_cpu && !a.switched_on && state.last_record_ns < at) {
+      encoder_.write_repeat(tid, state, at, uint64_t{0});
     }
   }
 }

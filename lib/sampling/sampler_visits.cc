@@ -39,7 +39,7 @@ void Sampler::ending(uint64_t tid, ThreadState& state) {
   collector_.stop(state);
 }
 
-void Sampler::write_wait_end(uint64_t tid, ThreadState& state) {
+void Sampler::write_wait_end(uint64_t tid, ThreadState& state, uint64_t until_ns) {
   ThreadActivity& a = state.activity;
   const bool woke = a.watched && !a.resync && a.switched_on;
   const uint64_t at = a.first_on_ns;
@@ -49,7 +49,8 @@ void Sampler::write_wait_end(uint64_t tid, ThreadState& state) {
   // last check of its back-off, up to a second earlier. Not within an interval of its last
   // record: a check that soon would have seen the same.
   if (!woke || !state.has_stack || state.ran_since_tick || state.self_handle >= 0 ||
-      !state.last_cpu_ns || at <= state.last_record_ns + period_ns() || at > monotonic_ns()) {
+      !state.last_cpu_ns || at <= state.last_record_ns + period_ns() ||
+      at > std::min(monotonic_ns(), until_ns)) {
     return;
   }
   encoder_.write_repeat(tid, state, at, uint64_t{0});

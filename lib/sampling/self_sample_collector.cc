@@ -121,7 +121,7 @@ void SelfSampleCollector::start(uint64_t tid, ThreadState& state, uint64_t now) 
   ++starts_;
 }
 
-void SelfSampleCollector::drain(uint64_t tid, ThreadState& state) {
+void SelfSampleCollector::drain(uint64_t tid, ThreadState& state, uint64_t before_ns) {
   if (state.self_handle < 0) return;
   // The handler copies the labels of the label stack it was given; a thread's label stack appears
   // with its first label, maybe after self-sampling began. Looked up before the queue is read: a
@@ -146,7 +146,7 @@ void SelfSampleCollector::drain(uint64_t tid, ThreadState& state) {
   const uint64_t off_stack_since_ns =
       labels ? labels->off_stack_since_ns.load(std::memory_order_relaxed) : 0;
   while (const StackSnapshot* snapshot = backend_->front(state.self_handle)) {
-    if (snapshot->time_ns >= looked_up_ns) break;  // the next collection's
+    if (snapshot->time_ns >= std::min(looked_up_ns, before_ns)) break;  // the next collection's
     if (snapshot->labels_from_copy) {
       if (off_stack_since_ns != 0 && snapshot->time_ns >= off_stack_since_ns) {
         ++unlabelled;  // may lack a label it had; a timer takes the thread over
@@ -439,12 +439,20 @@ void SelfSampleCollector::stop(ThreadState& state) {
   --count_;
 }
 
-void SelfSampleCollector::stop_all(std::map<uint64_t, ThreadState>& threads, bool collect_first) {
+void SelfSampleCollector::stop_all(std::map<uint64_t, ThreadState>& threads, bool collect_first,
+                                   uint64_t until_ns) {
   if (count_ == 0) return;
   for (auto& [tid, state] : threads) {
     if (collect_first && state.self_handle >= 0) {
-      drain(tid, state);
-      state.observe_cpu(lister_.cpu_time_ns(tid), monotonic_ns());
+      drain(tid, state, until_ns);
+      std::optional<uint64_t> cpu = lister_.cpu_time_ns(tid);
+      // Up to a pause, read a little after it: no more than the time from its last sample to the
+      // pause (what it ran while paused is no sample's).
+      if (until_ns != UINT64_MAX && cpu && state.last_cpu_ns && *cpu > *state.last_cpu_ns) {
+        const uint64_t most = until_ns - std::min(until_ns, state.last_record_ns);
+        cpu = std::min(*cpu, *state.last_cpu_ns + most);
+      }
+      state.observe_cpu(cpu, std::min(monotonic_ns(), until_ns));
       encoder_.write_tail(tid, state);
     }
     stop(state);

@@ -69,11 +69,14 @@ class SelfSampleCollector {
   // sleeps, or when it does not answer.
   void collect(uint64_t tid, ThreadState& state, uint64_t now);
   // Writes its queued snapshots (those taken before now).
-  void drain(uint64_t tid, ThreadState& state);
+  // Snapshots taken at `before_ns` or later are left queued (a pause's: discarded by stop()).
+  void drain(uint64_t tid, ThreadState& state, uint64_t before_ns = UINT64_MAX);
   void stop(ThreadState& state);
   // Stops every thread's timer; with `collect_first`, what they queued is written first, and the
   // CPU they ran since (write_tail).
-  void stop_all(std::map<uint64_t, ThreadState>& threads, bool collect_first);
+  // `collect_first`: what each thread ran up to `until_ns` is written first.
+  void stop_all(std::map<uint64_t, ThreadState>& threads, bool collect_first,
+                uint64_t until_ns = UINT64_MAX);
   // Where the program installed its own handler for the sampling signal, the signal is the
   // program's now: every timer is stopped (what they queued kept) and the collector is inactive.
   void give_up_if_taken(std::map<uint64_t, ThreadState>& threads);

@@ -119,6 +119,10 @@ void ThreadVisitor::wake_thread(uint64_t tid, ThreadState& state) {
   }
 }
 
+void ThreadVisitor::wake_all() {
+  for (auto& [tid, state] : threads_) wake_thread(tid, state);
+}
+
 bool ThreadVisitor::program_has_threads() const {
   const uint64_t leader = process_id_;
   for (uint64_t tid : tids_) {

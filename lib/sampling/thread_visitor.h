@@ -76,6 +76,8 @@ class ThreadVisitor {
   void refresh(uint64_t now);
   // One tick's visits: the awake threads and the parked ones due now.
   void visit_threads(uint64_t now);
+  // Every thread is visited at the next tick (parked ones too): sampling resumes.
+  void wake_all();
   // The tick is over.
   void end_tick() { ++tick_count_; }
   uint64_t tick() const { return tick_count_; }

@@ -330,6 +330,17 @@ function checkWithCli(cli) {
     const before = rangeSamples(startTime - 95, startTime - 5);
     check(before[main.name] > 0,
           `the main thread has samples just before the pause (${JSON.stringify(before)})`);
+    // Main spins 100 ms while paused and 30 ms after the resume: what its samples after the
+    // resume carry is the 30 ms, none of the paused spin.
+    const s = main.original.samples;
+    const times = sampleTimes(main.original);
+    let afterMs = 0;
+    for (let i = 0; i < times.length; ++i) {
+      if (times[i] > endTime && s.threadCPUDelta) afterMs += (s.threadCPUDelta[i] ?? 0) / 1e6;
+    }
+    check(!s.threadCPUDelta || afterMs < 75,
+          `the main thread's samples after the resume carry its 30 ms, not the paused spin ` +
+          `(${afterMs.toFixed(1)} ms)`);
   }
 }
 

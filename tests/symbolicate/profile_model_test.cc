@@ -65,6 +65,26 @@ TEST(ProfileModel, RepeatReusesTheThreadsPreviousStack) {
   EXPECT_TRUE(m.any_cpu_delta());
 }
 
+TEST(ProfileModel, ALongSleepIsSampledAcrossItsLength) {
+  ProfileModel m;
+  ProcessRecord process;
+  process.interval_ns = 1000000;
+  m.on_process(process);
+  m.on_sample(make_sample(1, 0, {0x10, 0x20}));
+  // Asleep 200 ms (no CPU): samples 50 ms apart in it, each on the stack it slept in.
+  m.on_sample_repeat(SampleRepeatRecord{1, 200000000, uint64_t{0}});
+  // Ran meanwhile (CPU): nothing is made up.
+  m.on_sample_repeat(SampleRepeatRecord{1, 400000000, uint64_t{300000}});
+  const std::vector<RawSample> samples = m.threads()[0].samples.to_vector();
+  ASSERT_EQ(samples.size(), 6u);
+  for (size_t i = 1; i < 5; ++i) {
+    EXPECT_EQ(samples[i].time_ns, i * 50000000u);
+    EXPECT_EQ(samples[i].stack, samples[0].stack);
+    EXPECT_EQ(samples[i].cpu_use, CpuUse::kNone);
+  }
+  EXPECT_EQ(samples[5].time_ns, 400000000u);
+}
+
 TEST(ProfileModel, ThreadsKeepLatestNameAndLifetime) {
   ProfileModel m;
   m.on_thread_start(ThreadRecord{7, 10, kThreadMain, "first"});

@@ -1,5 +1,6 @@
 #include "read/profile_model.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -192,6 +193,23 @@ void ProfileModel::on_free(const internal::FreeRecord& r) {
   saw_time(r.time_ns);
 }
 
+void ProfileModel::fill_sleep(RawSampleList& samples, RawStackId stack, CpuUse use,
+                              uint64_t until_ns) {
+  // A repeat without CPU says its thread sat in that stack since its previous sample; the
+  // library checks a sleeping thread as rarely as every 1,024 intervals, and a range selected
+  // inside such a sleep would show the thread with no sample at all (main, asleep in join(),
+  // had none in the 90 ms before a pause). Samples at most kSleepStepIntervals intervals (and
+  // kSleepStepNs) apart: the same stack, each weighing the time since the one before it (any
+  // range of 50 ms shows it; 1,000 threads asleep for 3 s add 60,000 samples, not one per tick).
+  const std::optional<uint64_t> previous = samples.last_time();
+  if (stack == kNoStack || use != CpuUse::kNone || !previous || until_ns <= *previous) return;
+  const uint64_t interval = process_ ? process_->interval_ns : 0;
+  const uint64_t step = std::max(kSleepStepIntervals * interval, kSleepStepNs);
+  for (uint64_t t = *previous + step; t + step / 2 <= until_ns; t += step) {
+    samples.push_back(RawSample{t, uint64_t{0}, stack, CpuUse::kNone});
+  }
+}
+
 void ProfileModel::on_sample_repeat(const internal::SampleRepeatRecord& r) {
   RawStackId id = kNoStack;
   auto it = last_stack_by_tid_.find(r.tid);
@@ -201,8 +219,9 @@ void ProfileModel::on_sample_repeat(const internal::SampleRepeatRecord& r) {
     ++orphan_repeats_;
   }
   RawSampleList& samples = thread(r.tid).samples;
-  samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id,
-                              cpu_use(samples, r.time_ns, r.cpu_delta_ns, true, false)});
+  const CpuUse use = cpu_use(samples, r.time_ns, r.cpu_delta_ns, true, false);
+  fill_sleep(samples, id, use, r.time_ns);
+  samples.push_back(RawSample{r.time_ns, r.cpu_delta_ns, id, use});
   saw_time(r.time_ns);
   any_cpu_delta_ |= r.cpu_delta_ns.has_value();
   ++sample_count_;

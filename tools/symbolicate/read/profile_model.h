@@ -217,6 +217,10 @@ class ProfileModel : public internal::DumpVisitor {
   static uint64_t key_hash(std::span<const uint64_t> key);
 
   std::optional<internal::ProcessRecord> process_;
+  // Samples in the sleep a repeat without CPU ends (see fill_sleep()).
+  static constexpr uint64_t kSleepStepIntervals = 50;
+  static constexpr uint64_t kSleepStepNs = 50000000;
+  void fill_sleep(RawSampleList& samples, RawStackId stack, CpuUse use, uint64_t until_ns);
   std::vector<ModuleInfo> modules_;
   std::unordered_map<uint64_t, size_t> module_by_id_;
   std::vector<ThreadInfo> threads_;
