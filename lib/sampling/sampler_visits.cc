@@ -109,7 +109,9 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   snapshot_.label_source = find_label_stack(tid);
   snapshot_.label_owner = tid;
   snapshot_.label_count = 0;
+  snapshot_.cpu_read_before_ns = *cpu;
   const CopyResult copied = copier_->copy(tid, snapshot_);
+  snapshot_.cpu_read_before_ns = 0;
   if (copied == CopyResult::kRunning) {
     // On a CPU: its own timer samples it from now on, if it may have one.
     if (collector_.may_start(state, now)) collector_.start(tid, state, now);

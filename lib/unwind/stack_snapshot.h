@@ -31,6 +31,10 @@ struct StackSnapshot {
   uint64_t regs[kRegisterCount] = {};  // by DWARF register number
   uint64_t time_ns = 0;                // monotonic clock, taken while the thread was stopped
   uint64_t thread_cpu_ns = 0;  // the thread's CPU time then, where the copier reads it; 0: unknown
+  // Given by the caller: the thread's CPU time read just before copy() was asked (0: none). A
+  // copier that proves the thread did not run during the copy by its clock may start from it
+  // rather than read the clock once more (one system call of ~10 in a new thread's first copy).
+  uint64_t cpu_read_before_ns = 0;
   // Self-sampling: earlier timer expirations merged into this one while the thread waited for a
   // CPU. It did not run meanwhile, so its stack then was this one.
   uint64_t expirations_merged = 0;

@@ -191,7 +191,9 @@ class SignalStackCopier final : public StackCopier {
   SelfSampling* self_sampling() override { return self_sampling_.get(); }
 
   CopyResult copy(uint64_t tid, StackSnapshot& out) override {
-    const uint64_t cpu_before = thread_cpu_ns(tid);
+    // (A reading given by the caller is older: the check below then spans more, never less.)
+    const uint64_t cpu_before =
+        out.cpu_read_before_ns != 0 ? out.cpu_read_before_ns : thread_cpu_ns(tid);
     if (cpu_before == UINT64_MAX) return CopyResult::kThreadGone;
     ThreadSyscallFile syscall_file(tid);
     const std::optional<ThreadSyscallState> before = syscall_file.read();

@@ -85,6 +85,59 @@ TEST(ProfileModel, ALongSleepIsSampledAcrossItsLength) {
   EXPECT_EQ(samples[5].time_ns, 400000000u);
 }
 
+TEST(ProfileModel, CpuOfASleepingCopyRanUnseenAboveIt) {
+  ProfileModel m;
+  ProcessRecord process;
+  process.interval_ns = 1000000;
+  m.on_process(process);
+  m.on_sample(make_sample(1, 0, {0x10, 0x20}));
+  // Copied asleep in a system call 50 ms later, with 3 ms of CPU run since: the sample is the
+  // sleep (no CPU, idle); the 3 ms are a sample of their own at the same time, on the same
+  // frames under [ran between samples] (kSampleRanUnseen), never the sleeping stack's CPU.
+  SampleRecord asleep = make_sample(1, 50000000, {0x30, 0x20});
+  asleep.wait = SampleWait{202, 0x1000, 0};
+  asleep.cpu_delta_ns = 3000000;
+  m.on_sample(asleep);
+  const std::vector<RawSample> samples = m.threads()[0].samples.to_vector();
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_EQ(samples[1].cpu_delta_ns, std::optional<uint64_t>(0));
+  EXPECT_NE(samples[1].cpu_use, CpuUse::kMostly);
+  EXPECT_EQ(m.stack(samples[1].stack).flags & kSampleRanUnseen, 0u);
+  EXPECT_EQ(samples[2].time_ns, 50000000u);
+  EXPECT_EQ(samples[2].cpu_delta_ns, std::optional<uint64_t>(3000000));
+  EXPECT_EQ(samples[2].cpu_use, CpuUse::kMostly);
+  EXPECT_NE(m.stack(samples[2].stack).flags & kSampleRanUnseen, 0u);
+  EXPECT_EQ(m.stack(samples[2].stack).frames, m.stack(samples[1].stack).frames);
+  // A later repeat is of the stack it sleeps in.
+  m.on_sample_repeat(SampleRepeatRecord{1, 60000000, uint64_t{0}});
+  EXPECT_EQ(m.threads()[0].samples.to_vector().back().stack, samples[1].stack);
+}
+
+TEST(ProfileModel, CpuPastSixteenIntervalsIsUnderRanBetweenSamples) {
+  ProfileModel m;
+  ProcessRecord process;
+  process.interval_ns = 1000000;
+  m.on_process(process);
+  m.on_sample(make_sample(1, 0, {0x10, 0x20}));
+  SampleRecord late = make_sample(1, 1000000, {0x10, 0x20});
+  late.flags |= kSampleOnCpu;
+  late.cpu_delta_ns = 40000000;  // 40 ms on a sample 1 ms after the one before: a gap
+  m.on_sample(late);
+  const std::vector<RawSample> samples = m.threads()[0].samples.to_vector();
+  ASSERT_EQ(samples.size(), 4u);  // the first, 16 + 8 ms under the frame alone, the sample
+  EXPECT_EQ(samples[1].cpu_delta_ns, std::optional<uint64_t>(16000000));
+  EXPECT_EQ(samples[2].cpu_delta_ns, std::optional<uint64_t>(8000000));
+  EXPECT_EQ(samples[3].cpu_delta_ns, std::optional<uint64_t>(16000000));
+  for (size_t i = 1; i <= 2; ++i) {
+    EXPECT_EQ(samples[i].time_ns, 1000000u);
+    EXPECT_TRUE(m.stack(samples[i].stack).frames.empty());
+    EXPECT_NE(m.stack(samples[i].stack).flags & kSampleRanUnseen, 0u);
+  }
+  EXPECT_EQ(samples[3].stack, samples[0].stack);
+  EXPECT_EQ(m.gap_samples(), 1u);
+  EXPECT_EQ(m.gap_cpu_ns(), 24000000u);
+}
+
 TEST(ProfileModel, ThreadsKeepLatestNameAndLifetime) {
   ProfileModel m;
   m.on_thread_start(ThreadRecord{7, 10, kThreadMain, "first"});

@@ -45,7 +45,8 @@ class SampleTruthTest : public ::testing::Test {
     d.thread_start(2, 0, "other");
     d.sample(2, 5 * kMs, {leaf, caller_ra});
     // A gap in the sampling: 100 ms of CPU since the thread's previous sample. Its sample weighs
-    // 16 intervals; the rest is counted as not represented, not laid on this one stack.
+    // 16 intervals; the rest is not laid on this one stack, nor dropped: it is under [ran
+    // between samples], in samples of 16 intervals at most.
     d.thread_start(3, 0, "gap");
     d.sample(3, 1 * kMs, {leaf, caller_ra}, 0, kMs);
     d.sample(3, 101 * kMs, {caller_ra}, 0, 100 * kMs);
@@ -93,7 +94,8 @@ TEST_F(SampleTruthTest, ProfileInfoCountsTheMarkedSamples) {
   EXPECT_EQ(counts["Samples whose unwind stopped early"], 1u);
   EXPECT_EQ(counts["On-CPU samples weighted one interval (CPU time unknown)"], 1u);
   EXPECT_EQ(counts["On-CPU samples after a gap of more than 16 intervals"], 1u);
-  EXPECT_EQ(counts["On-CPU time in those gaps not represented (µs)"], 84000u);
+  EXPECT_EQ(counts["On-CPU time in those gaps, under [ran between samples] (µs)"], 84000u);
+  EXPECT_EQ(counts["On-CPU time in those gaps not represented (µs)"], 0u);
 }
 
 TEST_F(SampleTruthTest, EachSampleWeighsTheTimeItStandsFor) {
@@ -114,10 +116,22 @@ TEST_F(SampleTruthTest, EachSampleWeighsTheTimeItStandsFor) {
   const auto& other = doc_["threads"][1]["samples"];
   ASSERT_EQ(other["weight"].Size(), 1u);
   EXPECT_EQ(other["weight"][0].GetUint64(), 1u);
-  // A gap: at most 16 intervals on one stack.
+  // A gap: at most 16 intervals on one stack, the other 84 ms under [ran between samples] alone,
+  // 16 at most a sample, at the same time: every millisecond of CPU is in the profile.
   const auto& gap = doc_["threads"][2]["samples"];
-  ASSERT_EQ(gap["weight"].Size(), 2u);
-  EXPECT_EQ(gap["weight"][1].GetUint64(), 16u);
+  const uint64_t gap_expected[] = {1, 16, 16, 16, 16, 16, 4, 16};
+  ASSERT_EQ(gap["weight"].Size(), std::size(gap_expected));
+  for (SizeType i = 0; i < std::size(gap_expected); ++i) {
+    EXPECT_EQ(gap["weight"][i].GetUint64(), gap_expected[i]) << "sample " << i;
+    const auto frames = symtest::sample_stack(doc_, 2, i);
+    ASSERT_FALSE(frames.empty()) << "sample " << i;
+    if (i >= 1 && i <= 6) {
+      ASSERT_EQ(frames.size(), 1u) << "sample " << i;
+      EXPECT_EQ(frames[0].func, "[ran between samples]") << "sample " << i;
+    } else {
+      EXPECT_NE(frames.back().func, "[ran between samples]") << "sample " << i;
+    }
+  }
 }
 
 TEST(WholeUnitWeightsTest, FractionsAreCarriedSoAThreadsTotalsStayExact) {
@@ -165,8 +179,8 @@ TEST_F(SampleTruthTest, TheSummaryWeighsCpuTimeAndCountsMarksAndUnknowns) {
             std::string::npos)
       << text;
   EXPECT_NE(text.find("Samples marked truncated: 1"), std::string::npos) << text;
-  EXPECT_NE(text.find("84.0 ms of CPU after gaps of more than 16 intervals not represented (1 "
-                      "samples)"),
+  EXPECT_NE(text.find("84.0 ms of CPU after gaps of more than 16 intervals under [ran between "
+                      "samples] (6 samples), 0.0 ms not represented"),
             std::string::npos)
       << text;
 }

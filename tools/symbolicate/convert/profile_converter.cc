@@ -291,9 +291,14 @@ void Converter::add_weight_facts() {
   }
   Meta& meta = b_.meta();
   meta.extra.push_back({"On-CPU samples weighted one interval (CPU time unknown)", unknown});
+  // The CPU a sample carried beyond 16 intervals is under [ran between samples]
+  // (ProfileModel::push_sample); only what is past its most pieces is not represented.
   meta.extra.push_back({"On-CPU samples after a gap of more than " +
                             std::to_string(SampleWeigher::kMaxIntervals) + " intervals",
-                        capped});
+                        model_.gap_samples() + capped});
+  meta.extra.push_back(
+      {"On-CPU time in those gaps, under [ran between samples] (µs)",
+       (model_.gap_cpu_ns() - std::min(model_.gap_cpu_ns(), unrepresented_ns) + 500) / 1000});
   meta.extra.push_back(
       {"On-CPU time in those gaps not represented (µs)", (unrepresented_ns + 500) / 1000});
 }

@@ -11,8 +11,9 @@
 // platform that does not report it), a sample weighs one interval, and is counted. A sample
 // weighs at most kMaxIntervals intervals of CPU: beyond that the CPU time came from a gap in the
 // sampling (the thread was given up for a while, a ring was read too late on an overloaded
-// machine) whose code the sample did not see; it is not laid on one stack but counted as CPU
-// time not represented.
+// machine) whose code the sample did not see. The profile model gives that CPU samples of its
+// own under [ran between samples] (ProfileModel::push_sample); what still reaches a weigher past
+// the cap (beyond the model's most pieces) is counted as CPU time not represented.
 #ifndef INPROF_TOOLS_SYMBOLICATE_CONVERT_SAMPLE_WEIGHT_H_
 #define INPROF_TOOLS_SYMBOLICATE_CONVERT_SAMPLE_WEIGHT_H_
 

@@ -181,6 +181,10 @@ class ProfileModel : public internal::DumpVisitor {
   // A flight-recorder capture: the time range the dump covers.
   const std::optional<internal::CaptureRecord>& capture() const { return capture_; }
   bool any_cpu_delta() const { return any_cpu_delta_; }
+  // On-CPU samples that carried more than kGapPieceIntervals intervals of CPU (they followed a
+  // gap in the sampling), and the CPU beyond that, shown under [ran between samples].
+  uint64_t gap_samples() const { return gap_samples_; }
+  uint64_t gap_cpu_ns() const { return gap_cpu_ns_; }
   // Repeat records that had no earlier sample on their thread (they get an empty stack).
   uint64_t orphan_repeats() const { return orphan_repeats_; }
   // Categories by dump id (a later record with the same id replaces an earlier one).
@@ -221,6 +225,15 @@ class ProfileModel : public internal::DumpVisitor {
   static constexpr uint64_t kSleepStepIntervals = 50;
   static constexpr uint64_t kSleepStepNs = 50000000;
   void fill_sleep(RawSampleList& samples, RawStackId stack, CpuUse use, uint64_t until_ns);
+  // Pushes an on-CPU sample; the CPU it carries beyond kGapPieceIntervals intervals (after a gap
+  // in the sampling) goes to samples of its own under [ran between samples] (see push_sample()).
+  static constexpr uint64_t kGapPieceIntervals = 16;  // SampleWeigher::kMaxIntervals
+  static constexpr uint32_t kMostGapPieces = 4096;
+  void push_sample(RawSampleList& samples, RawSample s, bool unseen);
+  RawStackId gap_stack();
+  RawStackId gap_stack_ = kNoStack;
+  uint64_t gap_samples_ = 0;
+  uint64_t gap_cpu_ns_ = 0;
   std::vector<ModuleInfo> modules_;
   std::unordered_map<uint64_t, size_t> module_by_id_;
   std::vector<ThreadInfo> threads_;

@@ -39,7 +39,9 @@ void print_ranking(std::FILE* out, const char* title,
 
 // The marks a stack's root may carry (profile_converter.cc): a sample that is not complete says
 // why.
-enum class Mark { kNone, kTruncated, kNoStack, kUnwindStopped };
+// kGap: CPU after a gap in the sampling, under [ran between samples] alone
+// (ProfileModel::push_sample).
+enum class Mark { kNone, kTruncated, kNoStack, kUnwindStopped, kGap };
 
 Mark mark_of(const ProfileBuilder& profile, StackIndex stack) {
   const std::vector<FrameIndex> frames = frames_root_first(profile, stack);
@@ -48,6 +50,7 @@ Mark mark_of(const ProfileBuilder& profile, StackIndex stack) {
   if (root == "[truncated stack]") return Mark::kTruncated;
   if (root == "[no stack]") return Mark::kNoStack;
   if (root == "[unwind stopped]") return Mark::kUnwindStopped;
+  if (root == "[ran between samples]" && frames.size() == 1) return Mark::kGap;
   return Mark::kNone;
 }
 
@@ -192,7 +195,8 @@ bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* ou
   WaitRanking waits(profile);
   for (const Thread& t : profile.threads()) {
     uint64_t idle = 0, busy = 0, no_stack = 0, idle_ns = 0, busy_ns = 0;
-    uint64_t marks[4] = {};
+    uint64_t marks[5] = {};
+    uint64_t gap_ns = 0;
     std::unordered_map<uint32_t, Mark> mark_cache;
     std::map<uint32_t, uint64_t> by_stack;  // ns of CPU
     SampleWeigher weigher(profile.meta().interval_ns, profile.meta().platform);
@@ -211,6 +215,7 @@ bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* ou
         idle_ns += weight;
         waits.add(*s.stack, weight);
       } else {
+        if (it->second == Mark::kGap) gap_ns += weight;
         by_stack[raw(*s.stack)] += weight;
         ++busy;
         busy_ns += weight;
@@ -226,14 +231,15 @@ bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* ou
     std::fprintf(out,
                  "  samples marked: %llu truncated, %llu without a stack, %llu unwind stopped; "
                  "%llu on CPU weighted one interval (CPU time unknown); %.1f ms of CPU after "
-                 "gaps of more than %llu intervals not represented (%llu samples)\n",
+                 "gaps of more than %llu intervals under [ran between samples] (%llu samples), "
+                 "%.1f ms not represented\n",
                  static_cast<unsigned long long>(marks[int(Mark::kTruncated)]),
                  static_cast<unsigned long long>(marks[int(Mark::kNoStack)]),
                  static_cast<unsigned long long>(marks[int(Mark::kUnwindStopped)]),
-                 static_cast<unsigned long long>(weigher.cpu_unknown()),
-                 double(weigher.unrepresented_ns()) / 1e6,
+                 static_cast<unsigned long long>(weigher.cpu_unknown()), double(gap_ns) / 1e6,
                  static_cast<unsigned long long>(SampleWeigher::kMaxIntervals),
-                 static_cast<unsigned long long>(weigher.capped()));
+                 static_cast<unsigned long long>(marks[int(Mark::kGap)]),
+                 double(weigher.unrepresented_ns()) / 1e6);
     if (busy_ns == 0) {
       std::fprintf(out, "\n");
       continue;
