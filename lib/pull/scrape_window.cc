@@ -68,7 +68,7 @@ void ScrapeWindow::add_sample(std::span<const uint8_t> payload) {
   t.labels.assign(scratch_.labels.begin(), scratch_.labels.end());
   t.flags = scratch_.flags;
   t.have_stack = true;
-  weigh(t, head.tid, head.time_ns, head.cpu_delta_ns);
+  weigh(t, head.tid, head.time_ns, head.cpu_delta_ns, /*repeat=*/false);
 }
 
 void ScrapeWindow::add_repeat(std::span<const uint8_t> payload) {
@@ -77,22 +77,31 @@ void ScrapeWindow::add_repeat(std::span<const uint8_t> payload) {
   if (!decode(r, repeat) || repeat.time_ns >= until_ns_) return;
   ThreadWindow& t = threads_[repeat.tid];
   if (!t.have_stack) return;  // its sample came before the tap was attached
-  weigh(t, repeat.tid, repeat.time_ns, repeat.cpu_delta_ns);
+  weigh(t, repeat.tid, repeat.time_ns, repeat.cpu_delta_ns, /*repeat=*/true);
 }
 
 void ScrapeWindow::weigh(ThreadWindow& t, uint64_t tid, uint64_t time_ns,
-                         std::optional<uint64_t> cpu_delta) {
+                         std::optional<uint64_t> cpu_delta, bool repeat) {
   const uint64_t wall =
       t.have_previous && time_ns >= t.previous_ns ? time_ns - t.previous_ns : interval_ns_;
   t.have_previous = true;
   t.previous_ns = time_ns;
   if (time_ns < from_ns_) return;
+  // As symbolicate weighs them (ProfileModel::push_sample), no CPU dropped: an on-CPU sample
+  // carries at most 16 intervals, what it carried past that (a gap in the sampling) is under
+  // [ran between samples] alone; the CPU a copy asleep in a system call found run since the
+  // sample before is under that frame above its stack, and the sample is the sleep.
   const bool unseen = t.flags & kSampleRanUnseen;
+  const uint64_t most = kMostIntervalsPerSample * interval_ns_;
   uint64_t cpu = 0;
   if (t.flags & kSampleOnCpu) {
-    cpu = std::min(cpu_delta.value_or(interval_ns_), kMostIntervalsPerSample * interval_ns_);
+    const uint64_t all = cpu_delta.value_or(interval_ns_);
+    cpu = std::min(all, most);
+    if (all > cpu) add_unseen(tid, t, time_ns, all - cpu, /*above_frames=*/false);
   } else if (unseen) {
-    cpu = std::min(cpu_delta.value_or(0), kMostIntervalsPerSample * interval_ns_);
+    cpu = cpu_delta.value_or(0);
+  } else if (!repeat && (t.flags & kSampleWait) && cpu_delta.value_or(0) > 0) {
+    add_unseen(tid, t, time_ns, *cpu_delta, /*above_frames=*/true);
   }
   std::vector<uint64_t> locations;
   locations.reserve(t.frames.size() + 1);
@@ -104,6 +113,18 @@ void ScrapeWindow::weigh(ThreadWindow& t, uint64_t tid, uint64_t time_ns,
   markers_.add(tid, time_ns, std::move(locations), sample_labels(tid, t),
                {1, static_cast<int64_t>(cpu), static_cast<int64_t>(wall)});
   ++samples_;
+}
+
+void ScrapeWindow::add_unseen(uint64_t tid, const ThreadWindow& t, uint64_t time_ns, uint64_t cpu,
+                              bool above_frames) {
+  std::vector<uint64_t> locations{builder_.named_location("[ran between samples]")};
+  if (above_frames) {
+    for (size_t i = 0; i < t.frames.size(); ++i) {
+      locations.push_back(builder_.location(t.frames[i], /*call_site=*/i > 0));
+    }
+  }
+  markers_.add(tid, time_ns, std::move(locations), sample_labels(tid, t),
+               {0, static_cast<int64_t>(cpu), 0});
 }
 
 std::vector<PprofLabel> ScrapeWindow::sample_labels(uint64_t tid, const ThreadWindow& t) {

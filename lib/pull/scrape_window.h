@@ -4,7 +4,8 @@
 // weighs them (tools/symbolicate/convert/sample_weight.h): an on-CPU sample by the CPU its thread
 // used since its previous sample (at most kMostIntervalsPerSample intervals), a sample of a
 // sleeping thread by no CPU, and both by the wall time since the thread's previous sample. CPU a
-// thread ran where no sample saw it goes under a "[ran between samples]" frame. Labels:
+// thread ran where no sample saw it goes under a "[ran between samples]" frame: what a sleeping
+// copy or a busy sample past the cap carried too (no CPU is dropped). Labels:
 // thread_name, tid, each label scope active (label=TEXT) and each interval marker around the
 // sample (marker=NAME, marker_labels.h).
 //
@@ -55,7 +56,12 @@ class ScrapeWindow final : public RecordTap {
   void add_sample(std::span<const uint8_t> payload);
   void add_repeat(std::span<const uint8_t> payload);
   // Weighs a sample (or repeat) of `t` at `time_ns` with its stack, flags and labels.
-  void weigh(ThreadWindow& t, uint64_t tid, uint64_t time_ns, std::optional<uint64_t> cpu_delta);
+  void weigh(ThreadWindow& t, uint64_t tid, uint64_t time_ns, std::optional<uint64_t> cpu_delta,
+             bool repeat);
+  // CPU no sample saw run: a sample of its own (count 0) under [ran between samples], alone or
+  // above `frames`.
+  void add_unseen(uint64_t tid, const ThreadWindow& t, uint64_t time_ns, uint64_t cpu,
+                  bool above_frames);
   std::vector<PprofLabel> sample_labels(uint64_t tid, const ThreadWindow& t);
 
   const uint64_t duration_ns_;

@@ -248,12 +248,24 @@ TEST_F(ScrapeWindowTest, OnCpuSamplesWeighTheirCpuAndSleepingOnesOnlyWallTime) {
   EXPECT_EQ(window_.samples(), 3u);
 }
 
-TEST_F(ScrapeWindowTest, CpuRunUnseenGoesUnderItsOwnFrameAndALongGapIsCapped) {
+TEST_F(ScrapeWindowTest, CpuRunUnseenGoesUnderItsOwnFrameAndALongGapsToo) {
   sample(101, 3, kSampleRanUnseen, {0x10200});  // asleep, after 3 ms no sample saw
-  sample(102, 40, kSampleOnCpu, {0x10100});     // 40 ms of CPU: at most 16 intervals
+  sample(102, 40, kSampleOnCpu, {0x10100});     // 40 ms of CPU: at most 16 intervals on it
+  // Copied asleep in a system call, 2 ms run since the sample before: the sleep, and 2 ms above.
+  std::vector<uint8_t> payload;
+  {
+    ByteWriter w(&payload);
+    const uint64_t frames[] = {0x10300};
+    encode_sample(w, 7, 110 * kMs, 2 * kMs, 0, frames, {}, {}, SampleWait{202, 0x1000, 0});
+  }
+  window_.record(RecordType::kSample, payload);
   const auto leaves = by_leaf();
-  EXPECT_DOUBLE_EQ(leaves.at("[ran between samples]").first, 3.0);
+  // 3 ms unseen before the first sample, the 24 ms past the cap, the 2 ms before the sleep:
+  // every millisecond of the 45 is in the profile.
+  EXPECT_DOUBLE_EQ(leaves.at("[ran between samples]").first, 29.0);
   EXPECT_DOUBLE_EQ(leaves.at(std::to_string(0x10100)).first, 16.0);
+  EXPECT_DOUBLE_EQ(leaves.at(std::to_string(0x10300)).first, 0.0);
+  EXPECT_DOUBLE_EQ(leaves.at(std::to_string(0x10300)).second, 8.0);
 }
 
 TEST_F(ScrapeWindowTest, IntervalMarkersLabelTheSamplesTheyCoverWhicheverComesFirst) {
