@@ -68,7 +68,7 @@ void ScrapeWindow::add_sample(std::span<const uint8_t> payload) {
   t.labels.assign(scratch_.labels.begin(), scratch_.labels.end());
   t.flags = scratch_.flags;
   t.have_stack = true;
-  weigh(t, head.tid, head.time_ns, head.cpu_delta_ns, /*repeat=*/false);
+  weigh(t, head.tid, head.time_ns, head.cpu_delta_ns);
 }
 
 void ScrapeWindow::add_repeat(std::span<const uint8_t> payload) {
@@ -77,11 +77,11 @@ void ScrapeWindow::add_repeat(std::span<const uint8_t> payload) {
   if (!decode(r, repeat) || repeat.time_ns >= until_ns_) return;
   ThreadWindow& t = threads_[repeat.tid];
   if (!t.have_stack) return;  // its sample came before the tap was attached
-  weigh(t, repeat.tid, repeat.time_ns, repeat.cpu_delta_ns, /*repeat=*/true);
+  weigh(t, repeat.tid, repeat.time_ns, repeat.cpu_delta_ns);
 }
 
 void ScrapeWindow::weigh(ThreadWindow& t, uint64_t tid, uint64_t time_ns,
-                         std::optional<uint64_t> cpu_delta, bool repeat) {
+                         std::optional<uint64_t> cpu_delta) {
   const uint64_t wall =
       t.have_previous && time_ns >= t.previous_ns ? time_ns - t.previous_ns : interval_ns_;
   t.have_previous = true;
@@ -89,8 +89,9 @@ void ScrapeWindow::weigh(ThreadWindow& t, uint64_t tid, uint64_t time_ns,
   if (time_ns < from_ns_) return;
   // As symbolicate weighs them (ProfileModel::push_sample), no CPU dropped: an on-CPU sample
   // carries at most 16 intervals, what it carried past that (a gap in the sampling) is under
-  // [ran between samples] alone; the CPU a copy asleep in a system call found run since the
-  // sample before is under that frame above its stack, and the sample is the sleep.
+  // [ran between samples] alone; the CPU a copy asleep in a system call (or a repeat of it, the
+  // tail written as its thread ended) carries is under that frame above its stack, and the
+  // sample is the sleep.
   const bool unseen = t.flags & kSampleRanUnseen;
   const uint64_t most = kMostIntervalsPerSample * interval_ns_;
   uint64_t cpu = 0;
@@ -100,7 +101,7 @@ void ScrapeWindow::weigh(ThreadWindow& t, uint64_t tid, uint64_t time_ns,
     if (all > cpu) add_unseen(tid, t, time_ns, all - cpu, /*above_frames=*/false);
   } else if (unseen) {
     cpu = cpu_delta.value_or(0);
-  } else if (!repeat && (t.flags & kSampleWait) && cpu_delta.value_or(0) > 0) {
+  } else if ((t.flags & kSampleWait) && cpu_delta.value_or(0) > 0) {
     add_unseen(tid, t, time_ns, *cpu_delta, /*above_frames=*/true);
   }
   std::vector<uint64_t> locations;

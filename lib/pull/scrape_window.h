@@ -56,8 +56,7 @@ class ScrapeWindow final : public RecordTap {
   void add_sample(std::span<const uint8_t> payload);
   void add_repeat(std::span<const uint8_t> payload);
   // Weighs a sample (or repeat) of `t` at `time_ns` with its stack, flags and labels.
-  void weigh(ThreadWindow& t, uint64_t tid, uint64_t time_ns, std::optional<uint64_t> cpu_delta,
-             bool repeat);
+  void weigh(ThreadWindow& t, uint64_t tid, uint64_t time_ns, std::optional<uint64_t> cpu_delta);
   // CPU no sample saw run: a sample of its own (count 0) under [ran between samples], alone or
   // above `frames`.
   void add_unseen(uint64_t tid, const ThreadWindow& t, uint64_t time_ns, uint64_t cpu,

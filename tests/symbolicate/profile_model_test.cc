@@ -108,9 +108,14 @@ TEST(ProfileModel, CpuOfASleepingCopyRanUnseenAboveIt) {
   EXPECT_EQ(samples[2].cpu_use, CpuUse::kMostly);
   EXPECT_NE(m.stack(samples[2].stack).flags & kSampleRanUnseen, 0u);
   EXPECT_EQ(m.stack(samples[2].stack).frames, m.stack(samples[1].stack).frames);
-  // A later repeat is of the stack it sleeps in.
+  // A later repeat is of the stack it sleeps in; one with CPU (its tail as it ended) has that
+  // CPU above it, run unseen.
   m.on_sample_repeat(SampleRepeatRecord{1, 60000000, uint64_t{0}});
   EXPECT_EQ(m.threads()[0].samples.to_vector().back().stack, samples[1].stack);
+  m.on_sample_repeat(SampleRepeatRecord{1, 70000000, uint64_t{400000}});
+  const RawSample tail = m.threads()[0].samples.to_vector().back();
+  EXPECT_EQ(tail.stack, samples[2].stack);
+  EXPECT_EQ(tail.cpu_use, CpuUse::kMostly);
 }
 
 TEST(ProfileModel, CpuPastSixteenIntervalsIsUnderRanBetweenSamples) {

@@ -257,6 +257,17 @@ void ProfileModel::push_sample(RawSampleList& samples, RawSample s, bool unseen)
   samples.push_back(s);
 }
 
+RawStackId ProfileModel::unseen_variant(RawStackId id) {
+  internal::SampleRecord r;
+  const RawStack& raw = *stacks_[id];
+  r.flags = raw.flags | internal::kSampleRanUnseen;
+  r.frames = raw.frames;
+  r.leaf_candidates = raw.leaf_candidates;
+  r.labels = raw.labels;
+  r.wait = raw.wait;
+  return intern(r);
+}
+
 RawStackId ProfileModel::gap_stack() {
   if (gap_stack_ == kNoStack) {
     internal::SampleRecord none;
@@ -275,6 +286,13 @@ void ProfileModel::on_sample_repeat(const internal::SampleRepeatRecord& r) {
     ++orphan_repeats_;
   }
   RawSampleList& samples = thread(r.tid).samples;
+  // A repeat with CPU of a stack copied asleep in a system call: the CPU its thread ran since,
+  // where no sample saw it (its tail, written as it ended), is not that sleep's but under [ran
+  // between samples] above it, as on_sample() puts the CPU such a copy carries.
+  if (id != kNoStack && r.cpu_delta_ns.value_or(0) > 0 && stacks_[id]->wait &&
+      !(stacks_[id]->flags & internal::kSampleRanUnseen)) {
+    id = unseen_variant(id);
+  }
   const CpuUse use = cpu_use(samples, r.time_ns, r.cpu_delta_ns, true, false);
   fill_sleep(samples, id, use, r.time_ns);
   push_sample(samples, RawSample{r.time_ns, r.cpu_delta_ns, id, use},

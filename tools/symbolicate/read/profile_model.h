@@ -231,6 +231,8 @@ class ProfileModel : public internal::DumpVisitor {
   static constexpr uint32_t kMostGapPieces = 4096;
   void push_sample(RawSampleList& samples, RawSample s, bool unseen);
   RawStackId gap_stack();
+  // The same stack with [ran between samples] above it (kSampleRanUnseen).
+  RawStackId unseen_variant(RawStackId id);
   RawStackId gap_stack_ = kNoStack;
   uint64_t gap_samples_ = 0;
   uint64_t gap_cpu_ns_ = 0;
