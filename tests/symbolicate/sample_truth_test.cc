@@ -96,6 +96,7 @@ TEST_F(SampleTruthTest, ProfileInfoCountsTheMarkedSamples) {
   EXPECT_EQ(counts["On-CPU samples after a gap of more than 16 intervals"], 1u);
   EXPECT_EQ(counts["On-CPU time in those gaps, under [ran between samples] (µs)"], 84000u);
   EXPECT_EQ(counts["On-CPU time in those gaps not represented (µs)"], 0u);
+  EXPECT_EQ(counts["Samples added in long sleeps and for CPU run unseen"], 6u);
 }
 
 TEST_F(SampleTruthTest, EachSampleWeighsTheTimeItStandsFor) {

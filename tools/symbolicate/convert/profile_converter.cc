@@ -274,6 +274,9 @@ std::optional<uint64_t> Converter::add_samples(const ThreadInfo& info, Thread& t
 }
 
 void Converter::add_weight_facts() {
+  // What the profile shows beside the dump's own samples (ProfileModel::added_samples()).
+  b_.meta().extra.push_back(
+      {"Samples added in long sleeps and for CPU run unseen", model_.added_samples()});
   if (!b_.meta().has_cpu_deltas) return;
   // The viewer's idle test (write/stack_walk.h's is_idle_leaf): the leaf frame's category.
   auto idle = [&](StackIndex stack) {

@@ -176,6 +176,7 @@ void ProfileModel::on_sample(const internal::SampleRecord& r) {
     above.flags |= internal::kSampleRanUnseen;
     push_sample(samples, RawSample{r.time_ns, r.cpu_delta_ns, intern(above), CpuUse::kMostly},
                 true);
+    ++added_samples_;
   }
   saw_time(r.time_ns);
   last_stack_by_tid_[r.tid] = id;
@@ -223,6 +224,7 @@ void ProfileModel::fill_sleep(RawSampleList& samples, RawStackId stack, CpuUse u
   const uint64_t step = std::max(kSleepStepIntervals * interval, kSleepStepNs);
   for (uint64_t t = *previous + step; t + step / 2 <= until_ns; t += step) {
     samples.push_back(RawSample{t, uint64_t{0}, stack, CpuUse::kNone});
+    ++added_samples_;
   }
 }
 
@@ -251,6 +253,7 @@ void ProfileModel::push_sample(RawSampleList& samples, RawSample s, bool unseen)
   for (uint32_t piece = 1; beyond > 0; ++piece) {
     const uint64_t cpu = piece == kMostGapPieces ? beyond : std::min(beyond, most);
     samples.push_back(RawSample{s.time_ns, cpu, pieces, CpuUse::kMostly});
+    ++added_samples_;
     beyond -= cpu;
   }
   s.cpu_delta_ns = most;

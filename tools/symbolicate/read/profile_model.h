@@ -185,6 +185,9 @@ class ProfileModel : public internal::DumpVisitor {
   // gap in the sampling), and the CPU beyond that, shown under [ran between samples].
   uint64_t gap_samples() const { return gap_samples_; }
   uint64_t gap_cpu_ns() const { return gap_cpu_ns_; }
+  // Samples the model made beside the dump's own: in long sleeps (fill_sleep()), and for CPU run
+  // unseen or past a sample's 16 intervals (push_sample()).
+  uint64_t added_samples() const { return added_samples_; }
   // Repeat records that had no earlier sample on their thread (they get an empty stack).
   uint64_t orphan_repeats() const { return orphan_repeats_; }
   // Categories by dump id (a later record with the same id replaces an earlier one).
@@ -235,6 +238,7 @@ class ProfileModel : public internal::DumpVisitor {
   RawStackId unseen_variant(RawStackId id);
   RawStackId gap_stack_ = kNoStack;
   uint64_t gap_samples_ = 0;
+  uint64_t added_samples_ = 0;
   uint64_t gap_cpu_ns_ = 0;
   std::vector<ModuleInfo> modules_;
   std::unordered_map<uint64_t, size_t> module_by_id_;
