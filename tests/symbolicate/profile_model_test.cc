@@ -21,6 +21,14 @@ SampleRecord make_sample(uint64_t tid, uint64_t time, std::vector<uint64_t> fram
   return s;
 }
 
+// A process sampled every 1 ms, and thread 1's first sample at 0.
+void start_at_one_ms(ProfileModel& m) {
+  ProcessRecord process;
+  process.interval_ns = 1000000;
+  m.on_process(process);
+  m.on_sample(make_sample(1, 0, {0x10, 0x20}));
+}
+
 TEST(ProfileModel, InternsEachDistinctStackOnce) {
   ProfileModel m;
   for (int i = 0; i < 100; ++i) m.on_sample(make_sample(1, i, {0x10, 0x20, 0x30}));
@@ -67,10 +75,7 @@ TEST(ProfileModel, RepeatReusesTheThreadsPreviousStack) {
 
 TEST(ProfileModel, ALongSleepIsSampledAcrossItsLength) {
   ProfileModel m;
-  ProcessRecord process;
-  process.interval_ns = 1000000;
-  m.on_process(process);
-  m.on_sample(make_sample(1, 0, {0x10, 0x20}));
+  start_at_one_ms(m);
   // Asleep 200 ms (no CPU): samples 50 ms apart in it, each on the stack it slept in.
   m.on_sample_repeat(SampleRepeatRecord{1, 200000000, uint64_t{0}});
   // Ran meanwhile (CPU): nothing is made up.
@@ -87,10 +92,7 @@ TEST(ProfileModel, ALongSleepIsSampledAcrossItsLength) {
 
 TEST(ProfileModel, CpuOfASleepingCopyRanUnseenAboveIt) {
   ProfileModel m;
-  ProcessRecord process;
-  process.interval_ns = 1000000;
-  m.on_process(process);
-  m.on_sample(make_sample(1, 0, {0x10, 0x20}));
+  start_at_one_ms(m);
   // Copied asleep in a system call 50 ms later, with 3 ms of CPU run since: the sample is the
   // sleep (no CPU, idle); the 3 ms are a sample of their own at the same time, on the same
   // frames under [ran between samples] (kSampleRanUnseen), never the sleeping stack's CPU.
@@ -120,10 +122,7 @@ TEST(ProfileModel, CpuOfASleepingCopyRanUnseenAboveIt) {
 
 TEST(ProfileModel, CpuPastSixteenIntervalsIsUnderRanBetweenSamples) {
   ProfileModel m;
-  ProcessRecord process;
-  process.interval_ns = 1000000;
-  m.on_process(process);
-  m.on_sample(make_sample(1, 0, {0x10, 0x20}));
+  start_at_one_ms(m);
   SampleRecord late = make_sample(1, 1000000, {0x10, 0x20});
   late.flags |= kSampleOnCpu;
   late.cpu_delta_ns = 40000000;  // 40 ms on a sample 1 ms after the one before: a gap

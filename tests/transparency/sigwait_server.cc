@@ -23,15 +23,18 @@ namespace {
 
 std::atomic<bool> stop{false};
 
-void spin_for_ms(int ms) {
+// Busy until `clock` has advanced `ns`.
+void spin_for_ns(clockid_t clock, int64_t ns) {
   timespec start, now;
-  clock_gettime(CLOCK_MONOTONIC, &start);
+  clock_gettime(clock, &start);
   volatile uint64_t x = 0;
   do {
-    for (int i = 0; i < 1000; ++i) x = x + i;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-  } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
+    for (int i = 0; i < 100; ++i) x = x + i;
+    clock_gettime(clock, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000000000 + (now.tv_nsec - start.tv_nsec) < ns);
 }
+
+void spin_for_ms(int ms) { spin_for_ns(CLOCK_MONOTONIC, int64_t{ms} * 1000000); }
 
 // Busy, then SIGTERM to the process after `ms`.
 void send_term_after(int ms) {
@@ -58,15 +61,7 @@ std::thread sender(pid_t tid, int count, Taken taken) {
   });
 }
 
-void spin_for_us(int us) {
-  timespec start, now;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
-  volatile uint64_t x = 0;
-  do {
-    for (int i = 0; i < 100; ++i) x = x + i;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  } while ((now.tv_sec - start.tv_sec) * 1000000 + (now.tv_nsec - start.tv_nsec) / 1000 < us);
-}
+void spin_for_us(int us) { spin_for_ns(CLOCK_THREAD_CPUTIME_ID, int64_t{us} * 1000); }
 
 const char* name(int sig) {
   const char* n = sigabbrev_np(sig);
