@@ -43,7 +43,6 @@ static_assert(sizeof(ProcmapQuery) == 104);
 constexpr unsigned long kProcmapQuery = _IOWR('f', 17, ProcmapQuery);
 constexpr uint64_t kVmaReadable = 0x01;
 constexpr uint64_t kVmaWritable = 0x02;
-constexpr uint64_t kVmaExecutable = 0x04;
 
 std::atomic<bool> g_query_unsupported{false};
 
@@ -141,13 +140,6 @@ RegionQuery query_stack_region(uint64_t address, StackRegion* out) {
   region.end = q.vma_end;
   const std::string_view shown = named ? std::string_view(name) : std::string_view();
   region.main_stack = shown == "[stack]";
-  // Right above an inaccessible mapping (as parse_stack_regions tells from the lines).
-  ProcmapQuery below;
-  if (region.begin > 0 && shown != "[heap]" &&
-      ask_mapping(maps.fd(), region.begin - 1, &below, nullptr, 0) == 0) {
-    region.guarded = below.vma_end == region.begin &&
-                     (below.vma_flags & (kVmaReadable | kVmaWritable | kVmaExecutable)) == 0;
-  }
   *out = region;
   return RegionQuery::kFound;
 }

@@ -17,7 +17,8 @@ struct StackRegion {
   uint64_t end = 0;
   bool main_stack = false;  // "[stack]": the main thread's stack, never unmapped
   // Right above an inaccessible mapping: laid out as a thread's stack over its guard page (glibc,
-  // musl), though any mapping may happen to be.
+  // musl), though any mapping may happen to be. Known from a listing only: a query does not ask
+  // (a second system call per new thread's first copy, for what no copy uses).
   bool guarded = false;
 };
 
@@ -26,8 +27,8 @@ std::vector<StackRegion> parse_stack_regions(std::string_view maps);
 // Reads /proc/self/maps; false if it cannot.
 bool read_stack_regions(std::vector<StackRegion>* regions);
 
-// The one mapping holding an address, asked of the kernel (PROCMAP_QUERY, Linux 6.11): two
-// system calls, where /proc/self/maps of a process with 10,000 threads is 1.5 MB of text to read
+// The one mapping holding an address, asked of the kernel (PROCMAP_QUERY, Linux 6.11): one
+// system call, where /proc/self/maps of a process with 10,000 threads is 1.5 MB of text to read
 // for each new thread's stack. kUnsupported where the kernel has no such query (then read the
 // table); kNotFound where no readable and writable mapping holds it.
 enum class RegionQuery { kFound, kNotFound, kUnsupported };
