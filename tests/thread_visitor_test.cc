@@ -326,5 +326,36 @@ TEST_F(ThreadVisitorLoss, OnlyThreadsThatRanWhileRecordsWereLostHaveTheirNamesRe
   EXPECT_LE(os_.name_reads - reads_before_, 3);  // read on its back-off while unsure
 }
 
+// A thread whose end record came while records were being lost (two drains within a long tick),
+// still listed by the listing that follows the loss (it was leaving): ended by its record once
+// the records are whole again. Its record was dropped before that, and it stayed until the next
+// full listing, 10 s on, visited at every tick (10,000 threads woken to end at once). (Ticks
+// without visits here: a visit's listing reads the real clock.)
+TEST_F(ThreadVisitorLoss, AThreadEndedWhileRecordsWereLostIsEndedOnceTheyAreWholeAgain) {
+  const uint64_t leaving = main_ + 1;
+  os_.records.push_back({{Kind::kLost, 0, now_}, ""});
+  os_.records.push_back({{Kind::kEnded, leaving, now_}, ""});
+  visitor_.drain_activity();
+  visitor_.drain_activity();
+  ThreadVisitorEnd::tick();  // the listing that follows the loss still shows it
+  std::erase(os_.tids, leaving);
+  for (int i = 0; i < 20; ++i) ThreadVisitorEnd::tick();
+  EXPECT_EQ(visitor_.threads().count(leaving), 0u);
+}
+
+// One whose end record was lost with the rest, listed after the loss, then gone: the sampler
+// finds its clock gone (note_gone) and a listing within ~50 ms ends it.
+TEST_F(ThreadVisitorLoss, AThreadGoneWithoutItsEndRecordIsEndedByTheNextListing) {
+  const uint64_t gone = main_ + 1;
+  os_.records.push_back({{Kind::kLost, 0, now_}, ""});
+  ThreadVisitorEnd::tick();
+  ThreadVisitorEnd::tick();  // listed again
+  ASSERT_EQ(visitor_.threads().count(gone), 1u);
+  std::erase(os_.tids, gone);
+  visitor_.note_gone(visitor_.threads().at(gone));
+  for (int i = 0; i < 20; ++i) ThreadVisitorEnd::tick();
+  EXPECT_EQ(visitor_.threads().count(gone), 0u);
+}
+
 }  // namespace
 }  // namespace inprof::internal

@@ -74,7 +74,10 @@ bool Sampler::repeat_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t no
 void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
   if (repeat_while_off_cpu(tid, state, now)) return;
   std::optional<uint64_t> cpu = visitor_.lister().cpu_time_ns(tid);
-  if (!cpu) return;  // gone; the next listing ends it
+  if (!cpu) {
+    visitor_.note_gone(state);  // a listing ends it, or its end record
+    return;
+  }
   state.observe_cpu(cpu, now);
   std::optional<uint64_t> cpu_delta;
   if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;

@@ -70,6 +70,13 @@ class ThreadVisitor {
   // was lost is known only from a listing, and one that ends before any would be missing from the
   // profile. A long tick (thousands of threads visited after a loss) lists within it.
   void list_if_records_lost(uint64_t now, bool last = false);
+  // Its clock no longer answers: it has ended. One whose records were lost may have lost its end
+  // record too, and only a listing ends it then: one is asked for, paced as after a loss. (A
+  // listing just after the loss had shown it, a zombie: it stayed 10 s, its clock read at
+  // every tick, until the next full listing.)
+  void note_gone(const ThreadState& state) {
+    if (state.activity.resync) records_lost_ = true;
+  }
 
   // A tick's bookkeeping: lists the threads when due (or where the records say the count
   // changed), reads their names, drains the kernel's records.
