@@ -361,8 +361,10 @@ void SelfSampleCollector::sample_without_snapshot(uint64_t tid, ThreadState& sta
   // tick: it went to sleep after that snapshot, somewhere else (when the tick after its burst
   // drained that snapshot, the stack it ran in was repeated while it slept, for up to the second
   // it keeps its ring: seen as a sleep of main's a second short in truth_waits beside two busy
-  // loops, 2 runs in 60).
-  const bool stack_known = !state.sleep_stack_due;
+  // loops, 2 runs in 60). Nor is it known if it has none: found running at its first checks and
+  // given a timer, a thread that slept before the timer took a snapshot had no sample until it
+  // gave the timer back, a second on (truth_waits beside two busy loops, 1 run in 20).
+  const bool stack_known = state.has_stack && !state.sleep_stack_due;
   if (state.has_stack && !state.ran_since_tick && stack_known) {
     encoder_.write_repeat(tid, state, now, uint64_t{0});
     return;
