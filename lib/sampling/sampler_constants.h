@@ -55,7 +55,8 @@ inline constexpr uint32_t kMostIdleBackoffShift = 4;
 // A watched thread (watch_activity()) is checked at the tick after it is switched on, however
 // long its back-off: its repeats only keep the wall-clock view, each weighed by the time since
 // the previous one (a long sleep is one sample with its duration), and 1,024 intervals apart
-// they cost 1,000 sleeping threads one record per tick. Each gets a last one when the session
+// from its first check asleep (no shorter steps first) they cost 1,000 sleeping threads one
+// record per tick. Each gets a last one when the session
 // stops (write_final_repeats()).
 inline constexpr uint32_t kMostWatchedIdleBackoffShift = 10;
 // Threads a tick visits between two readings of the kernel's thread records (watch_activity()).
