@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "convert/sample_weight.h"
 #include "test_support.h"
@@ -133,6 +135,39 @@ TEST_F(SampleTruthTest, EachSampleWeighsTheTimeItStandsFor) {
       EXPECT_NE(frames.back().func, "[ran between samples]") << "sample " << i;
     }
   }
+}
+
+// A thread first copied late (thousands started at once, a sampler late on a loaded machine)
+// slept there from its start: its first idle sample weighs the time since its start record, not
+// one interval; one copied at its start weighs one interval, and a pause is not counted.
+TEST(FirstIdleSampleTest, WeighsTheTimeSinceTheThreadStarted) {
+  symtest::TempDir dir;
+  const std::string dump = dir.path("late.inprof");
+  {
+    symtest::DumpFile d(dump);
+    d.process(symtest::test_process());  // 1 ms interval
+    d.module(symtest::self_module());
+    d.thread_start(1, 0, "main", kThreadMain);
+    d.sample(1, 1 * kMs, {symtest::after_syscall_address()}, 0, 0);
+    d.thread_start(2, 2 * kMs, "late");
+    d.sample(2, 30 * kMs, {symtest::after_syscall_address()}, 0, 0);
+    d.sample(2, 40 * kMs, {symtest::after_syscall_address()}, 0, 0);
+    d.thread_start(3, 2 * kMs, "prompt");
+    d.sample(3, 2 * kMs + 200000, {symtest::after_syscall_address()}, 0, 0);
+    d.end(50 * kMs);
+    d.close();
+  }
+  std::string err;
+  ASSERT_EQ(symtest::symbolicate_in_process(dump, dir.path("late.json"), &err), 0) << err;
+  rapidjson::Document doc;
+  ASSERT_TRUE(symtest::load_json(dir.path("late.json"), &doc));
+  std::map<std::string, std::vector<uint64_t>> weights;
+  for (const auto& t : doc["threads"].GetArray()) {
+    auto& w = weights[t["name"].GetString()];
+    for (const auto& x : t["samples"]["weight"].GetArray()) w.push_back(x.GetUint64());
+  }
+  EXPECT_EQ(weights["late"], (std::vector<uint64_t>{28, 10}));
+  EXPECT_EQ(weights["prompt"], (std::vector<uint64_t>{1}));
 }
 
 TEST(WholeUnitWeightsTest, FractionsAreCarriedSoAThreadsTotalsStayExact) {

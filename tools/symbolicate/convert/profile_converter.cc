@@ -285,7 +285,7 @@ void Converter::add_weight_facts() {
   };
   uint64_t unknown = 0, capped = 0, unrepresented_ns = 0;
   for (const Thread& t : b_.threads()) {
-    SampleWeigher weigher(b_.meta().interval_ns, b_.meta().platform);
+    SampleWeigher weigher(b_.meta(), t);
     t.samples.for_each(
         [&](const SampleTable::Sample& s) { weigher.weight_ns(s, s.stack && idle(*s.stack)); });
     unknown += weigher.cpu_unknown();

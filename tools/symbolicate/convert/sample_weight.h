@@ -7,16 +7,20 @@
 // several intervals (timer expirations the kernel merged, a deep stack that took long to copy)
 // weighs all of them. An idle sample (the thread was blocked, or did not run) weighs the wall
 // time since the previous one: with idle samples included, the call tree still shows where the
-// thread waited and for how long. Where the CPU time is unknown (a thread's first sample, a
-// platform that does not report it), a sample weighs one interval, and is counted. A sample
-// weighs at most kMaxIntervals intervals of CPU: beyond that the CPU time came from a gap in the
-// sampling (the thread was given up for a while, a ring was read too late on an overloaded
-// machine) whose code the sample did not see. The profile model gives that CPU samples of its
-// own under [ran between samples] (ProfileModel::push_sample); what still reaches a weigher past
-// the cap (beyond the model's most pieces) is counted as CPU time not represented.
+// thread waited and for how long; a thread's first idle sample, the wall time since the thread
+// started (its start record, or the end of a pause after it), at least one interval: a thread
+// first copied late (thousands started at once, ticks late on a loaded machine) waited there
+// all along. Where the CPU time is unknown (a thread's first sample, a platform that does not
+// report it), a sample weighs one interval, and is counted. A sample weighs at most kMaxIntervals
+// intervals of CPU: beyond that the CPU time came from a gap in the sampling (the thread was given
+// up for a while, a ring was read too late on an overloaded machine) whose code the sample did not
+// see. The profile model gives that CPU samples of its own under [ran between samples]
+// (ProfileModel::push_sample); what still reaches a weigher past the cap (beyond the model's most
+// pieces) is counted as CPU time not represented.
 #ifndef INPROF_TOOLS_SYMBOLICATE_CONVERT_SAMPLE_WEIGHT_H_
 #define INPROF_TOOLS_SYMBOLICATE_CONVERT_SAMPLE_WEIGHT_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -35,13 +39,23 @@ class SampleWeigher {
   // interval (it was taken while the thread ran).
   SampleWeigher(uint64_t interval_ns, const std::string& platform)
       : interval_ns_(interval_ns), coarse_cpu_clock_(platform == "Windows") {}
+  // The weigher of `thread`'s samples (its start and pauses weigh its first idle sample).
+  SampleWeigher(const Meta& meta, const Thread& thread)
+      : SampleWeigher(meta.interval_ns, meta.platform) {
+    thread_ = &thread;
+    // A flight recorder's capture keeps the threads' start records, not their older samples.
+    not_before_ns_ = meta.profiling_start_ns;
+  }
 
   uint64_t weight_ns(const SampleTable::Sample& s, bool idle) {
-    const uint64_t since =
-        have_previous_ && s.time_ns >= previous_ns_ ? s.time_ns - previous_ns_ : interval_ns_;
+    if (!have_previous_) {
+      since_ns_ = since_start_ns(s.time_ns);
+    } else {
+      since_ns_ = s.time_ns >= previous_ns_ ? s.time_ns - previous_ns_ : interval_ns_;
+    }
     have_previous_ = true;
     previous_ns_ = s.time_ns;
-    if (idle) return since;
+    if (idle) return since_ns_;
     if (coarse_cpu_clock_) return interval_ns_;
     if (!s.cpu_delta_ns) {
       ++cpu_unknown_;
@@ -53,6 +67,8 @@ class SampleWeigher {
     unrepresented_ns_ += *s.cpu_delta_ns - most;
     return most;
   }
+  // The wall time the last sample weighed stands for (whether idle or not).
+  uint64_t since_ns() const { return since_ns_; }
   // On-CPU samples weighed as one interval because their CPU time was not known.
   uint64_t cpu_unknown() const { return cpu_unknown_; }
   // On-CPU samples that followed a gap of more than kMaxIntervals intervals, and the CPU time
@@ -61,8 +77,22 @@ class SampleWeigher {
   uint64_t unrepresented_ns() const { return unrepresented_ns_; }
 
  private:
+  // A thread's first sample: since it started, or since the end of its last pause before
+  // `time_ns`; at least one interval (a thread listed at a tick is copied at that tick).
+  uint64_t since_start_ns(uint64_t time_ns) const {
+    if (thread_ == nullptr) return interval_ns_;
+    uint64_t start = std::max(thread_->register_ns, not_before_ns_);
+    for (const PausedRange& pause : thread_->paused_ranges) {
+      if (pause.end_ns <= time_ns) start = std::max(start, pause.end_ns);
+    }
+    return time_ns > start ? std::max(time_ns - start, interval_ns_) : interval_ns_;
+  }
+
   uint64_t interval_ns_;
   bool coarse_cpu_clock_;
+  const Thread* thread_ = nullptr;
+  uint64_t not_before_ns_ = 0;
+  uint64_t since_ns_ = 0;
   uint64_t previous_ns_ = 0;
   bool have_previous_ = false;
   uint64_t cpu_unknown_ = 0;

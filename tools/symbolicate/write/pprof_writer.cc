@@ -164,16 +164,11 @@ class PprofEncoder {
 
   void add_thread_samples(const Thread& t, ProtoEncoder& profile, uint64_t& last_ns) {
     std::map<uint32_t, std::array<uint64_t, 4>> by_stack;  // samples, cpu, wall, off-CPU ns
-    SampleWeigher weigher(p_.meta().interval_ns, p_.meta().platform);
-    uint64_t previous_ns = 0;
-    bool have_previous = false;
+    SampleWeigher weigher(p_.meta(), t);
     t.samples.for_each([&](const SampleTable::Sample& s) {
       const bool idle = s.stack && is_idle_leaf(p_, *s.stack);
       const uint64_t weight = weigher.weight_ns(s, idle);
-      const uint64_t wall = have_previous && s.time_ns >= previous_ns ? s.time_ns - previous_ns
-                                                                      : p_.meta().interval_ns;
-      have_previous = true;
-      previous_ns = s.time_ns;
+      const uint64_t wall = weigher.since_ns();
       if (s.time_ns > last_ns) last_ns = s.time_ns;
       if (!s.stack) return;  // no location to put it at (the summary counts them)
       std::array<uint64_t, 4>& v = by_stack[raw(*s.stack)];

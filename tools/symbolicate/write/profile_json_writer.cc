@@ -208,7 +208,7 @@ void write_samples(Emitter& e, const Thread& t, const ProfileBuilder& profile) {
   WholeUnitWeights whole(profile.meta().interval_ns);
   e.key("weight");
   if (cpu_deltas) {
-    SampleWeigher weigher(profile.meta().interval_ns, profile.meta().platform);
+    SampleWeigher weigher(profile.meta(), t);
     e.begin_array();
     s.for_each([&](const SampleTable::Sample& x) {
       const bool idle = x.stack && is_idle_leaf(profile, *x.stack);

@@ -199,7 +199,7 @@ bool write_text_summary(const ProfileBuilder& profile, size_t top, std::FILE* ou
     uint64_t gap_ns = 0;
     std::unordered_map<uint32_t, Mark> mark_cache;
     std::map<uint32_t, uint64_t> by_stack;  // ns of CPU
-    SampleWeigher weigher(profile.meta().interval_ns, profile.meta().platform);
+    SampleWeigher weigher(profile.meta(), t);
     t.samples.for_each([&](const SampleTable::Sample& s) {
       const bool is_idle = s.stack && is_idle_leaf(profile, *s.stack);
       const uint64_t weight = weigher.weight_ns(s, is_idle);
