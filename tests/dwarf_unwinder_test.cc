@@ -263,7 +263,7 @@ TEST_F(DwarfUnwinderTest, JitFramesContinueByFramePointer) {
 TEST_F(DwarfUnwinderTest, AnyInstructionOfAFramePointerFunctionUnwinds) {
   start([] { target_fp_loop(); });
   std::set<uint64_t> leaf_pcs;
-  const size_t wanted = testing::emulator() ? 0 : 6;  // as above: more samples under load
+  const size_t wanted = testing::emulator() ? 0 : 2;  // as above: more samples under load
   for (int i = 0; i < 20000 && (i < 2000 || leaf_pcs.size() < wanted); ++i) {
     Walk w = sample();
     auto names = w.target_names();
@@ -277,8 +277,12 @@ TEST_F(DwarfUnwinderTest, AnyInstructionOfAFramePointerFunctionUnwinds) {
     }
     ASSERT_TRUE(w.out.reached_end) << "at pc 0x" << std::hex << w.frames[0];
   }
+  // More than one hot spot. Interrupted PCs cluster after the slow instructions (the loads and
+  // stores of -O0 code): 20,000 samples under ASan once found 5 of its 14, and beside two busy
+  // loops some runs took 19,000 samples to find 4. Every byte of it is unwound at once by
+  // EveryByteOfAFramePointerFunctionUnwinds.
   if (!testing::emulator()) {
-    EXPECT_GT(leaf_pcs.size(), 5u);
+    EXPECT_GE(leaf_pcs.size(), 2u);
   }
 }
 
@@ -317,6 +321,57 @@ TEST_F(DwarfUnwinderTest, EpilogueAfterPopUnwinds) {
   frames.resize(out.count);
   EXPECT_EQ(frames, (std::vector<uint64_t>{s.regs[kRegPc], caller_return}));
   EXPECT_TRUE(out.reached_end);
+}
+#endif
+
+#if defined(__x86_64__)
+// Deterministic: a copy taken at every byte of the -O0 frame-pointer leaf, from its first (the
+// return address on top, FP still the caller's) through its `push %rbp`, its body (FP = SP) and
+// its `pop %rbp`, to its `ret`: each unwinds to the caller and ends there. (Sampling it finds 4
+// or 5 of its 14 instructions: interrupted PCs cluster after its loads and stores.)
+TEST_F(DwarfUnwinderTest, EveryByteOfAFramePointerFunctionUnwinds) {
+  const auto* code = reinterpret_cast<const uint8_t*>(&target_fp_small_work);
+  const size_t entry = code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e ? 4 : 0;  // endbr64
+  if (code[entry] != 0x55 || code[entry + 1] != 0x48 || code[entry + 2] != 0x89 ||
+      code[entry + 3] != 0xe5) {
+    GTEST_SKIP() << "the -O0 target does not open with push %rbp; mov %rsp,%rbp";
+  }
+  size_t ret = 0;
+  for (size_t i = entry + 5; i < 128 && ret == 0; ++i) {
+    if (code[i] == 0xc3 && code[i - 1] == 0x5d) ret = i;  // pop %rbp; ret
+  }
+  ASSERT_NE(ret, 0u) << "no 'pop %rbp; ret' epilogue in the -O0 target";
+  constexpr uint64_t kBase = 0x7ffd00001000;
+  constexpr uint64_t kCallerFrame = kBase + 0x40;  // its saved FP and return address are 0
+  const uint64_t caller_return = reinterpret_cast<uint64_t>(&target_fp_loop) + 0x11;
+  for (size_t offset = 0; offset <= ret; ++offset) {
+    std::vector<uint8_t> memory(256, 0);
+    auto put = [&](uint64_t address, uint64_t value) {
+      std::memcpy(memory.data() + (address - kBase), &value, 8);
+    };
+    StackSnapshot s;
+    s.regs[kRegPc] = reinterpret_cast<uint64_t>(code + offset);
+    s.regs[kRegSp] = kBase;
+    const bool pushed = offset > entry && offset < ret;  // the caller's FP is on the stack
+    if (pushed) {
+      put(kBase, kCallerFrame);
+      put(kBase + 8, caller_return);
+    } else {
+      put(kBase, caller_return);
+    }
+    s.regs[kRegFp] = offset >= entry + 4 && offset < ret ? kBase : kCallerFrame;
+    s.buffer = memory.data();
+    s.capacity = memory.size();
+    s.stack_start = kBase;
+    s.stack_size = memory.size();
+    s.stack_found = true;
+    std::vector<uint64_t> frames(16);
+    UnwindOutput out = dwarf_->unwind(s, frames);
+    frames.resize(out.count);
+    EXPECT_EQ(frames, (std::vector<uint64_t>{s.regs[kRegPc], caller_return}))
+        << "at offset " << offset;
+    EXPECT_TRUE(out.reached_end) << "at offset " << offset;
+  }
 }
 #endif
 

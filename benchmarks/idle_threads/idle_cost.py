@@ -12,9 +12,10 @@ per second between 2 s and 4 s of a 5 s run (its /proc schedstat), same librarie
 
   cc -O1 -o /tmp/idle_threads benchmarks/idle_threads/idle_threads.c -lpthread
   /usr/bin/python3 benchmarks/idle_threads/idle_cost.py /tmp/idle_threads build/libinprof.so \
-      build/tools/symbolicate/symbolicate [runs] [baseline-libinprof.so]
+      build/tools/symbolicate/symbolicate [runs] [baseline-libinprof.so] [--idle=N,N...]
 
 A baseline library (an older build kept aside) gets a column of its own, in the same runs.
+With --idle, only those idle rows (beside one busy thread) and their steady state are measured.
 """
 import os
 import re
@@ -67,10 +68,10 @@ def sampler_ms_per_second(args, env):
     return (readings[1] - readings[0]) / 2e6
 
 
-def steady_table(program, profiled, before, runs):
+def steady_table(program, profiled, before, runs, idle_counts):
     print('\nsteady state: sampler CPU, ms per second (2 s to 4 s of 5 s), median of runs')
     print('idle | inprof | baseline' if before else 'idle | inprof')
-    for idle in IDLE:
+    for idle in idle_counts:
         args = [program, str(idle), '5', '1']
         ours, old = [], []
         for _ in range(runs):
@@ -84,16 +85,19 @@ def steady_table(program, profiled, before, runs):
 
 
 def main():
-    program, library, symbolicate = sys.argv[1], sys.argv[2], sys.argv[3]
-    runs = int(sys.argv[4]) if len(sys.argv) > 4 else 3
-    baseline = sys.argv[5] if len(sys.argv) > 5 else None
+    only = [a[len('--idle='):] for a in sys.argv if a.startswith('--idle=')]
+    argv = [a for a in sys.argv if not a.startswith('--idle=')]
+    program, library, symbolicate = argv[1], argv[2], argv[3]
+    runs = int(argv[4]) if len(argv) > 4 else 3
+    baseline = argv[5] if len(argv) > 5 else None
+    idle_counts = [int(n) for n in only[-1].split(',')] if only else list(IDLE)
     dump, perf_data = '/tmp/idle_cost.inprof', '/tmp/idle_cost.perf'
     bare = dict(os.environ)
     profiled = dict(bare, LD_PRELOAD=os.path.abspath(library), INPROF_STARTUP='1',
                     INPROF_INTERVAL='1ms', INPROF_OUTPUT=dump)
     perf = shutil.which('perf')
     before = dict(profiled, LD_PRELOAD=os.path.abspath(baseline)) if baseline else None
-    configs = [(n, 1) for n in IDLE] + [(0, b) for b in BUSY]
+    configs = [(n, 1) for n in idle_counts] + ([] if only else [(0, b) for b in BUSY])
     print('idle busy | inprof extra %CPU (its threads ms) dump KiB | perf record extra %CPU data KiB'
           + (' | baseline extra %CPU' if baseline else ''))
     for idle, busy in configs:
@@ -116,7 +120,7 @@ def main():
               f'{os.path.getsize(dump) // 1024} | {perf_text}'
               + (f' | baseline +{statistics.median(old):.1f}' if before else ''), flush=True)
 
-    steady_table(program, profiled, before, runs)
+    steady_table(program, profiled, before, runs, idle_counts)
 
 
 if __name__ == '__main__':
