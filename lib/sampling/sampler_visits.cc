@@ -108,8 +108,13 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     // an interval early: ticks are not exactly an interval apart.)
     encoder_.write_repeat(tid, state, now, cpu_delta);
     state.last_cpu_ns = cpu;
-    state.idle_checks = std::min<uint32_t>(state.idle_checks + 1, kMostIdleBackoffShift);
-    state.next_check_ns = now + (period_ns() << state.idle_checks) - period_ns() / 2;
+    // Past that, without the kernel's records, while the process's CPU clock guards it
+    // (dormant_threads.h): up to a second.
+    const uint32_t most =
+        visitor_.dormant_guarded() ? kMostDormantBackoffShift : kMostIdleBackoffShift;
+    state.idle_checks = std::min<uint32_t>(state.idle_checks + 1, most);
+    state.next_check_ns =
+        now + std::min(period_ns() << state.idle_checks, kLongestDormantCheckNs) - period_ns() / 2;
     return;
   }
   state.idle_checks = 0;

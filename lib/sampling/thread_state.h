@@ -33,6 +33,12 @@ struct ThreadActivity {
   uint8_t ended_drains = 0;  // drains since then
 };
 
+// What the sampler's readings of threads' CPU clocks have accounted for, all threads together
+// (DormantThreads compares it with the process's CPU clock).
+struct CpuTally {
+  uint64_t read_ns = 0;
+};
+
 struct ThreadState {
   std::string name;  // as the profile shows it: the name given to inprof, else the OS's
   // Its OS name as last known, and a time when it held (a record's, or a read's start): a
@@ -105,9 +111,13 @@ struct ThreadState {
     os_name_reads = 0;
   }
 
+  CpuTally* tally = nullptr;  // where its readings are added up (its visitor's)
+
   // Notes its CPU time as just read.
   void observe_cpu(std::optional<uint64_t> cpu, uint64_t now) {
     if (!cpu) return;
+    const uint64_t before = observed_cpu_ns.value_or(0);
+    if (tally && *cpu > before) tally->read_ns += *cpu - before;
     observed_cpu_ns = cpu;
     observed_ns = now;
   }

@@ -18,7 +18,8 @@ ThreadVisitor::ThreadVisitor(const SamplerConfig& config, std::unique_ptr<Thread
       lister_(std::move(lister)),
       metadata_(metadata),
       stopping_(stopping),
-      visits_(visits) {}
+      visits_(visits),
+      dormant_(config.interval_ns) {}
 
 void ThreadVisitor::refresh(uint64_t now) {
   // Listing /proc/self/task is most of an idle thread's cost per tick: at most every 4 ms, so a
@@ -102,6 +103,14 @@ void ThreadVisitor::visit_threads(uint64_t now) {
     auto it = threads_.find(tid);
     return it != threads_.end() && it->second.parked && it->second.parked_until == due_ns;
   });
+  if (!activity_ && !stopping_.load(std::memory_order_relaxed)) {
+    dormant_.after_visits(
+        now, monotonic_ns(), threads_, *lister_, profiler_tids_,
+        [](void* visitor, uint64_t tid, ThreadState& state) {
+          static_cast<ThreadVisitor*>(visitor)->wake_thread(tid, state);
+        },
+        this);
+  }
 }
 
 bool ThreadVisitor::parkable(const ThreadState& state, uint64_t now) const {
@@ -162,8 +171,12 @@ void ThreadVisitor::refresh_threads(uint64_t now, bool last) {
     std::exchange(program_ended_, nullptr)();
   }
   visits_.listing();  // the allocations of threads missing from it first
+  profiler_tids_.clear();
   for (uint64_t tid : tids_) {
-    if (excluded_.count(tid) || is_profiler_thread(tid)) continue;
+    if (excluded_.count(tid) || is_profiler_thread(tid)) {
+      profiler_tids_.push_back(tid);
+      continue;
+    }
     add_thread(tid, now);
   }
   for (auto it = threads_.begin(); it != threads_.end();) {
@@ -198,6 +211,7 @@ void ThreadVisitor::add_thread(uint64_t tid, uint64_t now, const OsName* inherit
   if (!inserted) return;
   ThreadState& state = it->second;
   state.first_seen_ns = now;
+  state.tally = &dormant_.tally();
   if (auto pending = activity_pending_.find(tid); pending != activity_pending_.end()) {
     state.activity = pending->second;
     activity_pending_.erase(pending);

@@ -22,6 +22,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "sampling/dormant_threads.h"
 #include "sampling/parked_threads.h"
 #include "sampling/sampler_config.h"
 #include "sampling/thread_lister.h"
@@ -88,6 +89,10 @@ class ThreadVisitor {
   // The tick is over.
   void end_tick() { ++tick_count_; }
   uint64_t tick() const { return tick_count_; }
+  // Whether a sleeping thread may back off past kMostIdleBackoffShift without the kernel's
+  // records: the process's CPU clock guards the dormant ones (dormant_threads.h).
+  bool dormant_guarded() const { return !activity_ && dormant_.guarded(); }
+  DormantThreads::Figures dormant_figures() const { return dormant_.figures(); }
   // A thread named by a record before any listing showed it (an allocation): known, named and
   // announced from now, unless excluded.
   void note_thread(uint64_t tid, uint64_t now);
@@ -150,6 +155,8 @@ class ThreadVisitor {
   std::vector<uint64_t> awake_;
   std::vector<uint64_t> visiting_;  // scratch: awake_ as the tick began
   ParkedThreads parked_;
+  DormantThreads dormant_;
+  std::vector<uint64_t> profiler_tids_;  // as the last listing showed them
   size_t parked_count_ = 0;
   bool activity_ = false;  // watch_activity() succeeded
   // Every program thread descends from the starter (see watch_activity()).

@@ -71,6 +71,12 @@ class LinuxThreadLister final : public ThreadLister {
     return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
   }
 
+  std::optional<uint64_t> process_cpu_time_ns() override {
+    timespec ts;
+    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return std::nullopt;
+    return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+  }
+
   std::string name(uint64_t tid) override {
     // Read into a local buffer: a comm is at most 15 bytes, so the string returned fits its
     // inline storage and the periodic name refresh allocates nothing.
