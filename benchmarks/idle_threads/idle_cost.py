@@ -16,6 +16,9 @@ per second between 2 s and 4 s of a 5 s run (its /proc schedstat), same librarie
 
 A baseline library (an older build kept aside) gets a column of its own, in the same runs.
 With --idle, only those idle rows (beside one busy thread) and their steady state are measured.
+With --hog=build/tests/truth/ring_hog, that program holds the user's perf ring allowance
+throughout, as another perf user would: the library samples without the kernel's records (its
+fallback: CPU-clock timers, sleeping threads asked by their clocks); perf record is left out.
 """
 import os
 import re
@@ -86,7 +89,24 @@ def steady_table(program, profiled, before, runs, idle_counts):
 
 def main():
     only = [a[len('--idle='):] for a in sys.argv if a.startswith('--idle=')]
-    argv = [a for a in sys.argv if not a.startswith('--idle=')]
+    hogs = [a[len('--hog='):] for a in sys.argv if a.startswith('--hog=')]
+    argv = [a for a in sys.argv if not a.startswith(('--idle=', '--hog='))]
+    hog = None
+    if hogs:
+        hog = subprocess.Popen([hogs[-1]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        line = hog.stdout.readline()
+        if not line.startswith('taken'):
+            sys.exit(f'the ring hog did not start: {line!r}')
+        print(f'ring hog: {line.strip()} KiB of perf rings held', flush=True)
+    try:
+        measure(argv, only, hog is not None)
+    finally:
+        if hog:
+            hog.stdin.close()
+            hog.wait()
+
+
+def measure(argv, only, hogged):
     program, library, symbolicate = argv[1], argv[2], argv[3]
     runs = int(argv[4]) if len(argv) > 4 else 3
     baseline = argv[5] if len(argv) > 5 else None
@@ -95,7 +115,7 @@ def main():
     bare = dict(os.environ)
     profiled = dict(bare, LD_PRELOAD=os.path.abspath(library), INPROF_STARTUP='1',
                     INPROF_INTERVAL='1ms', INPROF_OUTPUT=dump)
-    perf = shutil.which('perf')
+    perf = None if hogged else shutil.which('perf')
     before = dict(profiled, LD_PRELOAD=os.path.abspath(baseline)) if baseline else None
     configs = [(n, 1) for n in idle_counts] + ([] if only else [(0, b) for b in BUSY])
     print('idle busy | inprof extra %CPU (its threads ms) dump KiB | perf record extra %CPU data KiB'

@@ -52,15 +52,21 @@ void DormantThreads::read_the_rest(uint64_t tick_start_ns, uint64_t now, Threads
     if (state.observed_ns >= tick_start_ns || dormant(state)) continue;
     state.observe_cpu(lister.cpu_time_ns(tid), now);
   }
-  std::map<uint64_t, uint64_t> before;
-  before.swap(profiler_cpu_);
+  // In place, in a vector: a tick allocates nothing once the profiler's threads are known.
+  std::erase_if(profiler_cpu_, [&](const std::pair<uint64_t, uint64_t>& entry) {
+    return std::find(profiler_tids.begin(), profiler_tids.end(), entry.first) ==
+           profiler_tids.end();
+  });
   for (const uint64_t tid : profiler_tids) {
     const std::optional<uint64_t> cpu = lister.cpu_time_ns(tid);
     if (!cpu) continue;
-    const auto last = before.find(tid);
-    const uint64_t from = last != before.end() ? last->second : 0;
-    if (*cpu > from) tally_.read_ns += *cpu - from;
-    profiler_cpu_[tid] = std::max(*cpu, from);
+    auto last = std::find_if(profiler_cpu_.begin(), profiler_cpu_.end(),
+                             [&](const auto& entry) { return entry.first == tid; });
+    if (last == profiler_cpu_.end()) last = profiler_cpu_.insert(last, {tid, 0});
+    if (*cpu > last->second) {
+      tally_.read_ns += *cpu - last->second;
+      last->second = *cpu;
+    }
   }
 }
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "sampling/thread_lister.h"
@@ -66,7 +67,8 @@ class DormantThreads {
   bool round_active_ = false;
   bool round_done_ = false;  // since the last check: the next one takes a new baseline
   uint64_t round_cursor_ = 0;
-  std::map<uint64_t, uint64_t> profiler_cpu_;  // the profiler's threads, as last read
+  // The profiler's threads, as last read.
+  std::vector<std::pair<uint64_t, uint64_t>> profiler_cpu_;
   Figures figures_;
 };
 
