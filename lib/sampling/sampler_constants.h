@@ -11,6 +11,7 @@ namespace inprof::internal {
 inline constexpr uint64_t kOsNamesRefreshNs = 250000000;  // threads rename themselves after start
 inline constexpr uint64_t kThreadListingPeriodNs = 4000000;
 inline constexpr uint64_t kFullListingPeriodNs = 100000000;
+inline constexpr uint64_t kFullListingPerThreadNs = 100000;  // ... or this per thread
 // Where the kernel reports thread starts and ends (watch_activity()), a full listing only finds
 // threads born to unwatched ones as another ended: at 2,000 threads, listing every 100 ms was a
 // sixth of what the sampler spent.

@@ -29,9 +29,13 @@ void ThreadVisitor::refresh(uint64_t now) {
     // Not when the count is what the last listing found (a few microseconds to ask, where
     // listing 1,000 threads every 4 ms cost ~12 % of a CPU); at least every 100 ms, for a thread
     // born as another ended.
-    const uint64_t full_period = every_thread_watched_ ? kAllWatchedFullListingPeriodNs
-                                 : activity_           ? kWatchedFullListingPeriodNs
-                                                       : kFullListingPeriodNs;
+    // Without records, 100 µs per thread at least: a listing costs ~1 µs per thread (10,000
+    // listed every 100 ms were ~110 ms of the sampler's CPU a second).
+    const uint64_t full_period =
+        every_thread_watched_ ? kAllWatchedFullListingPeriodNs
+        : activity_
+            ? kWatchedFullListingPeriodNs
+            : std::max<uint64_t>(kFullListingPeriodNs, threads_.size() * kFullListingPerThreadNs);
     const bool full_due = now - last_full_listing_ns_ >= full_period;
     // Records were lost: one listing finds the threads whose start or end they held.
     const bool records_incomplete = every_thread_watched_ && !threads_known_by_records_;
