@@ -20,8 +20,9 @@ void DormantThreads::after_visits(uint64_t tick_start_ns, uint64_t now, Threads&
   if (round_active_) continue_round(threads, wake, context);
   if (now < next_check_ns_) return;
   // The process's clock walks every thread (~35 ns each, more when they are cold), as does the
-  // reading of the rest: 10 µs per thread between two checks keeps both well under 1 % of a CPU.
-  next_check_ns_ = now + std::max<uint64_t>(kUnreadCpuCheckNs, threads.size() * 10000);
+  // reading of the rest: spaced by thread count, both stay well under 1 % of a CPU.
+  next_check_ns_ =
+      now + std::max<uint64_t>(kUnreadCpuCheckNs, threads.size() * kUnreadCpuCheckPerThreadNs);
   read_the_rest(tick_start_ns, now, threads, lister, profiler_tids);
   // Read last: what the readings above lag behind it is the CPU used since each of them, at
   // most every CPU's since this tick began (`now`: after its visits).

@@ -55,12 +55,14 @@ inline constexpr uint32_t kBurstArmsPerTick = 2;
 inline constexpr uint32_t kMostIdleBackoffShift = 4;
 // Where the kernel keeps no records of switches, a thread asleep past that back-off (dormant) is
 // checked at most every kLongestDormantCheckNs, the process's CPU clock standing guard
-// (DormantThreads): read every kUnreadCpuCheckNs, or 10 µs per thread if longer (it walks every
-// thread: 350 µs at 10,000), a round over the dormant threads, kDormantWakesPerTick a tick, once
-// it counts more CPU than the threads' readings by their lag plus kUnreadCpuSlackNs.
+// (DormantThreads): read every kUnreadCpuCheckNs, or kUnreadCpuCheckPerThreadNs per thread if
+// longer (it walks every thread: 350 µs at 10,000), a round over the dormant threads,
+// kDormantWakesPerTick a tick, once it counts more CPU than the threads' readings by their lag plus
+// kUnreadCpuSlackNs.
 inline constexpr uint32_t kMostDormantBackoffShift = 14;
 inline constexpr uint64_t kLongestDormantCheckNs = 1000000000;
 inline constexpr uint64_t kUnreadCpuCheckNs = 16000000;
+inline constexpr uint64_t kUnreadCpuCheckPerThreadNs = 10000;
 inline constexpr uint64_t kUnreadCpuSlackNs = 2000000;
 inline constexpr uint32_t kDormantWakesPerTick = 512;
 // A watched thread (watch_activity()) is checked at the tick after it is switched on, however

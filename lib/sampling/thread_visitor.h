@@ -92,7 +92,6 @@ class ThreadVisitor {
   // Whether a sleeping thread may back off past kMostIdleBackoffShift without the kernel's
   // records: the process's CPU clock guards the dormant ones (dormant_threads.h).
   bool dormant_guarded() const { return !activity_ && dormant_.guarded(); }
-  DormantThreads::Figures dormant_figures() const { return dormant_.figures(); }
   // A thread named by a record before any listing showed it (an allocation): known, named and
   // announced from now, unless excluded.
   void note_thread(uint64_t tid, uint64_t now);

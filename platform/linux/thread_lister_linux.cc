@@ -66,15 +66,11 @@ class LinuxThreadLister final : public ThreadLister {
   }
 
   std::optional<uint64_t> cpu_time_ns(uint64_t tid) override {
-    timespec ts;
-    if (clock_gettime(thread_cpu_clock(tid), &ts) != 0) return std::nullopt;
-    return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+    return clock_ns(thread_cpu_clock(tid));
   }
 
   std::optional<uint64_t> process_cpu_time_ns() override {
-    timespec ts;
-    if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return std::nullopt;
-    return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+    return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
   }
 
   std::string name(uint64_t tid) override {
@@ -114,6 +110,12 @@ class LinuxThreadLister final : public ThreadLister {
   }
 
  private:
+  static std::optional<uint64_t> clock_ns(clockid_t clock) {
+    timespec ts;
+    if (clock_gettime(clock, &ts) != 0) return std::nullopt;
+    return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+  }
+
   ThreadActivityLinux activity_;
 };
 
