@@ -170,6 +170,9 @@ class Sampler final : private ThreadVisitor::Visits {
   void write_final_repeats(uint64_t now);
   // Every thread's repeat of where it sleeps, at `at` (the end, a pause).
   void write_sleep_repeats(uint64_t at);
+  // A thread the kernel does not report on, copied at its checks, whose last sample is older
+  // than an interval at `at` (a repeat then may say it slept on).
+  bool unwatched_asleep_since_sample(const ThreadState& state, uint64_t at) const;
   // sampler_pause.cc: what the threads did up to a pause is written at the first tick after it;
   // at the first tick after a resume, what they did while paused is left out.
   void settle_before_pause(uint64_t paused_at_ns);

@@ -9,9 +9,15 @@
 namespace inprof::internal {
 
 inline constexpr uint64_t kOsNamesRefreshNs = 250000000;  // threads rename themselves after start
+// A thread's OS name is read again only if it ran since the last read (it can rename itself
+// only by running), or at least this long after it: another thread may have renamed it.
+inline constexpr uint64_t kOsNameRecheckNs = 30000000000;
 inline constexpr uint64_t kThreadListingPeriodNs = 4000000;
 inline constexpr uint64_t kFullListingPeriodNs = 100000000;
 inline constexpr uint64_t kFullListingPerThreadNs = 100000;  // ... or this per thread
+// A listing asked for by a changed thread count waits at least this many times the last one's
+// length (ThreadVisitor::refresh()).
+inline constexpr uint64_t kListingPauseFactor = 19;
 // Where the kernel reports thread starts and ends (watch_activity()), a full listing only finds
 // threads born to unwatched ones as another ended: at 2,000 threads, listing every 100 ms was a
 // sixth of what the sampler spent.
@@ -54,15 +60,23 @@ inline constexpr uint32_t kMostUnsureRefusalShift = 1;
 inline constexpr uint32_t kBurstArmsPerTick = 2;
 inline constexpr uint32_t kMostIdleBackoffShift = 4;
 // Where the kernel keeps no records of switches, a thread asleep past that back-off (dormant) is
-// checked at most every kLongestDormantCheckNs, the process's CPU clock standing guard
-// (DormantThreads): read every kUnreadCpuCheckNs, or kUnreadCpuCheckPerThreadNs per thread if
-// longer (it walks every thread: 350 µs at 10,000), a round over the dormant threads,
-// kDormantWakesPerTick a tick, once it counts more CPU than the threads' readings by their lag plus
-// kUnreadCpuSlackNs.
+// checked at most every kLongestDormantCheckNs (fewer threads: see below), the process's CPU clock
+// standing guard (DormantThreads): read every kUnreadCpuCheckNs, or kUnreadCpuCheckPerThreadNs per
+// thread if longer (the process's clock walks every thread, 350 µs at 10,000, and the check walks
+// their states, ~2 ms more there: 10 µs per thread was ~3 % of a CPU), a round over the dormant
+// threads, kDormantWakesPerTick a tick, once it counts more CPU than the threads' readings by their
+// lag plus kUnreadCpuSlackNs.
 inline constexpr uint32_t kMostDormantBackoffShift = 14;
 inline constexpr uint64_t kLongestDormantCheckNs = 1000000000;
+// ... or less where threads are fewer: kDormantCheckPerThreadNs per thread, kShortestDormantCheckNs
+// at least (a check reads one clock, ~1.5 µs: 4,000 a second at most). The wall time a thread
+// sleeps between its last check and a wake-up its CPU does not reveal (under kUnreadCpuSlackNs)
+// is missing when the session ends or it exits before its next check: a whole second was, of two
+// seconds that eight threads waited (truth_waits without the kernel's records).
+inline constexpr uint64_t kShortestDormantCheckNs = 64000000;
+inline constexpr uint64_t kDormantCheckPerThreadNs = 250000;
 inline constexpr uint64_t kUnreadCpuCheckNs = 16000000;
-inline constexpr uint64_t kUnreadCpuCheckPerThreadNs = 10000;
+inline constexpr uint64_t kUnreadCpuCheckPerThreadNs = 25000;
 inline constexpr uint64_t kUnreadCpuSlackNs = 2000000;
 inline constexpr uint32_t kDormantWakesPerTick = 512;
 // A watched thread (watch_activity()) is checked at the tick after it is switched on, however

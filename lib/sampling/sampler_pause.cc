@@ -13,18 +13,6 @@ void Sampler::settle_before_pause(uint64_t paused_at_ns) {
   if (visitor_.watching()) visitor_.drain_activity();
   collector_.stop_all(visitor_.threads(), /*collect_first=*/true, paused_at_ns);
   write_sleep_repeats(paused_at_ns);
-  // A thread the kernel does not report on: asleep where it was last seen if its clock has not
-  // moved since.
-  for (auto& [tid, state] : visitor_.threads()) {
-    const ThreadActivity& a = state.activity;
-    if (!state.selected || !state.has_stack || (a.watched && !a.resync) || !state.last_cpu_ns ||
-        state.last_record_ns >= paused_at_ns) {
-      continue;
-    }
-    if (visitor_.lister().cpu_time_ns(tid) == state.last_cpu_ns) {
-      encoder_.write_repeat(tid, state, paused_at_ns, uint64_t{0});
-    }
-  }
 }
 
 void Sampler::resume_after_pause(uint64_t now) {

@@ -98,6 +98,15 @@ void Sampler::write_final_repeats(uint64_t now) {
 void Sampler::write_sleep_repeats(uint64_t at) {
   for (auto& [tid, state] : visitor_.threads()) {
     const ThreadActivity& a = state.activity;
+    // A thread the kernel does not report on: asleep where it was last seen if its clock has
+    // not moved since. (Its last check may be a second old: a dormant thread's.)
+    if (!a.watched || a.resync) {
+      if (unwatched_asleep_since_sample(state, at) &&
+          visitor_.lister().cpu_time_ns(tid) == state.last_cpu_ns) {
+        encoder_.write_repeat(tid, state, at, uint64_t{0});
+      }
+      continue;
+    }
     // Woken since its last check (to end, often): asleep where it was until then only.
     if (state.selected && a.switched_on) {
       write_wait_end(tid, state, at);
@@ -109,6 +118,12 @@ void Sampler::write_sleep_repeats(uint64_t at) {
       encoder_.write_repeat(tid, state, at, uint64_t{0});
     }
   }
+}
+
+bool Sampler::unwatched_asleep_since_sample(const ThreadState& state, uint64_t at) const {
+  const ThreadActivity& a = state.activity;
+  return state.selected && state.has_stack && state.self_handle < 0 && (!a.watched || a.resync) &&
+         state.last_cpu_ns && state.last_record_ns + period_ns() <= at;
 }
 
 }  // namespace inprof::internal

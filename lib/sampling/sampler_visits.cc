@@ -114,7 +114,8 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
         visitor_.dormant_guarded() ? kMostDormantBackoffShift : kMostIdleBackoffShift;
     state.idle_checks = std::min<uint32_t>(state.idle_checks + 1, most);
     state.next_check_ns =
-        now + std::min(period_ns() << state.idle_checks, kLongestDormantCheckNs) - period_ns() / 2;
+        now + std::min(period_ns() << state.idle_checks, visitor_.longest_dormant_check_ns()) -
+        period_ns() / 2;
     return;
   }
   state.idle_checks = 0;

@@ -108,7 +108,9 @@ class SelfSampleCollector {
   bool drop_if_silent(ThreadState& state, uint64_t now, uint64_t cpu);
   // A tick without a snapshot of its own: the wall-clock view's sample, from its last stack or
   // a copy of it asleep.
-  void sample_without_snapshot(uint64_t tid, ThreadState& state, uint64_t now, uint64_t cpu);
+  // `ran_most`: it ran at least half the time since its last tick.
+  void sample_without_snapshot(uint64_t tid, ThreadState& state, uint64_t now, uint64_t cpu,
+                               bool ran_most);
   // Once a window: gives the timer back if the thread mostly sleeps, or may not keep it.
   void probe_business(uint64_t tid, ThreadState& state, uint64_t now, uint64_t cpu);
   // Stops at once a timer whose thread does not answer or may not be interrupted any more (see

@@ -61,6 +61,7 @@ struct ThreadState {
   uint32_t timeouts = 0;           // consecutive unanswered requests
   uint64_t retry_at_tick = 0;      // back-off after a timeout
   uint64_t last_seen_tick = 0;
+  bool gone = false;  // its clock no longer answered: it has ended (ended by a listing or record)
   bool selected = false;   // passes the thread filters
   bool announced = false;  // its start record is written (once it was first selected)
 
@@ -88,6 +89,10 @@ struct ThreadState {
   uint64_t last_ran_ns = 0;     // the last tick that found its CPU time grown (with a timer)
   uint32_t os_name_reads = 0;   // its OS name was read this many times; again from:
   uint64_t next_os_name_ns = 0;
+  // Its CPU time as last read before its OS name was read, and when that name was read: a
+  // thread that did not run since did not rename itself (ThreadVisitor::refresh_names).
+  std::optional<uint64_t> name_read_cpu_ns;
+  uint64_t name_read_ns = 0;
   // Self-sampled: its last collection found it off every CPU by the kernel's records (and took
   // what its ring held), so while no record says it was switched on since, it did not run.
   bool off_cpu_at_collect = false;

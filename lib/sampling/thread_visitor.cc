@@ -45,12 +45,17 @@ void ThreadVisitor::refresh(uint64_t now) {
     // next full listing, 10 s.)
     const bool ended_maybe = program_may_have_ended();
     const bool list_changes = !threads_known_by_records_;
+    // A listing of thousands of threads takes milliseconds: one the count asks for comes at most
+    // every 19 times the last one's length (5 % of the sampler's time), so that 10,000 threads
+    // starting, listed every 4 ms, do not take the sampler's whole CPU. One that ends before the
+    // next listing is missed: without the kernel's records nothing else would show it.
+    const bool count_may_ask = now - last_full_listing_ns_ >= kListingPauseFactor * listing_ns_;
     std::optional<uint64_t> count;
-    if (list_changes && !full_due && !records_incomplete && !ended_maybe) {
+    if (list_changes && count_may_ask && !full_due && !records_incomplete && !ended_maybe) {
       count = lister_->thread_count();
     }
     if (full_due || records_incomplete || ended_maybe ||
-        (list_changes && (!count || *count != tids_.size()))) {
+        (list_changes && count_may_ask && (!count || *count != tids_.size()))) {
       last_full_listing_ns_ = now;
       refresh_threads(now);
     }
@@ -96,7 +101,8 @@ void ThreadVisitor::visit_threads(uint64_t now) {
     if (parkable(state, now)) {
       state.awake = false;
       state.parked = true;
-      state.parked_until = state.selected ? state.next_check_ns : ParkedThreads::kUntilWoken;
+      state.parked_until =
+          state.selected && !state.gone ? state.next_check_ns : ParkedThreads::kUntilWoken;
       ++parked_count_;
       parked_.park(tid, state.parked_until);
     } else {
@@ -119,7 +125,7 @@ void ThreadVisitor::visit_threads(uint64_t now) {
 
 bool ThreadVisitor::parkable(const ThreadState& state, uint64_t now) const {
   if (state.self_handle >= 0 || state.activity.switched_on || stopping_.load()) return false;
-  if (!state.selected) return true;  // until it is
+  if (!state.selected || state.gone) return true;  // until it is, or until it is ended
   return !state.ran_since_tick && state.next_check_ns > now && state.retry_at_tick <= tick_count_;
 }
 
@@ -168,7 +174,9 @@ void ThreadVisitor::list_if_records_lost(uint64_t now, bool last) {
 }
 
 void ThreadVisitor::refresh_threads(uint64_t now, bool last) {
+  const uint64_t listing_start = monotonic_ns();
   if (!lister_->list(tids_)) return;
+  listing_ns_ = monotonic_ns() - listing_start;
   threads_known_by_records_ = every_thread_watched_;
   records_lost_ = false;
   if (!last && program_ended_ && !tids_.empty() && !program_has_threads()) {
@@ -180,6 +188,11 @@ void ThreadVisitor::refresh_threads(uint64_t now, bool last) {
     if (excluded_.count(tid) || is_profiler_thread(tid)) {
       profiler_tids_.push_back(tid);
       continue;
+    }
+    // Its clock stopped answering and answers again: the id is a new thread's (ids are reused).
+    if (auto it = threads_.find(tid);
+        it != threads_.end() && it->second.gone && lister_->cpu_time_ns(tid)) {
+      end_thread(it, now);
     }
     add_thread(tid, now);
   }
@@ -233,6 +246,12 @@ void ThreadVisitor::add_thread(uint64_t tid, uint64_t now, const OsName* inherit
     state.os_name = inherited->name;
     state.os_name_ns = inherited->as_of_ns;
   } else {
+    // Its clock first: a later reading that equals it shows it did not rename itself since.
+    if (!state.activity.watched && !state.observed_cpu_ns) {
+      state.observe_cpu(lister_->cpu_time_ns(tid), now);
+    }
+    state.name_read_cpu_ns = state.observed_cpu_ns;
+    state.name_read_ns = now;
     state.os_name = lister_->name(tid);
     // Empty if it has ended: nothing known, and its rename record, read later, names it.
     state.os_name_ns = state.os_name.empty() ? 0 : now;
@@ -431,6 +450,21 @@ void ThreadVisitor::pass_on_rename(uint64_t creator, const std::string& name, ui
   }
 }
 
+bool ThreadVisitor::may_have_been_renamed(const ThreadState& state, uint64_t now) {
+  // A thread renames itself only while it runs: one whose clock has not moved since its name
+  // was read is not read again (10,000 sleeping threads without the kernel's records: 2,500
+  // reads a second, a third of what the sampler spent). Not its first read again: its creator
+  // may have renamed it just after that (pthread_setname_np() after pthread_create()). Not
+  // where nothing reads its clock (an unselected thread, whose rename may select it), and not
+  // for long: another thread may rename it, which only a read shows without the kernel's records.
+  if (state.activity.watched || state.os_name_reads == 0 || !state.selected ||
+      !state.name_read_cpu_ns || !state.observed_cpu_ns) {
+    return true;
+  }
+  return *state.observed_cpu_ns != *state.name_read_cpu_ns ||
+         now - state.name_read_ns >= kOsNameRecheckNs;
+}
+
 void ThreadVisitor::refresh_names(uint64_t now) {
   const uint64_t generation = ThreadNames::instance().generation();
   const bool os_names_due = now - last_os_names_ns_ >= kOsNamesRefreshNs;
@@ -441,7 +475,8 @@ void ThreadVisitor::refresh_names(uint64_t now) {
   for (auto& [tid, state] : threads_) {
     // (A watched thread's renames come as records.)
     const bool os_name_due = os_names_due && now >= state.next_os_name_ns &&
-                             (!state.activity.watched || state.activity.name_unsure);
+                             (!state.activity.watched || state.activity.name_unsure) &&
+                             may_have_been_renamed(state, now);
     // Nothing to learn: no name or choice was given since the last pass, and its OS name is
     // not to be read now (10,000 watched threads were 40,000 lookups a second under a lock).
     if (!given_changed && !os_name_due) continue;
@@ -457,6 +492,8 @@ void ThreadVisitor::refresh_names(uint64_t now) {
       // 0.5, 1 ... 4 s (1,000 threads' names read every 0.25 s: ~1 % of a CPU).
       state.os_name_reads = std::min<uint32_t>(state.os_name_reads + 1, 5);
       state.next_os_name_ns = now + (kOsNamesRefreshNs << state.os_name_reads) / 2;
+      state.name_read_cpu_ns = state.observed_cpu_ns;
+      state.name_read_ns = now;
       name = lister_->name(tid);
       // As in add_thread: a profiler thread may have marked and named itself since the check.
       if (is_profiler_thread(tid)) continue;

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -81,6 +82,13 @@ std::optional<ThreadSignalState> read_thread_signal_state(uint64_t tid, int sign
     state.voluntary_switches = std::strtoull(switches, nullptr, 10);
   }
   return state;
+}
+
+std::optional<uint64_t> thread_count_by_links() {
+  const int directory = task_directory();
+  struct stat st;
+  if (directory < 0 || ::fstat(directory, &st) != 0 || st.st_nlink < 3) return std::nullopt;
+  return static_cast<uint64_t>(st.st_nlink) - 2;
 }
 
 ssize_t read_task_file(uint64_t tid, const char* name, char* buf, size_t size) {

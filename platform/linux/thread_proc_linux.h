@@ -30,6 +30,11 @@ inline std::optional<uint64_t> read_thread_cpu_ns(uint64_t tid) {
 // Reads /proc/self/task/TID/NAME into `buf` (NUL-terminated); the length, or -1.
 ssize_t read_task_file(uint64_t tid, const char* name, char* buf, size_t size);
 
+// The number of the process's threads as /proc/self/task's link count tells it (the kernel adds
+// the count to the directory's two links: one fstat, where /proc/self/status costs 25 times as
+// much), where that directory is held open (a descriptor table of the thread's own).
+std::optional<uint64_t> thread_count_by_links();
+
 // From /proc/self/task/TID/status.
 struct ThreadSignalState {
   bool blocks_signal = false;       // `signal` is in the thread's blocked mask (SigBlk)
