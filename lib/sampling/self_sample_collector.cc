@@ -26,9 +26,10 @@ uint64_t SelfSampleCollector::period_ns() const {
 
 uint64_t SelfSampleCollector::tick_in_ns(uint64_t period, const std::vector<uint64_t>& awake,
                                          const std::map<uint64_t, ThreadState>& threads) const {
-  // Every thread is either sampled by the kernel into a ring that wakes the sampler when it
-  // fills, or did not run since its last sample (its next one is a repeat, weighed by the time
-  // since its last); sampled allocations wake it when half their pool is taken. Nothing needs a
+  // Every thread is either sampled into a queue that holds a collect period of its snapshots
+  // (the kernel's ring, which wakes the sampler when it fills; a timer's), or did not run since
+  // its last sample (its next one is a repeat, weighed by the time since its last); sampled
+  // allocations wake it when half their pool is taken. Nothing needs a
   // tick before kCollectPeriodNs; one that starts to run is copied at the next tick, its sample
   // weighed by the CPU it used (at most 12 intervals, see kSettledCollectPeriodNs), and the ticks
   // return to the interval.

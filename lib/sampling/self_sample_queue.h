@@ -88,6 +88,16 @@ class SelfSampleQueue {
   size_t entry_count() const { return entry_count_; }
   size_t arena_size() const { return arena_size_; }
 
+  // How many snapshots that each reserve at most `reserved` bytes and keep at most `used` of them
+  // the queue takes from empty, wherever its arena's ring stands: a reservation needs its size
+  // free past the last copy, and may skip as much at the arena's end to stay contiguous.
+  size_t snapshots_that_fit(size_t reserved, size_t used) const {
+    if (reserved == 0 || 2 * reserved > arena_size_) return reserved == 0 ? entry_count_ : 0;
+    used = used < 1 ? 1 : used < reserved ? used : reserved;
+    const size_t fit = (arena_size_ - 2 * reserved) / used + 1;
+    return fit < entry_count_ ? fit : entry_count_;
+  }
+
  private:
   std::unique_ptr<StackSnapshot[]> entries_;
   std::unique_ptr<uint64_t[]> entry_ends_;  // arena position just past each entry's bytes

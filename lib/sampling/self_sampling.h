@@ -98,8 +98,8 @@ class SelfSampling {
     // A queue the sampler must empty at every tick (a timer's handler queue, a ring still
     // finding its size).
     kEveryTick,
-    // A queue that holds kCollectPeriodNs of them at the thread's full rate and wakes wait() when
-    // it fills (the kernel's ring).
+    // A queue that holds kCollectPeriodNs of them at the thread's full rate: the kernel's ring,
+    // which wakes wait() when it fills, or a timer's queue with room for three times that.
     kCollectPeriod,
     // The same, and it has kept its size for kSettledForNs (see kSettledCollectPeriodNs).
     kSettledPeriod,

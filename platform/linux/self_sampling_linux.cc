@@ -413,6 +413,7 @@ int LinuxSelfSampling::arm(size_t index, uint64_t tid, uint64_t sp, const LabelS
   // meanwhile). The handler of a first signal checks its own stack too (small_mappings_linux.h).
   if (!region && refresh_small_mappings(kSmallestTimerStack)) return -1;
   box.queue.reset();
+  recent_copies_[index] = RecentCopies{};
   box.tid.store(tid, std::memory_order_relaxed);
   box.publish_stack(region);
   box.max_copy = box.copy_limit;
@@ -514,7 +515,31 @@ const StackSnapshot* LinuxSelfSampling::front(int handle) {
 
 void LinuxSelfSampling::pop(int handle) {
   if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return;
-  g_mailboxes[handle].load(std::memory_order_relaxed)->queue.pop();
+  SelfSampleQueue& queue = g_mailboxes[handle].load(std::memory_order_relaxed)->queue;
+  if (const StackSnapshot* snapshot = queue.front()) recent_copies_[handle].note(*snapshot);
+  queue.pop();
+}
+
+void LinuxSelfSampling::RecentCopies::note(const StackSnapshot& snapshot) {
+  if (in_window++ == kCopyWindow) {
+    reserved[1] = reserved[0];
+    used[1] = used[0];
+    reserved[0] = used[0] = 0;
+    in_window = 1;
+  }
+  reserved[0] = std::max(reserved[0], snapshot.capacity);
+  used[0] = std::max(used[0], snapshot.stack_size);
+}
+
+SelfSampling::CollectPeriod LinuxSelfSampling::collect_period(int handle) const {
+  if (!valid_handle(handle) || slots_[handle] != Slot::kActive) return CollectPeriod::kEveryTick;
+  const RecentCopies& recent = recent_copies_[handle];
+  if (recent.largest_reserved() == 0) return CollectPeriod::kEveryTick;  // none seen yet
+  const SelfSampleQueue& queue = g_mailboxes[handle].load(std::memory_order_relaxed)->queue;
+  return queue.snapshots_that_fit(recent.largest_reserved(), recent.largest_used()) >=
+                 kSnapshotsForCollectPeriod
+             ? CollectPeriod::kCollectPeriod
+             : CollectPeriod::kEveryTick;
 }
 
 SelfSampling::Counts LinuxSelfSampling::counts(int handle) const {

@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <ucontext.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -64,6 +65,12 @@ enum class StackVerdict : uint32_t { kEnough = 0, kOwnStackShort = 1, kAltStackT
 // stack at its first sample and counts what it gives up; kernel rings sample such a thread
 // without touching its stack.
 inline constexpr uint64_t kSmallestTimerStack = 64 << 10;
+// A mailbox that holds this many snapshots of its thread's stack is collected every
+// kCollectPeriodNs rather than at every tick. The kernel checks CPU timers at its scheduler tick
+// (HZ at most 1,000), so a thread sends at most one signal a millisecond, 4 in a collect period:
+// three times that leaves room for a late sampler. Without it, a timer-sampled thread kept the
+// sampler waking at every interval (58 ms of its CPU a second at 1 ms, against 12 for the rings).
+inline constexpr size_t kSnapshotsForCollectPeriod = 12;
 
 // What self-sampling needs from the copier that owns the signal.
 struct SamplingSignalOwner {
@@ -110,6 +117,8 @@ class LinuxSelfSampling final : public SelfSampling {
   const StackSnapshot* front(int handle) override;
   void pop(int handle) override;
   Counts counts(int handle) const override;
+  // kCollectPeriod once its snapshots show that kSnapshotsForCollectPeriod of them fit.
+  CollectPeriod collect_period(int handle) const override;
 
  private:
   // Deletes the timers of stopping mailboxes that disarmed (or waited long enough); `force`: all.
@@ -140,6 +149,18 @@ class LinuxSelfSampling final : public SelfSampling {
 
   enum class Slot : uint8_t { kFree, kActive, kStopping };
   Slot slots_[kMaxSelfSampledThreads] = {};
+  // The largest copies of each mailbox's recent snapshots: what its handler reserved (the stack
+  // above SP, all it may take until the sampler has told it the thread's stack) and what it used.
+  struct RecentCopies {
+    size_t reserved[2] = {};  // this window's largest, the last window's
+    size_t used[2] = {};
+    uint32_t in_window = 0;
+    void note(const StackSnapshot& snapshot);
+    size_t largest_reserved() const { return std::max(reserved[0], reserved[1]); }
+    size_t largest_used() const { return std::max(used[0], used[1]); }
+  };
+  static constexpr uint32_t kCopyWindow = 16;  // snapshots
+  RecentCopies recent_copies_[kMaxSelfSampledThreads] = {};
   uint64_t stop_deadline_ns_[kMaxSelfSampledThreads] = {};
 };
 

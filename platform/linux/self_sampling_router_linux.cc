@@ -93,12 +93,11 @@ bool SelfSamplingRouter::still_allowed(int handle) {
 }
 
 SelfSampling::CollectPeriod SelfSamplingRouter::collect_period(int handle) const {
+  if (!valid(handle)) return CollectPeriod::kEveryTick;
+  const Route& r = routes_[handle];
   // A ring whose thread waits to move to a timer (labels appeared) is read at every tick.
-  if (!valid(handle) || routes_[handle].way != Way::kPerf ||
-      routes_[handle].pending_labels != nullptr) {
-    return CollectPeriod::kEveryTick;
-  }
-  return perf_->collect_period(routes_[handle].inner);
+  if (r.way == Way::kPerf && r.pending_labels != nullptr) return CollectPeriod::kEveryTick;
+  return way(r)->collect_period(r.inner);
 }
 
 bool SelfSamplingRouter::set_stack(int handle, uint64_t sp) {

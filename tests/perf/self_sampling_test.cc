@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -44,70 +45,6 @@ namespace inprof::internal {
 namespace {
 
 using inprof::testing::voluntary_switches;
-
-// --- The queue alone ------------------------------------------------------------------------
-
-StackSnapshot* put(SelfSampleQueue& q, size_t bytes, uint8_t fill) {
-  StackSnapshot* s = q.reserve(bytes);
-  if (s == nullptr) return nullptr;
-  EXPECT_EQ(s->capacity, bytes);
-  std::memset(s->buffer, fill, bytes);
-  s->stack_size = bytes;
-  s->time_ns = fill;
-  q.commit();
-  return s;
-}
-
-TEST(SelfSampleQueue, HandsOutSnapshotsInOrderAndRefusesWhenFull) {
-  SelfSampleQueue q(4, 1024);
-  EXPECT_EQ(q.front(), nullptr);
-  for (uint8_t i = 1; i <= 4; ++i) ASSERT_NE(put(q, 100, i), nullptr);
-  EXPECT_EQ(q.reserve(100), nullptr) << "4 entries: the fifth must be refused, not overwrite";
-  for (uint8_t i = 1; i <= 4; ++i) {
-    const StackSnapshot* s = q.front();
-    ASSERT_NE(s, nullptr);
-    EXPECT_EQ(s->time_ns, i);
-    EXPECT_EQ(s->buffer[0], i);
-    EXPECT_EQ(s->buffer[99], i);
-    q.pop();
-  }
-  EXPECT_EQ(q.front(), nullptr);
-}
-
-TEST(SelfSampleQueue, StackBytesAreContiguousAcrossTheArenaEndAndBounded) {
-  SelfSampleQueue q(16, 1000);
-  ASSERT_NE(put(q, 600, 1), nullptr);
-  EXPECT_EQ(q.reserve(600), nullptr) << "only 400 bytes are free";
-  ASSERT_NE(put(q, 300, 2), nullptr);  // [600, 900)
-  q.pop();                             // frees [0, 600)
-  // 100 bytes remain at the end: a 500-byte copy starts over at the arena's beginning.
-  StackSnapshot* s = put(q, 500, 3);
-  ASSERT_NE(s, nullptr);
-  EXPECT_EQ(q.front()->buffer[0], 2);
-  q.pop();
-  EXPECT_EQ(q.front()->buffer[0], 3);
-  EXPECT_EQ(q.front()->buffer[499], 3);
-  q.pop();
-  EXPECT_EQ(q.reserve(1001), nullptr) << "larger than the arena";
-}
-
-TEST(SelfSampleQueue, KeepsOnlyWhatWasCopied) {
-  SelfSampleQueue q(8, 1000);
-  StackSnapshot* s = q.reserve(800);
-  ASSERT_NE(s, nullptr);
-  s->stack_size = 100;  // a shallow stack: the rest of the reservation goes back
-  q.commit();
-  EXPECT_NE(put(q, 800, 2), nullptr);
-}
-
-TEST(SelfSampleQueue, ResetEmptiesIt) {
-  SelfSampleQueue q(2, 100);
-  put(q, 50, 1);
-  put(q, 50, 2);
-  q.reset();
-  EXPECT_EQ(q.front(), nullptr);
-  EXPECT_NE(put(q, 100, 3), nullptr);
-}
 
 // --- The sampler with the real copier -----------------------------------------------------------
 
@@ -522,6 +459,59 @@ TEST(KernelSampling, TheSamplerWakesOncePerCollection) {
     EXPECT_LE(2 * wakes, 3 * periods + 4)
         << wakes << " wake-ups of the sampler in " << periods << " tick periods (" << cpu / 1000000
         << " ms of sampled CPU in " << wall / 1000000 << " ms)";
+  }
+}
+
+// A thread on a timer sends at most one signal per scheduler tick, and its queue holds a dozen
+// snapshots of a shallow stack: the sampler collects it every kCollectPeriodNs, not at every
+// interval (it woke 1,000 times a second for one busy thread, 58 ms of its CPU a second against
+// the rings' 12). Counted, not timed; skipped where the busy thread cannot get its CPU.
+TEST(SelfSampling, ATimersQueueIsCollectedOncePerCollectPeriod) {
+  if (testing::emulator()) GTEST_SKIP() << "qemu-user: per-thread timers are not emulated alike";
+  Way timers("timer");
+  g_spin = true;
+  std::atomic<uint64_t> tid{0};
+  std::thread busy = start_spinner(tid);
+  {
+    constexpr uint64_t kInterval = 1000000;
+    Harness h(kInterval);
+    std::atomic<uint64_t> sampler_tid{0};
+    std::thread runner([&] {
+      sampler_tid = current_thread_id();
+      h.sampler->exclude_thread(sampler_tid);
+      h.sampler->run();
+    });
+    auto after_cpu = [&](uint64_t ns) {  // 60 s at most
+      const uint64_t start = cpu_ns_of(busy);
+      for (int i = 0; i < 1200 && cpu_ns_of(busy) - start < ns; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      return cpu_ns_of(busy) - start;
+    };
+    after_cpu(100000000);  // on its timer, its first snapshots drained
+    const uint64_t wakes_before = voluntary_switches(sampler_tid);
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t cpu = after_cpu(400000000);
+    const uint64_t wall = static_cast<uint64_t>(
+        std::chrono::nanoseconds(std::chrono::steady_clock::now() - start).count());
+    const uint64_t wakes = voluntary_switches(sampler_tid) - wakes_before;
+    h.sampler->request_stop();
+    runner.join();
+    h.drain();
+    EXPECT_EQ(h.sampler->self_sampled_threads(), 0u) << "stopped";
+    EXPECT_GT(h.with_frames[tid], 0u);
+    EXPECT_EQ(h.sampler->stats().samples_dropped, 0u);
+    EXPECT_EQ(h.sampler->stats().threads_timed_out, 0u);
+    g_spin = false;
+    busy.join();
+    if (10 * cpu < 9 * wall) {
+      GTEST_SKIP() << "the busy thread got " << 100 * cpu / wall << " % of a CPU: too loaded";
+    }
+    // At every interval it would be wall / kInterval, 4 per collect period (120 per 100 here).
+    const uint64_t periods = wall / kCollectPeriodNs;
+    EXPECT_LE(wakes, 2 * periods + 4)
+        << wakes << " wake-ups of the sampler in " << periods << " collect periods ("
+        << cpu / 1000000 << " ms of sampled CPU in " << wall / 1000000 << " ms)";
   }
 }
 
