@@ -14,7 +14,9 @@ inline constexpr uint64_t kOsNamesRefreshNs = 250000000;  // threads rename them
 inline constexpr uint64_t kOsNameRecheckNs = 30000000000;
 inline constexpr uint64_t kThreadListingPeriodNs = 4000000;
 inline constexpr uint64_t kFullListingPeriodNs = 100000000;
-inline constexpr uint64_t kFullListingPerThreadNs = 100000;  // ... or this per thread
+// ... or this per thread: a listing takes ~1.25 µs per thread (the kernel's directory walk), so
+// 0.4 % of a CPU whatever the count (at 100 µs, 14 ms a second of the sampler's at 1,000 threads).
+inline constexpr uint64_t kFullListingPerThreadNs = 300000;
 // A listing asked for by a changed thread count waits at least this many times the last one's
 // length (ThreadVisitor::refresh()).
 inline constexpr uint64_t kListingPauseFactor = 19;
@@ -62,10 +64,11 @@ inline constexpr uint32_t kMostIdleBackoffShift = 4;
 // Where the kernel keeps no records of switches, a thread asleep past that back-off (dormant) is
 // checked at most every kLongestDormantCheckNs (fewer threads: see below), the process's CPU clock
 // standing guard (DormantThreads): read every kUnreadCpuCheckNs, or kUnreadCpuCheckPerThreadNs per
-// thread if longer (the process's clock walks every thread, 350 µs at 10,000, and the check walks
-// their states, ~2 ms more there: 10 µs per thread was ~3 % of a CPU), a round over the dormant
-// threads, kDormantWakesPerTick a tick, once it counts more CPU than the threads' readings by their
-// lag plus kUnreadCpuSlackNs.
+// thread if longer (the process's clock walks every thread, and the check walks their states:
+// ~290 ns per thread with cold caches, so 10 µs per thread was ~3 % of a CPU, 25 µs 1.2 %, 50 µs
+// 0.6 %; at 10,000 threads a check every 500 ms, half the longest dormant check), a round over the
+// dormant threads, kDormantWakesPerTick a tick, once it counts more CPU than the threads' readings
+// by their lag plus kUnreadCpuSlackNs.
 inline constexpr uint32_t kMostDormantBackoffShift = 14;
 inline constexpr uint64_t kLongestDormantCheckNs = 1000000000;
 // ... or less where threads are fewer: kDormantCheckPerThreadNs per thread, kShortestDormantCheckNs
@@ -76,7 +79,7 @@ inline constexpr uint64_t kLongestDormantCheckNs = 1000000000;
 inline constexpr uint64_t kShortestDormantCheckNs = 64000000;
 inline constexpr uint64_t kDormantCheckPerThreadNs = 250000;
 inline constexpr uint64_t kUnreadCpuCheckNs = 16000000;
-inline constexpr uint64_t kUnreadCpuCheckPerThreadNs = 25000;
+inline constexpr uint64_t kUnreadCpuCheckPerThreadNs = 50000;
 inline constexpr uint64_t kUnreadCpuSlackNs = 2000000;
 inline constexpr uint32_t kDormantWakesPerTick = 512;
 // A watched thread (watch_activity()) is checked at the tick after it is switched on, however
