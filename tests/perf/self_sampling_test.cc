@@ -410,6 +410,41 @@ TEST(KernelSampling, TwoBusyThreadsAtTenKilohertzBothStayWithTheKernel) {
   for (std::thread& t : busy) t.join();
 }
 
+// The sampler's wake-ups (its voluntary switches) while a busy thread uses `measured_ns` of CPU,
+// after `warm_ns` to settle, with the sampler running on a thread of its own; stopped after.
+struct WakeUps {
+  uint64_t wakes, cpu_ns, wall_ns;
+};
+WakeUps count_wake_ups(Harness& h, std::thread& busy, uint64_t warm_ns, uint64_t measured_ns,
+                       std::chrono::milliseconds poll) {
+  std::atomic<uint64_t> sampler_tid{0};
+  std::thread runner([&] {
+    sampler_tid = current_thread_id();
+    h.sampler->exclude_thread(sampler_tid);
+    h.sampler->run();
+  });
+  // Waits (1,200 polls at most) until the busy thread has used `ns` more of CPU.
+  auto after_cpu = [&](uint64_t ns) {
+    const uint64_t start = cpu_ns_of(busy);
+    for (int i = 0; i < 1200 && cpu_ns_of(busy) - start < ns; ++i) {
+      std::this_thread::sleep_for(poll);
+    }
+    return cpu_ns_of(busy) - start;
+  };
+  after_cpu(warm_ns);
+  const uint64_t wakes_before = voluntary_switches(sampler_tid);
+  const auto start = std::chrono::steady_clock::now();
+  WakeUps counted{};
+  counted.cpu_ns = after_cpu(measured_ns);
+  counted.wall_ns = static_cast<uint64_t>(
+      std::chrono::nanoseconds(std::chrono::steady_clock::now() - start).count());
+  counted.wakes = voluntary_switches(sampler_tid) - wakes_before;
+  h.sampler->request_stop();
+  runner.join();
+  h.drain();
+  return counted;
+}
+
 // A ring that fills before its tick is collected by a tick taken then, not by a wake-up of its
 // own followed by the tick's a moment later. The kernel wakes a ring's reader every three quarters
 // of the ring's size of samples written, drained or not: a thread that runs all the time fills
@@ -422,43 +457,22 @@ TEST(KernelSampling, TheSamplerWakesOncePerCollection) {
   std::atomic<uint64_t> tid{0};
   std::thread busy = start_spinner(tid);
   {
-    constexpr uint64_t kInterval = 1000000;
-    Harness h(kInterval);
-    std::atomic<uint64_t> sampler_tid{0};
-    std::thread runner([&] {
-      sampler_tid = current_thread_id();
-      h.sampler->exclude_thread(sampler_tid);
-      h.sampler->run();
-    });
-    // Waits (60 s at most) until the busy thread has used `ns` more of CPU.
-    auto after_cpu = [&](uint64_t ns) {
-      const uint64_t start = cpu_ns_of(busy);
-      for (int i = 0; i < 1200 && cpu_ns_of(busy) - start < ns; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-      return cpu_ns_of(busy) - start;
-    };
-    after_cpu(1500000000);  // the ring finds its size (64 samples), then holds it for 500 ms
-    const uint64_t wakes_before = voluntary_switches(sampler_tid);
-    const auto start = std::chrono::steady_clock::now();
-    const uint64_t cpu = after_cpu(1500000000);
-    const uint64_t wall = static_cast<uint64_t>(
-        std::chrono::nanoseconds(std::chrono::steady_clock::now() - start).count());
-    const uint64_t wakes = voluntary_switches(sampler_tid) - wakes_before;
-    h.sampler->request_stop();
-    runner.join();
-    h.drain();
+    Harness h(1000000);
+    // The ring finds its size (64 samples), then holds it for 500 ms.
+    const WakeUps w =
+        count_wake_ups(h, busy, 1500000000, 1500000000, std::chrono::milliseconds(50));
     EXPECT_GT(h.with_frames[tid], 0u);
     EXPECT_EQ(h.sampler->stats().samples_dropped, 0u);
     g_spin = false;
     busy.join();
-    if (10 * cpu < 9 * wall) {
-      GTEST_SKIP() << "the busy thread got " << 100 * cpu / wall << " % of a CPU: too loaded";
+    if (10 * w.cpu_ns < 9 * w.wall_ns) {
+      GTEST_SKIP() << "the busy thread got " << 100 * w.cpu_ns / w.wall_ns
+                   << " % of a CPU: too loaded";
     }
-    const uint64_t periods = wall / kSettledCollectPeriodNs;
-    EXPECT_LE(2 * wakes, 3 * periods + 4)
-        << wakes << " wake-ups of the sampler in " << periods << " tick periods (" << cpu / 1000000
-        << " ms of sampled CPU in " << wall / 1000000 << " ms)";
+    const uint64_t periods = w.wall_ns / kSettledCollectPeriodNs;
+    EXPECT_LE(2 * w.wakes, 3 * periods + 4)
+        << w.wakes << " wake-ups of the sampler in " << periods << " tick periods ("
+        << w.cpu_ns / 1000000 << " ms of sampled CPU in " << w.wall_ns / 1000000 << " ms)";
   }
 }
 
@@ -473,45 +487,24 @@ TEST(SelfSampling, ATimersQueueIsCollectedOncePerCollectPeriod) {
   std::atomic<uint64_t> tid{0};
   std::thread busy = start_spinner(tid);
   {
-    constexpr uint64_t kInterval = 1000000;
-    Harness h(kInterval);
-    std::atomic<uint64_t> sampler_tid{0};
-    std::thread runner([&] {
-      sampler_tid = current_thread_id();
-      h.sampler->exclude_thread(sampler_tid);
-      h.sampler->run();
-    });
-    auto after_cpu = [&](uint64_t ns) {  // 60 s at most
-      const uint64_t start = cpu_ns_of(busy);
-      for (int i = 0; i < 1200 && cpu_ns_of(busy) - start < ns; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      return cpu_ns_of(busy) - start;
-    };
-    after_cpu(100000000);  // on its timer, its first snapshots drained
-    const uint64_t wakes_before = voluntary_switches(sampler_tid);
-    const auto start = std::chrono::steady_clock::now();
-    const uint64_t cpu = after_cpu(400000000);
-    const uint64_t wall = static_cast<uint64_t>(
-        std::chrono::nanoseconds(std::chrono::steady_clock::now() - start).count());
-    const uint64_t wakes = voluntary_switches(sampler_tid) - wakes_before;
-    h.sampler->request_stop();
-    runner.join();
-    h.drain();
+    Harness h(1000000);
+    // On its timer, its first snapshots drained.
+    const WakeUps w = count_wake_ups(h, busy, 100000000, 400000000, std::chrono::milliseconds(10));
     EXPECT_EQ(h.sampler->self_sampled_threads(), 0u) << "stopped";
     EXPECT_GT(h.with_frames[tid], 0u);
     EXPECT_EQ(h.sampler->stats().samples_dropped, 0u);
     EXPECT_EQ(h.sampler->stats().threads_timed_out, 0u);
     g_spin = false;
     busy.join();
-    if (10 * cpu < 9 * wall) {
-      GTEST_SKIP() << "the busy thread got " << 100 * cpu / wall << " % of a CPU: too loaded";
+    if (10 * w.cpu_ns < 9 * w.wall_ns) {
+      GTEST_SKIP() << "the busy thread got " << 100 * w.cpu_ns / w.wall_ns
+                   << " % of a CPU: too loaded";
     }
-    // At every interval it would be wall / kInterval, 4 per collect period (120 per 100 here).
-    const uint64_t periods = wall / kCollectPeriodNs;
-    EXPECT_LE(wakes, 2 * periods + 4)
-        << wakes << " wake-ups of the sampler in " << periods << " collect periods ("
-        << cpu / 1000000 << " ms of sampled CPU in " << wall / 1000000 << " ms)";
+    // At every interval it would be 4 per collect period (120 per 100 here).
+    const uint64_t periods = w.wall_ns / kCollectPeriodNs;
+    EXPECT_LE(w.wakes, 2 * periods + 4)
+        << w.wakes << " wake-ups of the sampler in " << periods << " collect periods ("
+        << w.cpu_ns / 1000000 << " ms of sampled CPU in " << w.wall_ns / 1000000 << " ms)";
   }
 }
 
