@@ -29,10 +29,10 @@ uint64_t SelfSampleCollector::tick_in_ns(uint64_t period, const std::vector<uint
   // Every thread is either sampled into a queue that holds a collect period of its snapshots
   // (the kernel's ring, which wakes the sampler when it fills; a timer's), or did not run since
   // its last sample (its next one is a repeat, weighed by the time since its last); sampled
-  // allocations wake it when half their pool is taken. Nothing needs a
-  // tick before kCollectPeriodNs; one that starts to run is copied at the next tick, its sample
-  // weighed by the CPU it used (at most 12 intervals, see kSettledCollectPeriodNs), and the ticks
-  // return to the interval.
+  // allocations wake it when half their pool is taken. Nothing needs a tick before
+  // kCollectPeriodNs; one that starts to run is copied at the next tick, its sample weighed by the
+  // CPU it used (at most 12 intervals, see kSettledCollectPeriodNs), and the ticks return to the
+  // interval.
   bool settled = true;
   // A ring still finding its size is read at every interval while its thread runs (a walk cut
   // short grows it at once). While the thread sleeps there is nothing to read: a process that
