@@ -571,9 +571,10 @@ TEST(DumpRoundTrip, StatsRecordKeepsEveryFieldAndReadsOlderPrefixes) {
   full.rings_refused_permission = 109;
   full.rings_refused_other = 110;
   full.activity_followed = 2;
+  full.sleep_stacks_unread = 111;
   const std::vector<uint8_t> bytes = encoded(full);
-  ASSERT_EQ(bytes.size(), 19u);  // one byte per field: each value is under 128
-  for (size_t fields = 4; fields <= 19; ++fields) {
+  ASSERT_EQ(bytes.size(), 20u);  // one byte per field: each value is under 128
+  for (size_t fields = 4; fields <= 20; ++fields) {
     inprof::internal::ByteReader prefix(std::span<const uint8_t>(bytes.data(), fields));
     StatsRecord read;
     read.sampler_cut_at_exit = 99;
@@ -587,6 +588,7 @@ TEST(DumpRoundTrip, StatsRecordKeepsEveryFieldAndReadsOlderPrefixes) {
     EXPECT_EQ(read.sampler_ticks, fields >= 10 ? 102u : 0u) << fields;
     EXPECT_EQ(read.tick_interval_max_ns, fields >= 15 ? 107u : 0u) << fields;
     EXPECT_EQ(read.rings_refused_allowance, fields >= 16 ? 108u : 0u) << fields;
-    EXPECT_EQ(read.activity_followed, fields == 19 ? 2u : 0u) << fields;
+    EXPECT_EQ(read.activity_followed, fields >= 19 ? 2u : 0u) << fields;
+    EXPECT_EQ(read.sleep_stacks_unread, fields == 20 ? 111u : 0u) << fields;
   }
 }

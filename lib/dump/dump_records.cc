@@ -244,10 +244,10 @@ void encode(ByteWriter& w, const StatsRecord& r) {
   w.varint(r.samples_given_up);
   w.varint(r.profiler_cpu_ns);
   w.varint(r.sampler_cut_at_exit);
-  for (uint64_t v :
-       {r.time_ns, r.sampler_ticks, r.sampler_cpu_ns, r.tick_cpu_min_ns, r.tick_cpu_max_ns,
-        r.tick_interval_min_ns, r.tick_interval_max_ns, r.rings_refused_allowance,
-        r.rings_refused_permission, r.rings_refused_other, r.activity_followed}) {
+  for (uint64_t v : {r.time_ns, r.sampler_ticks, r.sampler_cpu_ns, r.tick_cpu_min_ns,
+                     r.tick_cpu_max_ns, r.tick_interval_min_ns, r.tick_interval_max_ns,
+                     r.rings_refused_allowance, r.rings_refused_permission, r.rings_refused_other,
+                     r.activity_followed, r.sleep_stacks_unread}) {
     w.varint(v);
   }
 }
@@ -271,7 +271,8 @@ bool decode(ByteReader& r, StatsRecord& out) {
                                        &out.rings_refused_allowance,
                                        &out.rings_refused_permission,
                                        &out.rings_refused_other,
-                                       &out.activity_followed};
+                                       &out.activity_followed,
+                                       &out.sleep_stacks_unread};
   for (uint64_t* field : optional_fields) *field = 0;
   // Older dumps end after any of the optional fields.
   for (uint64_t* field : optional_fields) {

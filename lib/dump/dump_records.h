@@ -241,6 +241,10 @@ struct StatsRecord {               // cumulative; the last one in a dump counts
   uint64_t rings_refused_permission = 0;
   uint64_t rings_refused_other = 0;
   uint64_t activity_followed = 0;
+  // Threads that ended before the sampler read again where they slept after their last wake
+  // (its budget for reads again, sampling/reread_pacer.h: a wake storm): their last wait is
+  // counted in the one before it.
+  uint64_t sleep_stacks_unread = 0;
 };
 
 struct EndRecord {

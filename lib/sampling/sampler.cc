@@ -211,7 +211,8 @@ SamplerStats Sampler::stats() const {
           ticks_late_.load() + collector_.ticks_late(),
           samples_given_up_.load(),
           own_cpu_ns_.load(),
-          tick_overhead_.figures()};
+          tick_overhead_.figures(),
+          sleep_stacks_unread_.load()};
 }
 
 void Sampler::tick() {

@@ -57,6 +57,8 @@ struct SamplerStats {
   uint64_t samples_given_up = 0;
   uint64_t cpu_ns = 0;  // the sampler thread's own CPU time so far
   TickFigures ticks;    // what its ticks cost, one by one
+  // Threads that ended before a copy put off (reread_pacer.h) read where they slept last.
+  uint64_t sleep_stacks_unread = 0;
 };
 
 class Sampler final : private ThreadVisitor::Visits {
@@ -160,6 +162,11 @@ class Sampler final : private ThreadVisitor::Visits {
   void write_copy(uint64_t tid, ThreadState& state, uint64_t now, uint64_t cpu,
                   std::optional<uint64_t> cpu_delta);
   void note_timeout(ThreadState& state);
+  // Whether a copy of a thread found asleep again after a short wake is taken now, charged to
+  // the budget of reads again (reread_pacer.h), or put off.
+  enum class CopyTurn { kNow, kPaced, kDeferred };
+  CopyTurn copy_turn(ThreadState& state, uint64_t now, std::optional<uint64_t> cpu_delta);
+  void end_deferral(ThreadState& state);
   // ThreadVisitor::Visits: what a tick does for one thread, its end, a listing.
   void visit(uint64_t tid, ThreadState& state, uint64_t now) override;
   void ending(uint64_t tid, ThreadState& state) override;
@@ -205,6 +212,7 @@ class Sampler final : private ThreadVisitor::Visits {
   // Pre-allocated per-sample scratch: the hot path does not allocate.
   LargeArray<uint8_t> stack_buffer_;  // large_alloc.h: a copy may be larger than malloc maps
   StackSnapshot snapshot_;
+  uint64_t copies_deferred_now_ = 0;  // threads with copy_deferred set
   // Timers and kernel rings: the busy threads' snapshots (the copier's SelfSampling).
   SelfSampleCollector collector_;
   std::atomic<bool> paused_{false};
@@ -226,6 +234,8 @@ class Sampler final : private ThreadVisitor::Visits {
   // blocks the signal, runs under seccomp, the program took the signal, no timer was free).
   std::atomic<uint64_t> samples_given_up_{0};
   std::atomic<uint64_t> ticks_late_{0};
+  // Threads that ended before a deferred copy of where they slept last (reread_pacer.h).
+  std::atomic<uint64_t> sleep_stacks_unread_{0};
   std::atomic<uint64_t> own_cpu_ns_{0};  // this thread's CPU time after its last tick
   TickOverhead tick_overhead_;
 

@@ -98,6 +98,12 @@ void Sampler::write_final_repeats(uint64_t now) {
 void Sampler::write_sleep_repeats(uint64_t at) {
   for (auto& [tid, state] : visitor_.threads()) {
     const ThreadActivity& a = state.activity;
+    // Its new stack not copied yet (reread_pacer.h): what it ran since its last sample, above
+    // the stack it slept in before; no repeat of that stack past its wake.
+    if (state.copy_deferred) {
+      if (state.selected) encoder_.write_tail(tid, state);
+      continue;
+    }
     // A thread the kernel does not report on: asleep where it was last seen if its clock has
     // not moved since. (Its last check may be a second old: a dormant thread's.)
     if (!a.watched || a.resync) {

@@ -33,6 +33,10 @@ void Sampler::visit(uint64_t tid, ThreadState& state, uint64_t now) {
 }
 
 void Sampler::ending(uint64_t tid, ThreadState& state) {
+  if (state.copy_deferred) {
+    sleep_stacks_unread_.fetch_add(1, std::memory_order_relaxed);
+    end_deferral(state);  // its tail goes above the stack it slept in before its last wake
+  }
   write_wait_end(tid, state);
   collector_.drain(tid, state);  // taken before it exited
   encoder_.write_tail(tid, state);
@@ -48,8 +52,9 @@ void Sampler::write_wait_end(uint64_t tid, ThreadState& state, uint64_t until_ns
   // so that the wall-clock view (and the time it waited there) runs to the wake-up, not to the
   // last check of its back-off, up to a second earlier. Not within an interval of its last
   // record: a check that soon would have seen the same.
+  // (Not while a copy of where it sleeps now is put off: since its wake, it slept elsewhere.)
   if (!woke || !state.has_stack || state.ran_since_tick || state.self_handle >= 0 ||
-      !state.last_cpu_ns || at <= state.last_record_ns + period_ns() ||
+      state.copy_deferred || !state.last_cpu_ns || at <= state.last_record_ns + period_ns() ||
       at > std::min(monotonic_ns(), until_ns)) {
     return;
   }
@@ -60,7 +65,10 @@ bool Sampler::repeat_while_off_cpu(uint64_t tid, ThreadState& state, uint64_t no
   if (!state.activity.watched || state.activity.resync) return false;
   const bool ran = state.activity.on_cpu || state.activity.switched_on;
   write_wait_end(tid, state);
-  if (ran || !state.has_stack || !state.last_cpu_ns || state.sleep_stack_due) return false;
+  if (ran || !state.has_stack || !state.last_cpu_ns || state.sleep_stack_due ||
+      state.copy_deferred) {
+    return false;
+  }
   // Off every CPU since its last check, as the kernel's records say: its stack and CPU time
   // are what they were, known without asking its clock (most of what 1,000 sleeping
   // threads cost the sampler).
@@ -82,11 +90,14 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     visitor_.note_gone(state);  // a listing ends it, or its end record
     return;
   }
+  // (Unchanged since the last reading: it did not run since its last check.)
+  const bool idle_since_check = state.observed_cpu_ns == cpu;
   state.observe_cpu(cpu, now);
   std::optional<uint64_t> cpu_delta;
   if (state.last_cpu_ns && *cpu >= *state.last_cpu_ns) cpu_delta = *cpu - *state.last_cpu_ns;
   // (A stack its timer or ring took while it ran is not where it sleeps: copied once.)
-  state.ran_since_tick = !(state.has_stack && cpu_delta == 0u && !state.sleep_stack_due);
+  state.ran_since_tick =
+      !(state.has_stack && cpu_delta == 0u && !state.sleep_stack_due && !state.copy_deferred);
   if (state.activity.watched && cpu_delta == 0u) {
     // It has not run since its last check, so it is off every CPU, and from now on its records
     // say when it is switched on again (records were lost, or none came yet: a thread listed
@@ -95,6 +106,12 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
     state.activity.on_cpu = false;
     state.activity.switched_on = false;
     state.activity.name_unsure = false;
+  } else if (state.activity.watched && state.copy_deferred && idle_since_check) {
+    // Its copy put off, it ran before its last check only: off every CPU, as above (and
+    // parked again), but a rename while records were lost is still unsure.
+    state.activity.resync = false;
+    state.activity.on_cpu = false;
+    state.activity.switched_on = false;
   } else if (state.activity.resync && !state.activity.name_unsure) {
     state.mark_name_unsure();  // it ran while its records were lost
   }
@@ -118,12 +135,17 @@ void Sampler::sample_thread(uint64_t tid, ThreadState& state, uint64_t now) {
         period_ns() / 2;
     return;
   }
+  const CopyTurn turn = copy_turn(state, now, cpu_delta);
+  if (turn == CopyTurn::kDeferred) return;
+  end_deferral(state);
   state.idle_checks = 0;
   snapshot_.label_source = find_label_stack(tid);
   snapshot_.label_owner = tid;
   snapshot_.label_count = 0;
   snapshot_.cpu_read_before_ns = *cpu;
+  const uint64_t copy_start_ns = turn == CopyTurn::kPaced ? monotonic_ns() : 0;
   const CopyResult copied = copier_->copy(tid, snapshot_);
+  if (turn == CopyTurn::kPaced) visitor_.reread_pacer().charge(monotonic_ns() - copy_start_ns);
   snapshot_.cpu_read_before_ns = 0;
   if (copied == CopyResult::kRunning) {
     // On a CPU: its own timer samples it from now on, if it may have one.
@@ -185,6 +207,33 @@ void Sampler::write_copy(uint64_t tid, ThreadState& state, uint64_t now, uint64_
   }
   state.last_cpu_ns = cpu;
   encoder_.write_sample(tid, state, snapshot_, cpu_delta, snapshot_.time_ns);
+}
+
+Sampler::CopyTurn Sampler::copy_turn(ThreadState& state, uint64_t now,
+                                     std::optional<uint64_t> cpu_delta) {
+  // Only a copy again (the first is never put off), of a thread that ran at most an interval
+  // since its last sample (one that runs is sampled where it runs) and that its records, where
+  // they hold, say is off every CPU.
+  if (!state.has_stack || !cpu_delta || *cpu_delta > period_ns()) return CopyTurn::kNow;
+  const ThreadActivity& a = state.activity;
+  if (a.watched && !a.resync && a.on_cpu) return CopyTurn::kNow;
+  RereadPacer& pacer = visitor_.reread_pacer();
+  if (pacer.may_read(now)) return CopyTurn::kPaced;
+  if (!state.copy_deferred) {
+    state.copy_deferred = true;
+    ++copies_deferred_now_;
+  }
+  // Parked until then, unless its records say it was switched on again. Its last CPU reading
+  // stays: what it ran since goes with the copy, or with its tail if it ends first.
+  state.ran_since_tick = false;
+  state.next_check_ns = now + pacer.retry_in_ns(copies_deferred_now_, period_ns());
+  return CopyTurn::kDeferred;
+}
+
+void Sampler::end_deferral(ThreadState& state) {
+  if (!state.copy_deferred) return;
+  state.copy_deferred = false;
+  --copies_deferred_now_;
 }
 
 void Sampler::note_timeout(ThreadState& state) {

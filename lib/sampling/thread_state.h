@@ -83,6 +83,9 @@ struct ThreadState {
   // Its last stack is one its timer or ring took while it ran, and none was copied since: where
   // it sleeps now is not known yet, so a tick that finds it asleep copies it rather than repeat.
   bool sleep_stack_due = false;
+  // Found asleep again after a short wake while reads were over their budget (RereadPacer): its
+  // new stack is copied at a later check, and the CPU of the wake goes with that copy.
+  bool copy_deferred = false;
   uint32_t arm_refusals = 0;    // consecutive times it could not get a timer
   uint64_t arm_after_tick = 0;  // no new attempt before this tick
   uint64_t first_seen_ns = 0;   // when the sampler first listed it

@@ -488,13 +488,17 @@ void ThreadVisitor::refresh_names(uint64_t now) {
     if (given) {
       name = *given;
     } else if (os_name_due) {
+      // Past the budget (reread_pacer.h), at a later pass: the name known meanwhile stays.
+      if (!reread_pacer_.may_read(now)) continue;
       // Threads name themselves soon after they start, seldom later: read again after 0.25,
       // 0.5, 1 ... 4 s (1,000 threads' names read every 0.25 s: ~1 % of a CPU).
       state.os_name_reads = std::min<uint32_t>(state.os_name_reads + 1, 5);
       state.next_os_name_ns = now + (kOsNamesRefreshNs << state.os_name_reads) / 2;
       state.name_read_cpu_ns = state.observed_cpu_ns;
       state.name_read_ns = now;
+      const uint64_t read_start_ns = monotonic_ns();
       name = lister_->name(tid);
+      reread_pacer_.charge(monotonic_ns() - read_start_ns);
       // As in add_thread: a profiler thread may have marked and named itself since the check.
       if (is_profiler_thread(tid)) continue;
       if (!name.empty() && now >= state.os_name_ns) {

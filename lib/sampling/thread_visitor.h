@@ -25,6 +25,7 @@
 
 #include "sampling/dormant_threads.h"
 #include "sampling/parked_threads.h"
+#include "sampling/reread_pacer.h"
 #include "sampling/sampler_config.h"
 #include "sampling/sampler_constants.h"
 #include "sampling/thread_lister.h"
@@ -58,6 +59,9 @@ class ThreadVisitor {
   ThreadVisitor& operator=(const ThreadVisitor&) = delete;
 
   ThreadLister& lister() { return *lister_; }
+  // The budget of reads again of what is known of sleeping threads: their stacks (the
+  // sampler's copies) and their OS names (refresh_names()).
+  RereadPacer& reread_pacer() { return reread_pacer_; }
   // Threads never listed: the profiler's own.
   void exclude(uint64_t tid) { excluded_.insert(tid); }
   // Called once when no thread of the program is left (Sampler::set_program_ended()).
@@ -193,6 +197,7 @@ class ThreadVisitor {
   };
   std::unordered_map<uint64_t, std::vector<NamedByCreator>> named_by_creator_;
   uint64_t drains_ = 0;
+  RereadPacer reread_pacer_;
   std::vector<uint64_t> tids_;  // scratch for the listing
   std::function<void()> program_ended_;
   bool main_thread_ended_ = false;  // its end record came (main() called pthread_exit())

@@ -211,6 +211,7 @@ StatsRecord Session::stats_record() const {
   r.rings_refused_permission = refused.permission;
   r.rings_refused_other = refused.other;
   r.activity_followed = activity_followed_.load(std::memory_order_relaxed);
+  r.sleep_stacks_unread = s.sleep_stacks_unread;
   return r;
 }
 

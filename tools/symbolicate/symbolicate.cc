@@ -220,6 +220,13 @@ void report_dump_statistics(const ProfileModel& model, const std::string& who, D
             std::to_string(s->ticks_late) + " ticks late; the profiler's own threads used " +
             profiler_cpu_text(s->profiler_cpu_ns, model.end_ns()) + tick_cost_text(*s));
   if (const std::string rings = kernel_rings_text(*s); !rings.empty()) diag.info(who + rings);
+  if (s->sleep_stacks_unread) {
+    diag.info(who + std::to_string(s->sleep_stacks_unread) +
+              " threads ended before the profiler read where they waited after their last wake "
+              "(a wake storm, past its budget of 4 % of a CPU for reading sleeping threads "
+              "again): that wait is counted in the one before it, its CPU above it under [ran "
+              "between samples]");
+  }
   if (s->sampler_cut_at_exit) {
     diag.info(who +
               "the process exited while the profiler's sampler had no CPU (the program's "

@@ -149,6 +149,12 @@ void Converter::add_meta() {
     meta.extra.push_back(
         {"Samples given up (thread could not be interrupted unnoticed)", s->samples_given_up});
     meta.extra.push_back({"Sampler ticks late", s->ticks_late});
+    if (s->sleep_stacks_unread) {
+      meta.extra.push_back(
+          {"Threads whose last wait was not read (a wake storm, over the "
+           "profiler's budget: counted in the wait before it)",
+           s->sleep_stacks_unread});
+    }
     meta.extra.push_back(
         {"Profiler's own CPU (sampler and writer threads)",
          profiler_cpu_text(s->profiler_cpu_ns, model_.end_ns()) + tick_cost_text(*s)});
