@@ -122,13 +122,14 @@ def measure(argv, only, hogged):
           + (' | baseline extra %CPU' if baseline else ''))
     for idle, busy in configs:
         args = [program, str(idle), str(SECONDS), str(busy)]
-        ours, theirs, own_ms, old = [], [], [], []
+        ours, theirs, own_ms, old, old_ms = [], [], [], [], []
         for _ in range(runs):
             plain = cpu_seconds(args, bare)
             ours.append((cpu_seconds(args, profiled) - plain) / SECONDS * 100)
             own_ms.append(profiler_cpu_ms(symbolicate, dump))
             if before:
                 old.append((cpu_seconds(args, before) - plain) / SECONDS * 100)
+                old_ms.append(profiler_cpu_ms(symbolicate, dump))
             if perf:
                 command = [perf, 'record', '-q', '-e', 'cpu-clock', '-F', '1000', '-g', '-o',
                            perf_data, '--'] + args
@@ -138,7 +139,8 @@ def measure(argv, only, hogged):
         print(f'{idle} {busy} | +{statistics.median(ours):.1f} '
               f'({" ".join(f"{e:.1f}" for e in ours)}) ({statistics.median(own_ms):.0f} ms) '
               f'{os.path.getsize(dump) // 1024} | {perf_text}'
-              + (f' | baseline +{statistics.median(old):.1f}' if before else ''), flush=True)
+              + (f' | baseline +{statistics.median(old):.1f} ({statistics.median(old_ms):.0f} ms)'
+                 if before else ''), flush=True)
 
     steady_table(program, profiled, before, runs, idle_counts)
 

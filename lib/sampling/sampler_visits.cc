@@ -212,11 +212,13 @@ void Sampler::write_copy(uint64_t tid, ThreadState& state, uint64_t now, uint64_
 Sampler::CopyTurn Sampler::copy_turn(ThreadState& state, uint64_t now,
                                      std::optional<uint64_t> cpu_delta) {
   // Only a copy again (the first is never put off), of a thread that ran at most an interval
-  // since its last sample (one that runs is sampled where it runs) and that its records, where
-  // they hold, say is off every CPU.
+  // since its last sample and that the kernel's records say is off every CPU now (after a loss,
+  // by a record since). Without them only the copy tells whether it runs: one that does, its
+  // CPU share cut by busy neighbours (17 threads on 2 CPUs), ran an interval's CPU over many,
+  // and putting its copy off left that CPU unsampled for up to a second.
   if (!state.has_stack || !cpu_delta || *cpu_delta > period_ns()) return CopyTurn::kNow;
   const ThreadActivity& a = state.activity;
-  if (a.watched && !a.resync && a.on_cpu) return CopyTurn::kNow;
+  if (!a.watched || a.on_cpu || (a.resync && !a.off_after_loss)) return CopyTurn::kNow;
   RereadPacer& pacer = visitor_.reread_pacer();
   if (pacer.may_read(now)) return CopyTurn::kPaced;
   if (!state.copy_deferred) {

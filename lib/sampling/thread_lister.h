@@ -55,7 +55,7 @@ class ThreadLister {
     };
     Kind kind;
     uint64_t tid;                // 0 for kLost
-    uint64_t time_ns;            // monotonic clock
+    uint64_t time_ns;            // monotonic clock (kLost: the loss's end, or 0 if unknown)
     const char* name = nullptr;  // kNamed: valid during the call only
     uint64_t creator = 0;        // kCreated: the thread that created it (0: unknown)
   };

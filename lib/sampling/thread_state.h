@@ -27,6 +27,9 @@ struct ThreadActivity {
   uint64_t name_ns = 0;  // and that record's time
   bool ended = false;    // not listed yet, and already ended
   bool resync = false;   // records were lost since its last check (asked by its clock)
+  // Its latest record is a switch off a CPU later than the last loss: off every CPU now,
+  // whatever it did while records were lost.
+  bool off_after_loss = false;
   // A rename of its own may be among the records lost: its OS name is read until a check finds
   // it did not run since (a thread that did not run named nobody).
   bool name_unsure = false;

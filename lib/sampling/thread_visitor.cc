@@ -327,6 +327,7 @@ void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
   if (record.kind == Kind::kLost) {
     threads_known_by_records_ = false;  // until a listing
     records_lost_ = true;
+    last_loss_ns_ = std::max(last_loss_ns_, record.time_ns ? record.time_ns : monotonic_ns());
     // Any watched thread may have run, may be on a CPU now, or may have ended: each is asked
     // by its clock until a check finds it did not run (then it is off every CPU, and its
     // records tell again), and a listing without it ends it (its end record may be lost).
@@ -335,6 +336,7 @@ void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
       activity.on_cpu = true;
       activity.switched_on = true;
       activity.resync = true;
+      activity.off_after_loss = false;
     };
     for (auto& [tid, state] : threads_) {
       resync(state.activity);
@@ -409,6 +411,7 @@ void ThreadVisitor::on_activity(const ThreadLister::Activity& record) {
       if (record.time_ns >= activity->at_ns) {
         activity->on_cpu = record.kind == Kind::kOn;
         activity->at_ns = record.time_ns;
+        activity->off_after_loss = record.kind == Kind::kOff && record.time_ns > last_loss_ns_;
       }
       break;
     default:

@@ -197,6 +197,7 @@ class ThreadVisitor {
   };
   std::unordered_map<uint64_t, std::vector<NamedByCreator>> named_by_creator_;
   uint64_t drains_ = 0;
+  uint64_t last_loss_ns_ = 0;  // when the kernel could write records again after the last loss
   RereadPacer reread_pacer_;
   std::vector<uint64_t> tids_;  // scratch for the listing
   std::function<void()> program_ended_;

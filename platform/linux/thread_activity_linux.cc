@@ -179,7 +179,10 @@ void ThreadActivityLinux::drain_ring(Ring& ring,
       read(body + 8 + name_size, &id, sizeof(id));
       if (ids[0] == own_pid) deliver(context, {Kind::kNamed, ids[1], id.time, name});
     } else if (header.type == PERF_RECORD_LOST) {
-      deliver(context, {Kind::kLost, 0, 0});
+      // {id, lost} then the sample id: its time is when the kernel could write again.
+      SampleId id{};
+      if (body_size >= 16 + sizeof(SampleId)) read(body + 16, &id, sizeof(id));
+      deliver(context, {Kind::kLost, 0, id.time});
     }
     tail += header.size;
   }
